@@ -1,0 +1,71 @@
+# The one entry point for people and CI: `make run`, `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+CRATE := benchfs_native
+DEB_PACKAGES := fio sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
+	openmpi-bin libopenmpi-dev iproute2 iputils-ping e2fsprogs util-linux
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+
+.PHONY: help system venv build setup lint fmt test test-rust test-python run bench clean
+
+help:
+	@echo "make run    install everything, then run benchfs on the local default cluster"
+	@echo "make test   install everything, then lint and run every test (cargo and pytest)"
+	@echo "make bench  side-by-side benchmarks (engine vs fio); see docs/PERFORMANCE.md"
+	@echo "make lint   cargo fmt/clippy, ruff, mypy, stubtest"
+
+# Debian packages the engine and the tools need (as root; skipped when present).
+system:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:" $$missing; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+	@command -v cargo >/dev/null || { echo "error: cargo (Rust >= 1.85) is required" >&2; exit 2; }
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+venv: $(PY)
+
+# Builds the extension (release) and installs benchfs, analysis, benchfs_native.
+build: system venv
+	$(PY) -m pip install -q ".[dev]"
+
+setup: build
+
+fmt:
+	cargo fmt --manifest-path $(CRATE)/Cargo.toml
+	$(BIN)/ruff format benchfs analysis tests benchmarks
+	$(BIN)/ruff check --fix benchfs analysis tests benchmarks
+
+lint: build
+	cargo fmt --manifest-path $(CRATE)/Cargo.toml --check
+	cargo clippy --manifest-path $(CRATE)/Cargo.toml --all-targets --all-features -- -D warnings
+	$(BIN)/ruff check benchfs analysis tests benchmarks
+	$(BIN)/ruff format --check benchfs analysis tests benchmarks
+	$(BIN)/mypy
+	cd /tmp && $(abspath $(PY)) -m mypy.stubtest benchfs_native
+
+test-rust: system
+	cargo test --manifest-path $(CRATE)/Cargo.toml
+
+test-python: build
+	$(BIN)/pytest
+
+test: lint test-rust test-python
+
+run: build
+	$(BIN)/benchfs bench storage
+
+bench: build
+	$(BIN)/benchfs bench storage
+
+clean:
+	rm -rf $(VENV) $(CRATE)/target results .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from benchfs.cli.main import main
+
+main()

@@ -1,0 +1,76 @@
+"""Entry point of the ``benchfs`` command.
+
+Commands live in one module each and only parse options, call library code
+and print; errors become one line on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from benchfs import __version__
+from benchfs.cli import bench
+from benchfs.errors import BenchfsError
+
+app = typer.Typer(
+    name="benchfs",
+    help="Deploy, benchmark and diagnose a job-temporary distributed file system.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(bench.app, name="bench")
+
+_state = {"verbose": False}
+err_console = Console(stderr=True)
+
+
+def _version_text() -> str:
+    import benchfs_native
+
+    info = benchfs_native.build_info()
+    return (
+        f"benchfs {__version__} (engine {info['version']}, {info['profile']} build, "
+        f"git {info['git_revision']}, {info['rustc']})"
+    )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(_version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show tracebacks and debug logs.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and native build info, then exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """BenchFS command line."""
+    _state["verbose"] = verbose
+
+
+def main() -> None:
+    """Run the CLI; turn expected errors into one line and an exit code."""
+    try:
+        app()
+    except (BenchfsError, OSError, ValueError) as error:
+        if _state["verbose"]:
+            raise
+        code = error.exit_code if isinstance(error, BenchfsError) else 2
+        err_console.print(f"[bold red]error:[/] {error}", highlight=False)
+        sys.exit(code)

@@ -1,0 +1,50 @@
+"""The validated run configuration, overrides and sweeps (see docs/CONFIG.md)."""
+
+from benchfs.config.model import (
+    ClusterConfig,
+    Deadlines,
+    LauncherConfig,
+    OutputConfig,
+    PreflightConfig,
+    RunConfig,
+    Thresholds,
+    WorkloadConfig,
+)
+from benchfs.config.plan import (
+    Axis,
+    RunPlan,
+    SweepPoint,
+    apply_overrides,
+    daemon_settings,
+    effective_config,
+    expand_sweep,
+    load_config,
+    needs_daemon_restart,
+    parse_config,
+    plan_from_dict,
+)
+from benchfs.config.sizes import format_size, parse_size
+
+__all__ = [
+    "Axis",
+    "ClusterConfig",
+    "Deadlines",
+    "LauncherConfig",
+    "OutputConfig",
+    "PreflightConfig",
+    "RunConfig",
+    "RunPlan",
+    "SweepPoint",
+    "Thresholds",
+    "WorkloadConfig",
+    "apply_overrides",
+    "daemon_settings",
+    "effective_config",
+    "expand_sweep",
+    "format_size",
+    "load_config",
+    "needs_daemon_restart",
+    "parse_config",
+    "parse_size",
+    "plan_from_dict",
+]
