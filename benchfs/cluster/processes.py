@@ -1,0 +1,162 @@
+"""Processes BenchFS starts: each in its own process group, stopped with
+SIGTERM and, after a grace period, SIGKILL, so nothing outlives a run.
+
+The group matters: mpirun, srun and shells start children of their own, and
+signalling only the direct child would leave those behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from benchfs.errors import LaunchError
+
+Ending = Literal["exited", "SIGTERM", "SIGKILL"]
+Output = Path | int | IO[Any] | None
+
+_PR_SET_PDEATHSIG = 1
+
+
+@dataclass
+class ManagedProcess:
+    """A started process and how it ended (``ending`` is None while running)."""
+
+    name: str
+    argv: list[str]
+    popen: subprocess.Popen[bytes]
+    ending: Ending | None = None
+    _files: list[IO[Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def describe(self) -> str:
+        return f"{self.name} (pid {self.pid})"
+
+    def close_files(self) -> None:
+        for handle in self._files:
+            handle.close()
+        self._files.clear()
+
+
+def describe_status(code: int) -> str:
+    """``exited with status 3`` or ``was killed by SIGKILL`` (Popen's negative codes)."""
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def start_process(
+    argv: Sequence[str],
+    *,
+    name: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdout: Output = None,
+    stderr: Output = None,
+    die_with_parent: bool = False,
+) -> ManagedProcess:
+    """Start ``argv`` in a new session (its own process group).
+
+    ``env`` is the full environment (None: inherit). ``stdout``/``stderr`` may
+    be a Path (opened for writing), a file, ``subprocess.PIPE`` or None.
+    ``die_with_parent`` asks the kernel to SIGTERM the process if this one
+    dies first (Linux; tied to the starting thread, so start from a thread
+    that lives as long as the process should).
+    """
+    files: list[IO[Any]] = []
+    targets: list[int | IO[Any] | None] = []
+    for output in (stdout, stderr):
+        if isinstance(output, Path):
+            opened: IO[Any] = output.open("wb")
+            files.append(opened)
+            targets.append(opened)
+        else:
+            targets.append(output)
+    try:
+        popen = subprocess.Popen(
+            list(argv),
+            env=None if env is None else dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=targets[0],
+            stderr=targets[1],
+            start_new_session=True,
+            preexec_fn=_die_with_parent if die_with_parent else None,
+        )
+    except OSError as error:
+        for opened in files:
+            opened.close()
+        raise LaunchError(f"{name}: cannot start {argv[0]!r}: {error.strerror or error}") from error
+    return ManagedProcess(name, list(argv), popen, _files=files)
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def stop_processes(processes: Sequence[ManagedProcess], grace_s: float) -> None:
+    """Stop all: SIGTERM to every group at once, SIGKILL to what is left after
+    ``grace_s``. Returns when every process has been reaped."""
+    for process in processes:
+        if process.popen.poll() is None:
+            _signal_group(process, signal.SIGTERM)
+            process.ending = "SIGTERM"
+        elif process.ending is None:
+            process.ending = "exited"
+    deadline = time.monotonic() + grace_s
+    for process in processes:
+        try:
+            process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _signal_group(process, signal.SIGKILL)
+            process.ending = "SIGKILL"
+            process.popen.wait()
+        # Children that ignored SIGTERM while the leader exited: finish them too.
+        _signal_group(process, signal.SIGKILL)
+        process.close_files()
+
+
+def stop_process(process: ManagedProcess, grace_s: float) -> int:
+    """Stop one process (see ``stop_processes``); its exit status."""
+    stop_processes([process], grace_s)
+    code = process.popen.returncode
+    assert code is not None  # reaped by stop_processes
+    return code
+
+
+def wait_process(process: ManagedProcess, deadline_s: float) -> int:
+    """Wait for a process to exit by itself; LaunchError naming it on the deadline."""
+    try:
+        code = process.popen.wait(timeout=deadline_s)
+    except subprocess.TimeoutExpired:
+        raise LaunchError(
+            f"{process.describe()} still running after the {deadline_s:g} s deadline"
+        ) from None
+    if process.ending is None:
+        process.ending = "exited"
+    process.close_files()
+    return code
+
+
+def _signal_group(process: ManagedProcess, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)  # the leader's pid is the group id (new session)

@@ -1,0 +1,110 @@
+"""The run configuration: every setting of one run, validated, with defaults.
+
+One point of a sweep is a ``RunConfig``; a config file with lists of values
+is a ``RunPlan`` (see ``benchfs.config.sweep``). Unknown keys are errors.
+docs/CONFIG.md describes every key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from benchfs.config.sizes import parse_size
+
+Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
+Seconds = Annotated[float, Field(gt=0)]
+Durability = Literal["none", "fsync_on_close", "fsync_each_write"]
+Transport = Literal["auto", "shm", "tcp"]
+Phase = Literal["write", "read"]
+LauncherName = Literal["auto", "local", "mpirun", "srun"]
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class Deadlines(Section):
+    register_s: Seconds = 60.0
+    rpc_s: Seconds = 30.0
+    phase_s: Seconds = 3600.0
+    shutdown_s: Seconds = 10.0
+
+
+class ClusterConfig(Section):
+    local_nodes: Annotated[int, Field(ge=1)] = 4
+    daemons_per_node: Annotated[int, Field(ge=1)] = 1
+    data_dir: str = "/tmp/benchfs-data"
+    registry_dir: str | None = None
+    chunk_size: Size = 4 << 20
+    buffer_pool_size: Size = 256 << 20
+    durability: Durability = "none"
+    transport: Transport = "auto"
+    deadlines: Deadlines = Deadlines()
+
+
+class LauncherConfig(Section):
+    name: LauncherName = "auto"
+    flavour: Literal["openmpi", "mpich"] = "openmpi"
+    executable: str | None = None
+    mca: dict[str, str] = {}
+    extra_args: list[str] = []
+
+
+class WorkloadConfig(Section):
+    api: Literal["file-per-process", "shared"] = "file-per-process"
+    file_name: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")] = "testfile"
+    transfer_size: Size = 1 << 20
+    block_size: Size = 16 << 20
+    segments: Annotated[int, Field(ge=1)] = 1
+    tasks_per_node: Annotated[int, Field(ge=1)] = 1
+    repetitions: Annotated[int, Field(ge=1)] = 1
+    verify: bool = False
+    reorder_tasks: bool = True
+    stonewall_s: Annotated[float, Field(ge=0)] = 0.0
+    phases: list[Phase] = ["write", "read"]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.block_size % self.transfer_size:
+            raise ValueError(
+                f"block_size ({self.block_size}) must be a multiple of "
+                f"transfer_size ({self.transfer_size})"
+            )
+        if not self.phases or len(set(self.phases)) != len(self.phases):
+            raise ValueError(f"phases must be distinct and not empty, got {self.phases}")
+        if self.phases[0] != "write":
+            raise ValueError("phases must start with 'write': a new file system holds no data")
+        return self
+
+
+class Thresholds(Section):
+    latency_ratio: Annotated[float, Field(gt=1)] = 10.0
+    bandwidth_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.25
+    max_await_ms: Annotated[float, Field(gt=0)] = 500.0
+
+
+class PreflightConfig(Section):
+    enabled: bool = True
+    exclude_slow: bool = True
+    runtime_s: Seconds = 10.0
+    min_nodes: Annotated[int, Field(ge=1)] = 1
+    thresholds: Thresholds = Thresholds()
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class OutputConfig(Section):
+    results_dir: str = "results"
+    label: Annotated[str, Field(pattern=_LABEL.pattern, max_length=80)] = "run"
+
+
+class RunConfig(Section):
+    cluster: ClusterConfig = ClusterConfig()
+    launcher: LauncherConfig = LauncherConfig()
+    workload: WorkloadConfig = WorkloadConfig()
+    preflight: PreflightConfig = PreflightConfig()
+    output: OutputConfig = OutputConfig()

@@ -1,0 +1,93 @@
+"""``mpirun`` of OpenMPI or MPICH (Hydra).
+
+OpenMPI: ``mpirun [--allow-run-as-root] [--mca k v]... -np N -H h1:k,h2:k
+--map-by slot [-x VAR=value]... [extra]... argv``.
+MPICH:   ``mpiexec [extra...] -hosts h1,h2 -ppn k -n N [-genv VAR value]... argv``
+(``-hosts h1:a,h2:b`` without ``-ppn`` when hosts differ in rank counts).
+``command()`` for one host is the same with one rank on that host.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from benchfs.cluster.hostfile import Host
+from benchfs.errors import LaunchError
+from benchfs.launchers.base import Launcher, check_env, rank_counts, register_launcher, require_argv
+
+Flavour = Literal["openmpi", "mpich"]
+
+
+@register_launcher
+@dataclass(frozen=True)
+class MpirunLauncher(Launcher):
+    """Options: ``flavour`` (openmpi|mpich), ``executable`` (default mpirun for
+    OpenMPI, mpiexec for MPICH), ``mca`` (OpenMPI MCA parameters, e.g.
+    ``{"plm_rsh_agent": "/path/agent"}``), ``extra_args`` (placed before the
+    host options), ``allow_run_as_root`` (OpenMPI; None: only when root).
+    """
+
+    name = "mpirun"
+    flavour: Flavour = "openmpi"
+    executable: str | None = None
+    mca: Mapping[str, str] = field(default_factory=dict)
+    extra_args: Sequence[str] = ()
+    allow_run_as_root: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.flavour not in ("openmpi", "mpich"):
+            raise LaunchError(f"mpirun flavour must be 'openmpi' or 'mpich', got {self.flavour!r}")
+        if self.mca and self.flavour != "openmpi":
+            raise LaunchError("mpirun: MCA parameters apply only to the openmpi flavour")
+
+    def command(
+        self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
+    ) -> list[str]:
+        return self.ranks_command([host], 1, argv, env=env)
+
+    def ranks_command(
+        self,
+        hosts: Sequence[Host],
+        ranks_per_host: int | None,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        counts = rank_counts(hosts, ranks_per_host)
+        total = str(sum(counts))
+        if self.flavour == "openmpi":
+            host_list = ",".join(f"{h.name}:{n}" for h, n in zip(hosts, counts, strict=True))
+            placement = ["-np", total, "-H", host_list, "--map-by", "slot"]
+        elif len(set(counts)) == 1:
+            names = ",".join(host.name for host in hosts)
+            placement = ["-hosts", names, "-ppn", str(counts[0]), "-n", total]
+        else:
+            host_list = ",".join(f"{h.name}:{n}" for h, n in zip(hosts, counts, strict=True))
+            placement = ["-hosts", host_list, "-n", total]
+        return [*self.prologue(), *placement, *self.env_options(env), *require_argv(argv)]
+
+    def prologue(self) -> list[str]:
+        """The executable and the options that do not depend on the hosts."""
+        if self.flavour == "mpich":
+            return [self.executable or "mpiexec", *self.extra_args]
+        root = self.allow_run_as_root
+        if root is None:
+            root = os.geteuid() == 0
+        tokens = [self.executable or "mpirun"]
+        if root:
+            tokens.append("--allow-run-as-root")
+        for key, value in self.mca.items():
+            tokens += ["--mca", key, str(value)]
+        return [*tokens, *self.extra_args]
+
+    def env_options(self, env: Mapping[str, str] | None) -> list[str]:
+        """Options that set ``env`` in every rank."""
+        tokens: list[str] = []
+        for key, value in check_env(env).items():
+            tokens += (
+                ["-x", f"{key}={value}"] if self.flavour == "openmpi" else ["-genv", key, value]
+            )
+        return tokens

@@ -1,0 +1,71 @@
+"""Slurm's ``srun``, for runs inside an allocation.
+
+One process: ``srun --overlap -w host -N1 -n1 [--export=ALL,VAR=value] argv``.
+Ranks: ``srun --overlap -w h1,h2 -N2 -n N --ntasks-per-node=k ... argv``; when
+hosts differ in rank counts, ``-w`` repeats each host once per rank with
+``--distribution=arbitrary``. ``--overlap`` lets job steps share the nodes,
+so daemons and workload ranks run side by side (drop it with overlap=False).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from benchfs.cluster.hostfile import Host
+from benchfs.errors import LaunchError
+from benchfs.launchers.base import Launcher, check_env, rank_counts, register_launcher, require_argv
+
+
+@register_launcher
+@dataclass(frozen=True)
+class SrunLauncher(Launcher):
+    name = "srun"
+    executable: str = "srun"
+    overlap: bool = True
+    extra_args: Sequence[str] = ()
+
+    def command(
+        self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
+    ) -> list[str]:
+        return [
+            *self._prologue(),
+            "-w",
+            host.name,
+            "-N1",
+            "-n1",
+            *self._export(env),
+            *require_argv(argv),
+        ]
+
+    def ranks_command(
+        self,
+        hosts: Sequence[Host],
+        ranks_per_host: int | None,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        counts = rank_counts(hosts, ranks_per_host)
+        nodes, total = f"-N{len(hosts)}", f"-n{sum(counts)}"
+        if len(set(counts)) == 1:
+            names = ",".join(host.name for host in hosts)
+            placement = ["-w", names, nodes, total, f"--ntasks-per-node={counts[0]}"]
+        else:
+            repeated = ",".join(
+                host.name for host, count in zip(hosts, counts, strict=True) for _ in range(count)
+            )
+            placement = ["-w", repeated, nodes, total, "--distribution=arbitrary"]
+        return [*self._prologue(), *placement, *self._export(env), *require_argv(argv)]
+
+    def _prologue(self) -> list[str]:
+        return [self.executable, *(["--overlap"] if self.overlap else []), *self.extra_args]
+
+    def _export(self, env: Mapping[str, str] | None) -> list[str]:
+        checked = check_env(env)
+        if not checked:
+            return []
+        for key, value in checked.items():
+            if "," in value:  # srun splits --export on commas; there is no escape
+                raise LaunchError(f"srun cannot export {key}={value!r}: the value contains ','")
+        return ["--export=ALL," + ",".join(f"{k}={v}" for k, v in checked.items())]

@@ -1,0 +1,194 @@
+"""``manifest.json``: what ran, where, with which settings and build.
+
+Written when a run starts (status ``running``) and rewritten when it ends,
+atomically each time, so a killed run still leaves a readable manifest that
+says it did not finish.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import socket
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from benchfs import __version__
+from benchfs.cluster.hostfile import Host
+from benchfs.errors import BenchfsError
+from benchfs.results.atomic import write_text_atomic
+
+DATA_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+# Environment that changes how the transport and MPI behave, and the job's identity.
+ENVIRONMENT_PREFIXES = ("UCX_", "OMPI_", "BENCHFS_")
+ENVIRONMENT_NAMES = ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "PBS_JOBID")
+
+Status = Literal["running", "completed", "failed", "interrupted"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HostEntry(_Record):
+    name: str
+    slots: int
+
+
+class ExcludedHost(_Record):
+    """A host left out of the run, why, and the measurements that showed it."""
+
+    name: str
+    reason: str
+    evidence: dict[str, Any] = {}
+
+
+class HostsRecord(_Record):
+    given: list[HostEntry]
+    used: list[HostEntry]
+    excluded: list[ExcludedHost] = []
+
+
+class RanksRecord(_Record):
+    """Processes as actually launched (not as requested)."""
+
+    launcher: str
+    per_host: dict[str, int]
+    total: int
+    daemons_per_host: dict[str, int] = {}
+
+    @model_validator(mode="after")
+    def _total_matches(self) -> RanksRecord:
+        if self.total != sum(self.per_host.values()):
+            raise ValueError(f"total {self.total} != sum of per_host {sum(self.per_host.values())}")
+        return self
+
+
+class SweepRecord(_Record):
+    index: int
+    count: int
+    values: dict[str, Any]
+
+
+class Manifest(_Record):
+    data_version: int = DATA_VERSION
+    label: str
+    command_line: list[str]
+    effective_config: dict[str, Any]
+    sweep: SweepRecord | None = None
+    package: dict[str, str]
+    native: dict[str, Any]
+    hosts: HostsRecord
+    ranks: RanksRecord | None = None
+    environment: dict[str, str]
+    launched_from: str
+    python: str
+    start_time: datetime
+    end_time: datetime | None = None
+    status: Status = "running"
+    error: str | None = None
+
+
+def native_build_info() -> dict[str, Any]:
+    """The engine's build info, or why it is unavailable (never raises)."""
+    try:
+        # Imported here: the manifest must be writable even without the engine.
+        native = importlib.import_module("benchfs_native")
+        info = dict(native.build_info())
+    except Exception as error:  # absent, half-built or broken: record, do not fail the run
+        return {"available": False, "reason": f"{type(error).__name__}: {error}"}
+    return {"available": True, **info}
+
+
+def captured_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """UCX_*, OMPI_*, BENCHFS_* and the job id variables, sorted."""
+    env = os.environ if env is None else env
+    return {
+        key: env[key]
+        for key in sorted(env)
+        if key.startswith(ENVIRONMENT_PREFIXES) or key in ENVIRONMENT_NAMES
+    }
+
+
+def host_entries(hosts: Iterable[Host]) -> list[HostEntry]:
+    return [HostEntry(name=host.name, slots=host.slots) for host in hosts]
+
+
+def new_manifest(
+    *,
+    label: str,
+    command_line: Sequence[str],
+    effective_config: Mapping[str, Any],
+    hosts_given: Sequence[Host],
+    hosts_used: Sequence[Host],
+    excluded: Sequence[ExcludedHost] = (),
+    sweep: SweepRecord | None = None,
+    env: Mapping[str, str] | None = None,
+    now: datetime | None = None,
+) -> Manifest:
+    """A manifest for a run that is starting now."""
+    return Manifest(
+        label=label,
+        command_line=list(command_line),
+        effective_config=dict(effective_config),
+        sweep=sweep,
+        package={"name": "benchfs", "version": __version__},
+        native=native_build_info(),
+        hosts=HostsRecord(
+            given=host_entries(hosts_given),
+            used=host_entries(hosts_used),
+            excluded=list(excluded),
+        ),
+        environment=captured_environment(env),
+        launched_from=socket.gethostname(),
+        python=platform.python_version(),
+        start_time=now or datetime.now(UTC),
+    )
+
+
+def finish_manifest(
+    manifest: Manifest, status: Status, *, error: str | None = None, now: datetime | None = None
+) -> Manifest:
+    """A copy marked finished with ``status`` at ``now``."""
+    return manifest.model_copy(
+        update={"status": status, "error": error, "end_time": now or datetime.now(UTC)}
+    )
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> Path:
+    """Write (or replace) ``run_dir/manifest.json`` atomically."""
+    return write_text_atomic(run_dir / MANIFEST_NAME, manifest.model_dump_json(indent=2) + "\n")
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read a manifest (the file or its run directory) and check its data_version."""
+    if path.is_dir():
+        path = path / MANIFEST_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise BenchfsError(f"{path}: cannot read manifest: {error.strerror or error}") from error
+    except json.JSONDecodeError as error:
+        raise BenchfsError(f"{path}: manifest is not valid JSON: {error}") from error
+    if not isinstance(data, dict) or "data_version" not in data:
+        raise BenchfsError(f"{path}: not a BenchFS manifest (no data_version)")
+    version = data["data_version"]
+    if version != DATA_VERSION:
+        newer = isinstance(version, int) and version > DATA_VERSION
+        hint = "written by a newer benchfs; upgrade" if newer else "unsupported"
+        raise BenchfsError(
+            f"{path}: data_version {version!r} {hint} (this benchfs reads {DATA_VERSION})"
+        )
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        raise BenchfsError(f"{path}: {key}: {first['msg']}") from None

@@ -1,0 +1,88 @@
+"""Test hosts: network namespaces on this machine.
+
+Each namespace is a host: a veth pair onto a private bridge, its own address,
+and an rsh agent for mpirun that enters the namespace instead of ssh. All of
+it is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from benchfs.cluster.hostfile import Host
+
+AGENT = '#!/bin/sh\nh=$1; shift; exec ip netns exec "$h" sh -c "$*"\n'
+
+
+@dataclass(frozen=True)
+class NamespaceHosts:
+    hosts: list[Host]
+    subnet: str
+    agent: Path
+
+    def mca(self) -> dict[str, str]:
+        """MCA parameters that make OpenMPI start its daemons in the namespaces."""
+        return {
+            "plm_rsh_agent": str(self.agent),
+            "oob_tcp_if_include": self.subnet,
+            "btl_tcp_if_include": self.subnet,
+            "btl": "tcp,self",
+            # orted sometimes crashes writing hwloc's shared-memory topology when
+            # several daemons share one machine; the topology is not needed here.
+            "rtc": "^hwloc",
+        }
+
+
+def namespace_inode(name: str) -> int:
+    return os.stat(f"/run/netns/{name}").st_ino
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+def _free_subnet() -> int:
+    used = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
+    for octet in range(180 + os.getpid() % 40, 250):
+        if f"10.231.{octet}." not in used:
+            return octet
+    raise RuntimeError("no free 10.231.x.0/24 subnet")
+
+
+def namespace_hosts_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces need root")
+    if shutil.which("ip") is None or shutil.which("mpirun") is None:
+        pytest.skip("needs iproute2 and mpirun")
+    tag = str(os.getpid())
+    octet = _free_subnet()
+    bridge = f"bfsbr{tag}"
+    names = [f"bfs{tag}n{index}" for index in range(2)]
+    agent = tmp_path_factory.mktemp("netns") / "agent"
+    agent.write_text(AGENT)
+    agent.chmod(0o755)
+    try:
+        _ip("link", "add", bridge, "type", "bridge")
+        _ip("addr", "add", f"10.231.{octet}.1/24", "dev", bridge)
+        _ip("link", "set", bridge, "up")
+        for index, name in enumerate(names):
+            veth = f"bfv{tag}{index}"
+            _ip("netns", "add", name)
+            _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", name)
+            _ip("-n", name, "addr", "add", f"10.231.{octet}.{10 + index}/24", "dev", "eth0")
+            _ip("-n", name, "link", "set", "eth0", "up")
+            _ip("-n", name, "link", "set", "lo", "up")
+            _ip("link", "set", veth, "master", bridge)
+            _ip("link", "set", veth, "up")
+        yield NamespaceHosts([Host(name) for name in names], f"10.231.{octet}.0/24", agent)
+    finally:
+        for name in names:
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True)

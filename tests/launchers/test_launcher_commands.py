@@ -1,0 +1,179 @@
+"""Exact command lines of every launcher, and the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from benchfs.cluster.hostfile import Host
+from benchfs.config import LauncherConfig
+from benchfs.errors import LaunchError
+from benchfs.launchers import (
+    Launcher,
+    LocalLauncher,
+    MpirunLauncher,
+    SrunLauncher,
+    get_launcher,
+    launcher_for,
+    launcher_name_for,
+    launcher_names,
+    register_launcher,
+)
+
+A, B = Host("a", 2), Host("b", 3)
+ARGV = ["prog", "--flag", "x y"]
+ENV = {"UCX_TLS": "tcp", "BENCHFS_NODE": "a"}
+
+
+def test_registry_knows_builtins() -> None:
+    assert {"local", "mpirun", "srun"} <= set(launcher_names())
+    assert isinstance(get_launcher("local"), LocalLauncher)
+    launcher = get_launcher("mpirun", flavour="mpich")
+    assert isinstance(launcher, MpirunLauncher)
+    assert launcher.flavour == "mpich"
+    with pytest.raises(LaunchError, match=r"unknown launcher 'ssh'; known: .*local"):
+        get_launcher("ssh")
+    with pytest.raises(LaunchError, match="launcher 'srun': bad options"):
+        get_launcher("srun", colour="blue")
+
+
+def test_register_a_new_launcher() -> None:
+    @register_launcher
+    class EchoLauncher(Launcher):
+        name = "echo-test"
+
+        def command(
+            self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
+        ) -> list[str]:
+            return ["echo", host.name, *argv]
+
+        def ranks_command(
+            self,
+            hosts: Sequence[Host],
+            ranks_per_host: int | None,
+            argv: Sequence[str],
+            *,
+            env: Mapping[str, str] | None = None,
+        ) -> list[str]:
+            return ["echo", *argv]
+
+    assert get_launcher("echo-test").command(A, ["x"]) == ["echo", "a", "x"]
+    with pytest.raises(ValueError, match="already registered"):
+        register_launcher(type("Other", (EchoLauncher,), {"name": "echo-test"}))
+
+
+def test_local_command() -> None:
+    local = LocalLauncher(allow_run_as_root=False)
+    assert local.command(A, ARGV) == ARGV
+    assert local.command(A, ARGV, env=ENV) == ["env", "UCX_TLS=tcp", "BENCHFS_NODE=a", *ARGV]
+    assert local.ranks_command([A, B], 2, ARGV, env={"X": "1"}) == [
+        "mpirun", "--oversubscribe", "-np", "4", "-x", "X=1", *ARGV,
+    ]  # fmt: skip
+    assert local.ranks_command([A, B], None, ARGV)[:4] == ["mpirun", "--oversubscribe", "-np", "5"]
+    assert LocalLauncher(allow_run_as_root=True).ranks_command([A], 1, ARGV)[:2] == [
+        "mpirun",
+        "--allow-run-as-root",
+    ]
+
+
+def test_openmpi_commands() -> None:
+    mpirun = MpirunLauncher(
+        mca={"plm_rsh_agent": "/bin/agent", "btl": "tcp,self"},
+        extra_args=["--bind-to", "none"],
+        allow_run_as_root=False,
+    )
+    assert mpirun.ranks_command([A, B], 4, ARGV, env=ENV) == [
+        "mpirun",
+        "--mca", "plm_rsh_agent", "/bin/agent",
+        "--mca", "btl", "tcp,self",
+        "--bind-to", "none",
+        "-np", "8", "-H", "a:4,b:4", "--map-by", "slot",
+        "-x", "UCX_TLS=tcp", "-x", "BENCHFS_NODE=a",
+        *ARGV,
+    ]  # fmt: skip
+    assert MpirunLauncher(allow_run_as_root=False).ranks_command([A, B], None, ARGV) == [
+        "mpirun", "-np", "5", "-H", "a:2,b:3", "--map-by", "slot", *ARGV,
+    ]  # fmt: skip
+    assert MpirunLauncher(allow_run_as_root=True, executable="/opt/mpirun").command(B, ARGV) == [
+        "/opt/mpirun", "--allow-run-as-root", "-np", "1", "-H", "b:1", "--map-by", "slot", *ARGV,
+    ]  # fmt: skip
+
+
+def test_mpich_commands() -> None:
+    mpich = MpirunLauncher(flavour="mpich")
+    assert mpich.ranks_command([A, B], 2, ARGV, env={"X": "1 2"}) == [
+        "mpiexec", "-hosts", "a,b", "-ppn", "2", "-n", "4", "-genv", "X", "1 2", *ARGV,
+    ]  # fmt: skip
+    assert mpich.ranks_command([A, B], None, ARGV) == [
+        "mpiexec", "-hosts", "a:2,b:3", "-n", "5", *ARGV,
+    ]  # fmt: skip
+    assert mpich.command(A, ARGV) == ["mpiexec", "-hosts", "a", "-ppn", "1", "-n", "1", *ARGV]
+    with pytest.raises(LaunchError, match="MCA parameters apply only to the openmpi flavour"):
+        MpirunLauncher(flavour="mpich", mca={"btl": "self"})
+    with pytest.raises(LaunchError, match="flavour must be"):
+        MpirunLauncher(flavour="intel")  # type: ignore[arg-type]
+
+
+def test_srun_commands() -> None:
+    srun = SrunLauncher()
+    assert srun.command(A, ARGV, env=ENV) == [
+        "srun", "--overlap", "-w", "a", "-N1", "-n1",
+        "--export=ALL,UCX_TLS=tcp,BENCHFS_NODE=a", *ARGV,
+    ]  # fmt: skip
+    assert srun.ranks_command([A, B], 2, ARGV) == [
+        "srun", "--overlap", "-w", "a,b", "-N2", "-n4", "--ntasks-per-node=2", *ARGV,
+    ]  # fmt: skip
+    assert SrunLauncher(overlap=False, extra_args=["--mpi=pmix"]).ranks_command(
+        [A, B], None, ARGV
+    ) == [
+        "srun", "--mpi=pmix", "-w", "a,a,b,b,b", "-N2", "-n5", "--distribution=arbitrary", *ARGV,
+    ]  # fmt: skip
+    with pytest.raises(LaunchError, match="contains ','"):
+        srun.command(A, ARGV, env={"UCX_TLS": "tcp,self"})
+
+
+@pytest.mark.parametrize("launcher", [LocalLauncher(), MpirunLauncher(), SrunLauncher()])
+def test_bad_inputs_are_launch_errors(launcher: Launcher) -> None:
+    with pytest.raises(LaunchError, match="argv is empty"):
+        launcher.command(A, [])
+    with pytest.raises(LaunchError, match="not the string"):
+        launcher.command(A, "prog --flag")
+    with pytest.raises(LaunchError, match="invalid environment variable name '-x'"):
+        launcher.command(A, ARGV, env={"-x": "1"})
+    with pytest.raises(LaunchError, match="empty host list"):
+        launcher.ranks_command([], 1, ARGV)
+    with pytest.raises(LaunchError, match="at least 1, got 0"):
+        launcher.ranks_command([A], 0, ARGV)
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "chosen"),
+    [
+        ("auto", None, "local"),
+        ("auto", "local:3", "local"),
+        ("auto", "slurm", "srun"),
+        ("auto", "pbs", "mpirun"),
+        ("auto", "hosts.txt", "mpirun"),
+        ("srun", None, "srun"),
+    ],
+)
+def test_launcher_choice(name: str, spec: str | None, chosen: str) -> None:
+    settings = LauncherConfig(name=name)
+    assert launcher_name_for(settings, spec) == chosen
+    assert launcher_for(settings, spec).name == chosen
+
+
+def test_launcher_from_config_section() -> None:
+    settings = LauncherConfig(
+        name="mpirun", flavour="openmpi", mca={"btl": "tcp,self"}, extra_args=["--bind-to", "none"]
+    )
+    launcher = launcher_for(settings, "hosts.txt")
+    assert isinstance(launcher, MpirunLauncher)
+    command = launcher.ranks_command([A], 1, ["x"])
+    assert command[command.index("--mca") :] == [
+        "--mca", "btl", "tcp,self", "--bind-to", "none",
+        "-np", "1", "-H", "a:1", "--map-by", "slot", "x",
+    ]  # fmt: skip
+    srun = launcher_for(LauncherConfig(name="srun", executable="/opt/srun"), "slurm")
+    assert srun.command(A, ["x"]) == ["/opt/srun", "--overlap", "-w", "a", "-N1", "-n1", "x"]
