@@ -12,8 +12,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from analysis.errors import AnalysisError
 from benchfs import __version__
-from benchfs.cli import bench
+from benchfs.cli import analyze, bench, diagnose
 from benchfs.errors import BenchfsError
 
 app = typer.Typer(
@@ -24,6 +25,10 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(bench.app, name="bench")
+app.add_typer(analyze.app, name="analyze")
+app.command("report")(analyze.report)
+app.command("compare")(analyze.compare)
+app.command("diagnose")(diagnose.diagnose)
 
 _state = {"verbose": False}
 err_console = Console(stderr=True)
@@ -68,9 +73,9 @@ def main() -> None:
     """Run the CLI; turn expected errors into one line and an exit code."""
     try:
         app()
-    except (BenchfsError, OSError, ValueError) as error:
+    except (BenchfsError, AnalysisError, OSError, ValueError) as error:
         if _state["verbose"]:
             raise
-        code = error.exit_code if isinstance(error, BenchfsError) else 2
-        err_console.print(f"[bold red]error:[/] {error}", highlight=False)
+        code = error.exit_code if isinstance(error, BenchfsError | AnalysisError) else 2
+        err_console.print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
         sys.exit(code)

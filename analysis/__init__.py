@@ -1,0 +1,1 @@
+"""Analysis of BenchFS runs: loaders, statistics and reports over DataFrames."""

@@ -1,0 +1,1 @@
+"""Readers that turn result files into DataFrames."""

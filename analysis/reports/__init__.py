@@ -1,0 +1,1 @@
+"""Reports of a run: Markdown, self-contained HTML and PNG plots."""

@@ -1,0 +1,232 @@
+"""Assemble the report of one run from its RunData and TraceStats."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.loaders.run import RunData
+from analysis.reports import plots
+from analysis.reports.model import Figure, Report, Section, Table
+from analysis.stats.nodes import node_latency_over_time
+from analysis.stats.overview import STORAGE_OP, TraceStats, trace_stats
+
+WORKLOAD_COLUMNS = ("bwMaxMIB", "bwMinMIB", "bwMeanMIB", "bwStdMIB", "OPsMean", "MeanTime")
+# IOR bookkeeping fields that say nothing about performance.
+WORKLOAD_SKIP = {"TestID", "ReferenceNumber", "segmentCount", "blockSize", "transferSize",
+                  "numTasks", "tasksPerNode", "repetitions", "filePerProc", "reorderTasks",
+                  "taskPerNodeOffset", "reorderTasksRandom", "reorderTasksRandomSeed",
+                  "OPsMax", "OPsMin", "OPsSD", "xsizeMiB"}  # fmt: skip
+MAX_NODE_ROWS = 32
+# Time series tables are shown for this many slow nodes (all are in the heatmap).
+MAX_SLOW_NODE_SERIES = 3
+
+
+def build_report(run: RunData, plots_dir: Path, stats: TraceStats | None = None) -> Report:
+    """The report of ``run``; PNGs are written into ``plots_dir``."""
+    if stats is None and run.traces is not None:
+        stats = trace_stats(run.traces, iostat=run.iostat, all_nodes=_hosts_used(run))
+    report = Report(f"BenchFS run {run.label}")
+    _findings(report.section("Findings"), run, stats)
+    _run_section(report.section("Run"), run)
+    _workload(report.section("Workload (IOR summary names)"), run.workload)
+    if stats is not None and run.traces is not None:
+        add_trace_sections(report, run.traces.kind(STORAGE_OP) if run.traces.has(STORAGE_OP)
+                           else None, stats, plots_dir)  # fmt: skip
+    if run.preflight is not None:
+        section = report.section("Preflight (fio)")
+        section.tables.append(Table("fio per node, job and direction", run.preflight))
+    return report
+
+
+def add_trace_sections(
+    report: Report, ops: pd.DataFrame | None, stats: TraceStats, plots_dir: Path
+) -> None:
+    """Latency, nodes, io_depth, RPC and cross-check sections from trace statistics."""
+    if stats.latency_by_op is not None and ops is not None:
+        section = report.section("Storage I/O latency")
+        section.tables.append(Table("Latency per operation", stats.latency_by_op))
+        if stats.latency_buckets is not None:
+            section.tables.append(Table("Share of ops per latency bucket", stats.latency_buckets))
+        path = plots.latency_cdf(ops, plots_dir / "latency_cdf.png", highlight=stats.slow_nodes)
+        section.figures.append(Figure("Latency CDF per node", path))
+    if stats.node_table is not None:
+        _nodes(report.section("Nodes"), stats, ops, plots_dir)
+    if stats.io_depth is not None:
+        _io_depth(report.section("io_depth (SQEs per io_uring submit)"), stats, plots_dir)
+    if stats.rpc_phases is not None:
+        _rpc(report.section("RPC"), stats)
+    if stats.crosscheck is not None:
+        section = report.section("Cross-check with iostat")
+        section.paragraphs.append(
+            "The engine's per-node means beside iostat's r_await/w_await of the same node "
+            "during the same time window."
+        )
+        section.tables.append(Table("Engine vs iostat per node", stats.crosscheck))
+
+
+def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
+    section.bullets += stats.findings if stats else []
+    if stats is not None and stats.crosscheck is not None:
+        for row in stats.crosscheck.itertuples(index=False):
+            if row.engine_slow or row.disk_slow:
+                section.bullets.append(f"{row.node}: {row.verdict}")
+    if not section.bullets:
+        section.bullets.append(
+            "nothing stands out: no slow node, batching present, RPC load balanced"
+            if stats
+            else "no engine traces in this run: only the workload summary is reported"
+        )
+    section.bullets += [f"data loss: {note}" for note in run.notes]
+    if run.absent:
+        section.bullets.append(f"not in this run: {', '.join(run.absent)}")
+
+
+def _run_section(section: Section, run: RunData) -> None:
+    rows = [(key, value) for key, value in run.manifest.items() if _is_scalar(value)]
+    command = run.manifest.get("command_line")
+    if isinstance(command, list):
+        rows.append(("command_line", " ".join(map(str, command))))
+    rows.append(("results directory", str(run.path)))
+    section.tables.append(
+        Table("Manifest", pd.DataFrame(rows, columns=["field", "value"]).astype(str))
+    )
+    hosts = run.manifest.get("hosts")
+    if isinstance(hosts, dict):
+        for key in ("given", "used", "excluded"):
+            if key in hosts:
+                section.bullets.append(f"hosts {key}: {_describe(hosts[key])}")
+    if run.config:
+        flat = flatten(run.config)
+        section.tables.append(
+            Table(
+                "Effective configuration",
+                pd.DataFrame(list(flat.items()), columns=["key", "value"]).astype(str),
+            )
+        )
+
+
+def _workload(section: Section, workload: pd.DataFrame) -> None:
+    chosen = ["phase"] + [c for c in WORKLOAD_COLUMNS if c in workload.columns]
+    others = [
+        c
+        for c in workload.columns
+        if c not in chosen
+        and c not in WORKLOAD_SKIP
+        and c != "operation"
+        and pd.api.types.is_numeric_dtype(workload[c])
+    ]
+    section.tables.append(Table("Per phase", workload[chosen + others]))
+
+
+def _nodes(section: Section, stats: TraceStats, ops: pd.DataFrame | None, plots_dir: Path) -> None:
+    assert stats.node_table is not None and stats.node_over_time is not None
+    table = stats.node_table
+    caption = "Per node, worst first (slow = over the threshold)"
+    if len(table) > MAX_NODE_ROWS:
+        caption += f"; {MAX_NODE_ROWS} of {len(table)} nodes shown"
+    section.tables.append(Table(caption, table.head(MAX_NODE_ROWS)))
+    if stats.persistence is not None:
+        affected = stats.persistence[stats.persistence["pattern"] != "none"]
+        if not affected.empty:
+            section.tables.append(Table("Slow nodes over time: constant or passing", affected))
+    over_time = stats.node_over_time
+    if ops is not None:
+        for node in stats.slow_nodes[:MAX_SLOW_NODE_SERIES]:
+            section.tables.append(_slow_node_series(node, ops, stats))
+    path = plots.node_heatmap(over_time, plots_dir / "node_heatmap.png")
+    section.figures.append(Figure("Slow ops per node over time", path))
+    if stats.bytes_by_node is not None:
+        path = plots.bytes_per_node(stats.bytes_by_node, plots_dir / "bytes_per_node.png")
+        section.figures.append(Figure("Bytes per node", path))
+
+
+def _slow_node_series(node: str, ops: pd.DataFrame, stats: TraceStats) -> Table:
+    """The node's slower op kind (read or write) over time, as people tabulate it."""
+    assert stats.node_table is not None
+    row = stats.node_table[stats.node_table["node"] == node]
+    read_ms, write_ms = row[["read_mean_ms", "write_mean_ms"]].to_numpy(dtype=float)[0]
+    # NaN (no ops of that kind) compares false, so a node with only writes shows writes
+    op = "write" if write_ms > read_ms or math.isnan(read_ms) else "read"
+    series = node_latency_over_time(
+        ops[ops["node"] == node],
+        start_ns=stats.start_unix_ns,
+        bucket_s=stats.bucket_s,
+        slow_ms=stats.slow_ms,
+        op=op,
+    )
+    return Table(f"{node}: {op}s over time", series.drop(columns="node"))
+
+
+def _io_depth(section: Section, stats: TraceStats, plots_dir: Path) -> None:
+    assert stats.io_depth is not None and stats.io_depth_histogram is not None
+    summary = pd.DataFrame(stats.io_depth.rows(), columns=["metric", "value"])
+    section.tables.append(Table("io_depth over all submits", summary))
+    section.tables.append(Table("Submits per io_depth bucket", stats.io_depth_histogram))
+    if stats.io_depth_by_node is not None:
+        section.tables.append(Table("io_depth per node", stats.io_depth_by_node))
+    path = plots.io_depth_histogram(stats.io_depth_histogram, plots_dir / "io_depth_hist.png")
+    section.figures.append(Figure("io_depth histogram", path))
+
+
+def _rpc(section: Section, stats: TraceStats) -> None:
+    assert stats.rpc_phases is not None
+    section.tables.append(Table("RPC time per phase", stats.rpc_phases))
+    if stats.rpc_retries is not None:
+        r = stats.rpc_retries
+        section.bullets.append(
+            f"{r.rpcs:,} RPCs; {r.retried_rpcs:,} retried ({r.retried_pct:.2f}%), "
+            f"{r.total_retries:,} retries in all; {r.failed_rpcs:,} failed ({r.failed_pct:.2f}%)"
+        )
+    for name, balance in (
+        ("requests", stats.rpc_request_imbalance),
+        ("bytes", stats.rpc_bytes_imbalance),
+    ):
+        if balance is not None:
+            section.bullets.append(
+                f"{name} per target: max/mean {balance.max_over_mean:.2f}, "
+                f"coefficient of variation {balance.cv:.2f}, idle targets {balance.idle_targets}"
+            )
+    if stats.rpc_load is not None:
+        section.tables.append(Table("Load per target node", stats.rpc_load))
+    if stats.rpc_in_flight is not None:
+        section.tables.append(Table("RPCs in flight per client process", stats.rpc_in_flight))
+
+
+def flatten(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as dotted keys: {"a": {"b": 1}} -> {"a.b": 1}."""
+    flat: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _hosts_used(run: RunData) -> list[str]:
+    hosts = run.manifest.get("hosts")
+    used = hosts.get("used") if isinstance(hosts, dict) else None
+    if isinstance(used, list):
+        return [str(h.get("name", h)) if isinstance(h, dict) else str(h) for h in used]
+    return []
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) or value is None
+
+
+def _describe(value: Any) -> str:
+    """Hosts as people read them: names, with the reason where one is given."""
+    if isinstance(value, list):
+        return ", ".join(_describe(item) for item in value) or "none"
+    if isinstance(value, dict) and "name" in value:
+        reason = value.get("reason")
+        return f"{value['name']} ({reason})" if reason else str(value["name"])
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_describe(v)}" for k, v in value.items())
+    return str(value)

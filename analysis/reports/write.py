@@ -1,0 +1,38 @@
+"""Write report.md, report.html and plots/ into a results directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.loaders.run import RunData, load_run
+from analysis.reports.build import build_report
+from analysis.reports.html import render_html
+from analysis.reports.markdown import render_markdown
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    markdown: Path
+    html: Path
+    plots: list[Path]
+
+
+def write_report(
+    run_dir: Path | str, *, out_dir: Path | str | None = None, allow_partial: bool = False
+) -> ReportFiles:
+    """Load the run and write its report (into the run directory unless ``out_dir``)."""
+    run = load_run(run_dir, allow_partial=allow_partial)
+    return write_run_report(run, Path(out_dir) if out_dir else run.path)
+
+
+def write_run_report(run: RunData, out_dir: Path) -> ReportFiles:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plots_dir = out_dir / "plots"
+    report = build_report(run, plots_dir)
+    markdown = out_dir / "report.md"
+    html = out_dir / "report.html"
+    markdown.write_text(render_markdown(report, base=out_dir))
+    html.write_text(render_html(report, base=out_dir))
+    figures = [figure.path for section in report.sections for figure in section.figures]
+    return ReportFiles(markdown, html, figures)

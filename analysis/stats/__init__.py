@@ -1,0 +1,1 @@
+"""Statistics over trace frames: pure functions, DataFrames in, DataFrames out."""

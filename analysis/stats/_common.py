@@ -1,0 +1,142 @@
+"""Small helpers shared by the statistics modules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from analysis.errors import MissingDataError
+
+NS_PER_MS = 1e6
+NS_PER_S = 1e9
+# Percentiles reported everywhere, named as fio and our summaries name them.
+PERCENTILES: dict[str, float] = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p99.9": 99.9}
+
+
+def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+    """Fail with the missing column names, so a renamed trace field is never silent."""
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise MissingDataError(
+            f"{what} needs column(s) {', '.join(missing)}; "
+            f"present: {', '.join(map(str, frame.columns))}"
+        )
+
+
+def percentiles(values: npt.ArrayLike, names: Sequence[str]) -> dict[str, float]:
+    """Linear-interpolated percentiles (numpy's default) by name; NaN when empty."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size == 0:
+        return {name: float("nan") for name in names}
+    points = np.percentile(array, [PERCENTILES[name] for name in names])
+    return {name: float(value) for name, value in zip(names, points, strict=True)}
+
+
+def bucket_shares(
+    values: npt.ArrayLike, edges: Sequence[float], labels: Sequence[str]
+) -> pd.DataFrame:
+    """Count and percentage of values per bucket (edge_i, edge_i+1], closed on the right
+    so that a bucket labelled "50-100 ms" holds 100 ms and ">100 ms" means over 100 ms."""
+    array = np.asarray(values, dtype=np.float64)
+    index = np.searchsorted(np.asarray(edges[1:-1], dtype=np.float64), array, side="left")
+    counts = np.bincount(index, minlength=len(labels))
+    total = counts.sum()
+    share = counts / total * 100.0 if total else np.zeros(len(labels))
+    return pd.DataFrame({"bucket": list(labels), "count": counts, "share_pct": share})
+
+
+class NodeTimeGroups:
+    """Rows grouped by (node, time bucket) with integer codes, for bincount speed.
+
+    pandas' groupby hashes float bucket keys; for millions of events a code
+    ``node * buckets + bucket`` and ``np.bincount`` are several times faster.
+    """
+
+    def __init__(self, node: pd.Series, time_ns: pd.Series, start_ns: int, bucket_s: float):
+        categorical = node.astype("category")
+        node_codes = categorical.cat.codes.to_numpy(dtype=np.int64)
+        offset_s = (time_ns.to_numpy(dtype=np.int64) - start_ns) / NS_PER_S
+        bucket = np.floor(offset_s / bucket_s).astype(np.int64)
+        self._first = int(bucket.min()) if bucket.size else 0
+        bucket -= self._first
+        self._buckets = int(bucket.max()) + 1 if bucket.size else 1
+        self.codes = node_codes * self._buckets + bucket
+        self._size = len(categorical.cat.categories) * self._buckets
+        self._categories = categorical.cat.categories
+        self._bucket_s = bucket_s
+        self.counts = np.bincount(self.codes, minlength=self._size)
+        self.present = np.flatnonzero(self.counts)
+
+    def frame(self) -> pd.DataFrame:
+        """``node`` and ``t_start_s`` of every group that has rows."""
+        node_index, bucket_index = np.divmod(self.present, self._buckets)
+        return pd.DataFrame(
+            {
+                "node": self._categories[node_index],
+                "t_start_s": (bucket_index + self._first) * self._bucket_s,
+            }
+        )
+
+    def count(self) -> npt.NDArray[np.int64]:
+        return self.counts[self.present]
+
+    def sum(self, values: npt.NDArray[np.generic]) -> npt.NDArray[np.float64]:
+        sums = np.bincount(self.codes, weights=values, minlength=self._size)
+        return np.asarray(sums[self.present], dtype=np.float64)
+
+    def mean(self, values: npt.NDArray[np.generic]) -> npt.NDArray[np.float64]:
+        return np.asarray(self.sum(values) / self.count(), dtype=np.float64)
+
+    def max(self, values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        result = np.full(self._size, -np.inf)
+        np.maximum.at(result, self.codes, values)
+        return result[self.present]
+
+
+def group_positions(column: pd.Series) -> dict[Any, npt.NDArray[np.intp]]:
+    """Row positions of each value that occurs, in category (or sorted) order.
+
+    The same as ``groupby(column, observed=True).indices`` for one key, from
+    the integer codes: one stable radix sort instead of pandas' recoding.
+    """
+    codes, labels = category_codes(column)
+    valid = codes >= 0  # -1 marks a missing value
+    order = np.flatnonzero(valid)[np.argsort(codes[valid], kind="stable")]
+    counts = np.bincount(codes[valid], minlength=len(labels))
+    ends = np.cumsum(counts)
+    return {
+        labels[i]: order[ends[i] - counts[i] : ends[i]] for i in np.flatnonzero(counts).tolist()
+    }
+
+
+def category_codes(column: pd.Series) -> tuple[npt.NDArray[np.int64], list[Any]]:
+    """Integer codes (-1 for missing) and the labels they index, categorical or not."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.int64), list(column.cat.categories)
+    unique, codes = np.unique(column.to_numpy(), return_inverse=True)
+    return codes.astype(np.int64), list(unique)
+
+
+def sums_by_pair(
+    first: pd.Series, second: pd.Series, weights: npt.ArrayLike | None = None
+) -> pd.DataFrame:
+    """Counts (or sums of ``weights``) per (first, second) value pair as a table:
+    one row per observed ``first`` value, one column per observed ``second``."""
+    codes_a, labels_a = category_codes(first)
+    codes_b, labels_b = category_codes(second)
+    combined = codes_a * len(labels_b) + codes_b
+    size = len(labels_a) * len(labels_b)
+    totals = np.bincount(combined, weights=weights, minlength=size).reshape(
+        len(labels_a), len(labels_b)
+    )
+    seen = np.bincount(combined, minlength=size).reshape(len(labels_a), len(labels_b)) > 0
+    rows, columns = seen.any(axis=1), seen.any(axis=0)
+    return pd.DataFrame(
+        totals[rows][:, columns],
+        index=pd.Index([labels_a[i] for i in np.flatnonzero(rows)], name=first.name),
+        columns=pd.Index([labels_b[i] for i in np.flatnonzero(columns)], name=second.name),
+    )

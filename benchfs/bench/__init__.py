@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks: the engine against a reference tool in one run."""

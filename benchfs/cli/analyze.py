@@ -1,0 +1,184 @@
+"""`benchfs analyze ...`, `benchfs report` and `benchfs compare`: thin commands over analysis/.
+
+analysis/ pulls in pandas and matplotlib; it is imported inside the commands
+so that every other command starts without that cost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from analysis.loaders.traces import TraceSet
+
+SLOW_MS = 100.0  # the default of analysis.stats.nodes.SLOW_MS
+
+app = typer.Typer(help="Statistics of loose engine trace files (*.bftrace or directories).")
+console = Console()
+err_console = Console(stderr=True)
+
+FilesArgument = Annotated[
+    list[Path], typer.Argument(help="Trace files, or directories searched for *.bftrace.")
+]
+AllowPartial = Annotated[
+    bool,
+    typer.Option(
+        "--allow-partial", help="Use the readable part of damaged files and report what was lost."
+    ),
+]
+ByNode = Annotated[bool, typer.Option("--by-node", help="One row per node as well.")]
+Csv = Annotated[bool, typer.Option("--csv", help="Print CSV on stdout instead of tables.")]
+
+
+def _load(files: list[Path], allow_partial: bool) -> TraceSet:
+    from analysis.loaders.traces import load_traces
+
+    traces = load_traces(files, allow_partial=allow_partial)
+    for loss in traces.losses:
+        err_console.print(f"[yellow]warning:[/] {loss.describe()}", highlight=False, soft_wrap=True)
+    return traces
+
+
+def _show(frame: pd.DataFrame, title: str, csv: bool) -> None:
+    from analysis.reports.columns import cell, header
+
+    if csv:
+        typer.echo(f"# {title}")
+        typer.echo(frame.to_csv(index=False), nl=False)
+        return
+    table = Table(title=title)
+    for index, column in enumerate(frame.columns):
+        table.add_column(header(str(column)), justify="left" if index == 0 else "right")
+    for record in frame.itertuples(index=False):
+        table.add_row(*(cell(value) for value in record))
+    console.print(table)
+
+
+@app.command("io-depth")
+def io_depth_command(
+    files: FilesArgument,
+    by_node: ByNode = False,
+    csv: Csv = False,
+    allow_partial: AllowPartial = False,
+) -> None:
+    """io_depth (SQEs per io_uring submit): summary, histogram, and per node."""
+    import pandas as pd
+
+    from analysis.stats import io_depth
+
+    submits = _load(files, allow_partial).kind("submit")
+    summary = io_depth.io_depth_summary(submits)
+    _show(pd.DataFrame(summary.rows(), columns=["metric", "value"]), "io_depth", csv)
+    _show(io_depth.io_depth_histogram(submits), "submits per io_depth bucket", csv)
+    if by_node:
+        _show(io_depth.io_depth_by_node(submits), "io_depth per node", csv)
+    warning = io_depth.batching_warning(summary)
+    if warning:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+
+
+@app.command("latency")
+def latency_command(
+    files: FilesArgument,
+    by_node: ByNode = False,
+    csv: Csv = False,
+    allow_partial: AllowPartial = False,
+    slow_ms: Annotated[
+        float, typer.Option(min=0, help="An op slower than this (ms) counts as slow.")
+    ] = SLOW_MS,
+    bucket_s: Annotated[
+        float, typer.Option(min=0.001, help="Width of the time buckets (s) with --by-node.")
+    ] = 10.0,
+) -> None:
+    """I/O latency per operation: percentiles, buckets; per node and over time with --by-node."""
+    from analysis.stats import latency, nodes
+
+    traces = _load(files, allow_partial)
+    ops = traces.kind("storage_op")
+    by_op = latency.latency_by_op(ops)
+    _show(by_op, "storage op latency per operation", csv)
+    _show(latency.latency_buckets(ops), "share of ops per latency bucket", csv)
+    for hint in latency.bimodal_hints(by_op):
+        err_console.print(f"[yellow]hint:[/] {hint}", highlight=False, soft_wrap=True)
+    if by_node:
+        table = nodes.node_latency_table(ops, slow_ms=slow_ms)
+        _show(table, f"per node (slow = over {slow_ms:g} ms), worst first", csv)
+        over_time = nodes.node_latency_over_time(
+            ops, start_ns=traces.start_unix_ns, bucket_s=bucket_s, slow_ms=slow_ms
+        )
+        persistence = nodes.slow_node_persistence(over_time)
+        _show(persistence, f"slow ops over time ({bucket_s:g} s buckets)", csv)
+
+
+@app.command("rpc")
+def rpc_command(
+    files: FilesArgument, csv: Csv = False, allow_partial: AllowPartial = False
+) -> None:
+    """RPC time per phase, retries, in-flight RPCs, and load per target node with its imbalance."""
+    import pandas as pd
+
+    from analysis.stats import rpc
+
+    traces = _load(files, allow_partial)
+    client = traces.kind("rpc_client") if traces.has("rpc_client") else None
+    server = traces.kind("rpc_server") if traces.has("rpc_server") else None
+    if client is None and server is None:
+        traces.kind("rpc_client")  # raises, naming the kinds that are present
+    _show(rpc.rpc_phases(client, server), "RPC time per phase", csv)
+    if client is None:
+        return
+    retries = rpc.rpc_retries(client)
+    _show(pd.DataFrame([vars(retries)]), "RPC retries and failures", csv)
+    _show(rpc.rpc_in_flight(client), "RPCs in flight per client process", csv)
+    load = rpc.rpc_load_by_target(client, all_nodes=traces.nodes)
+    _show(load, "load per target node", csv)
+    balance = pd.DataFrame(
+        [{"quantity": name, **vars(rpc.imbalance(load[name]))} for name in ("requests", "bytes")]
+    )
+    _show(balance, "imbalance across targets (max/mean, coefficient of variation)", csv)
+
+
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A results directory of one run.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the report here instead of RUN_DIR.")
+    ] = None,
+    allow_partial: AllowPartial = False,
+) -> None:
+    """Write report.md, report.html and plots/ for a run."""
+    from analysis.loaders.run import load_run
+    from analysis.reports.write import write_run_report
+
+    run = load_run(run_dir, allow_partial=allow_partial)
+    for note in run.notes:
+        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    files = write_run_report(run, out or run.path)
+    console.print(f"wrote {files.markdown}, {files.html} and {len(files.plots)} plots")
+
+
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="The baseline results directory (A).")],
+    run_b: Annotated[Path, typer.Argument(help="The results directory to compare (B).")],
+    csv: Csv = False,
+    allow_partial: AllowPartial = False,
+) -> None:
+    """Change from A to B per phase and metric, with the configuration differences."""
+    from analysis.compare import compare_runs
+    from analysis.loaders.run import load_run
+
+    a = load_run(run_a, allow_partial=allow_partial)
+    b = load_run(run_b, allow_partial=allow_partial)
+    comparison = compare_runs(a, b)
+    _show(comparison.metrics, f"{a.label} (A) -> {b.label} (B)", csv)
+    if comparison.config_diff.empty:
+        if not csv:
+            console.print("effective configurations are identical")
+    else:
+        _show(comparison.config_diff, "configuration differences", csv)

@@ -1,0 +1,240 @@
+"""`benchfs diagnose`: a storage health report for a directory on one node or on every node."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from benchfs.cluster.hostfile import resolve_nodes
+from benchfs.config.sizes import parse_size
+from benchfs.errors import ConfigError
+from benchfs.health.diagnose import DiagnoseReport, diagnose_cluster, diagnose_local
+from benchfs.health.model import Finding
+from benchfs.health.preflight import PreflightPattern
+from benchfs.health.report import (
+    NODE_COLUMNS,
+    TERMINAL_HEADERS,
+    node_row,
+    terminal_row,
+    to_json,
+    write_reports,
+)
+from benchfs.health.thresholds import load_thresholds
+from benchfs.launchers import get_launcher
+
+console = Console()
+err_console = Console(stderr=True)
+_TEMP_DIR = Path(tempfile.gettempdir())
+_STATUS_STYLE = {"healthy": "bold green", "degraded": "bold yellow", "error": "bold red"}
+
+
+def _default_launcher(nodes: str | None) -> str:
+    if nodes is None or nodes == "local" or nodes.startswith("local:"):
+        return "local"
+    return "srun" if "SLURM_JOB_ID" in os.environ else "mpirun"
+
+
+def diagnose(
+    nodes: Annotated[
+        str | None,
+        typer.Option(
+            "--nodes",
+            help="Hostfile (OpenMPI, MPICH or plain list), 'slurm', 'pbs' or 'local:N'. "
+            "Without it, only this node is diagnosed.",
+        ),
+    ] = None,
+    directory: Annotated[
+        Path,
+        typer.Option(
+            "--dir",
+            help="Directory to test (on every node). With the local launcher each node "
+            "uses <dir>/<node>.",
+        ),
+    ] = _TEMP_DIR,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Short runs: within 30 s per node.")
+    ] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print the JSON report on stdout instead of a table.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", help="Write diagnose.md, diagnose.json and raw tool output here."),
+    ] = None,
+    thresholds_file: Annotated[
+        Path | None,
+        typer.Option("--thresholds", help="TOML file overriding thresholds (docs/DIAGNOSE.md)."),
+    ] = None,
+    launcher_name: Annotated[
+        str | None,
+        typer.Option(
+            "--launcher",
+            help="How to start work on the nodes: local, mpirun or srun "
+            "(default: local for local nodes, srun inside Slurm, else mpirun).",
+        ),
+    ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--deadline", min=1, help="Seconds each node may take (default 60 quick, 600 full)."
+        ),
+    ] = None,
+    node_name: Annotated[
+        str | None, typer.Option("--node-name", hidden=True, help="Name to report this node as.")
+    ] = None,
+    preflight: Annotated[
+        bool, typer.Option("--preflight", hidden=True, help="Run the preflight pattern instead.")
+    ] = False,
+    transfer_size: Annotated[
+        str, typer.Option("--transfer-size", hidden=True, help="Preflight transfer size.")
+    ] = "1MiB",
+    preflight_files: Annotated[
+        int, typer.Option("--preflight-files", hidden=True, min=1, help="Preflight file count.")
+    ] = 8,
+    preflight_file_size: Annotated[
+        str, typer.Option("--preflight-file-size", hidden=True, help="Preflight bytes per file.")
+    ] = "16MiB",
+) -> None:
+    """Measure the storage behind a directory and say plainly whether it is healthy.
+
+    Exit code 0 healthy, 1 degraded, 2 could not run (on any node).
+    """
+    thresholds = load_thresholds(thresholds_file)
+    raw_dir = output / "raw" if output else None
+    if node_name is not None:
+        # Worker mode: the coordinator stops a late worker with SIGTERM; leave through the
+        # cleanup code so no scratch files stay behind.
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    if nodes is None:
+        plan = None
+        if preflight:
+            plan = PreflightPattern(
+                transfer_size=_size(transfer_size, "--transfer-size"),
+                files=preflight_files,
+                file_size=_size(preflight_file_size, "--preflight-file-size"),
+            ).plan()
+        with _progress(json_output, f"diagnosing {directory}"):
+            report = diagnose_local(
+                directory,
+                quick=quick,
+                thresholds=thresholds,
+                node_name=node_name,
+                plan=plan,
+                raw_dir=raw_dir,
+            )
+    else:
+        hosts = resolve_nodes(nodes)
+        launcher = get_launcher(launcher_name or _default_launcher(nodes))
+        with _progress(json_output, f"diagnosing {directory} on {len(hosts)} nodes"):
+            report = diagnose_cluster(
+                hosts,
+                launcher,
+                directory,
+                quick=quick,
+                thresholds=thresholds,
+                deadline_s=deadline,
+                raw_dir=raw_dir / "nodes" if raw_dir else None,
+            )
+    if output is not None:
+        markdown, document = write_reports(report, output)
+        if not json_output:
+            err_console.print(f"report: {markdown} and {document}", highlight=False)
+    if json_output:
+        typer.echo(to_json(report))
+    else:
+        _print_summary(report)
+    raise typer.Exit(report.exit_code)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _size(text: str, option: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise ConfigError(f"{option}: {exc}") from exc
+
+
+class _progress:
+    """A spinner on stderr unless the output is JSON for a machine."""
+
+    def __init__(self, quiet: bool, text: str) -> None:
+        self._status = None if quiet else err_console.status(text)
+
+    def __enter__(self) -> None:
+        if self._status is not None:
+            self._status.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.__exit__(None, None, None)
+
+
+def _print_summary(report: DiagnoseReport) -> None:
+    style = _STATUS_STYLE.get(report.status, "bold")
+    console.print(
+        f"[{style}]{report.status.upper()}[/] storage under {report.directory} "
+        f"({len(report.nodes)} node(s), {'quick' if report.quick else 'full'} run)",
+        highlight=False,
+    )
+    by_node = {assessment.node: assessment for assessment in report.assessments}
+    if len(report.nodes) > 1:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+        for header in ("node", "status", *(c.header for c in NODE_COLUMNS), "flagged"):
+            table.add_column(header, overflow="fold", no_wrap=header in ("node", "status"))
+        for node in report.nodes:
+            table.add_row(*node_row(node, by_node[node.node], short=True))
+        console.print(table)
+        for assessment in report.assessments:
+            node_error = next(n.error for n in report.nodes if n.node == assessment.node)
+            if node_error:
+                console.print(f"{assessment.node}: could not run: {node_error}", markup=False)
+            elif assessment.problems:
+                console.print(f"{assessment.node}:", highlight=False, markup=False)
+                _print_findings(assessment.problems, indent="  ")
+        if report.policy is not None:
+            excluded = ", ".join(report.policy.excluded) or "none"
+            console.print(f"a preflight would exclude: {excluded}", highlight=False)
+        return
+    node = report.nodes[0]
+    if node.error:
+        console.print(f"[bold red]could not run:[/] {node.error}", highlight=False)
+        return
+    if node.filesystem_text:
+        console.print(node.filesystem_text, highlight=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    for header in TERMINAL_HEADERS:
+        left = header in ("test", "verdict")
+        table.add_column(header, no_wrap=left, justify="left" if left else "right")
+    for test in node.tests:
+        table.add_row(*terminal_row(test, by_node[node.node]))
+    console.print(table)
+    _print_findings(by_node[node.node].problems)
+
+
+def _print_findings(problems: list[Finding], indent: str = "") -> None:
+    """Degraded findings in full; warnings only counted, to stay on one screen."""
+    warnings = [finding for finding in problems if finding.level == "warn"]
+    for finding in problems:
+        if finding.level == "degraded":
+            where = f"{finding.test}: " if finding.test else ""
+            console.print(
+                f"{indent}degraded: {where}{finding.message}", highlight=False, markup=False
+            )
+    if warnings:
+        labels = ", ".join(dict.fromkeys(finding.label() for finding in warnings))
+        console.print(
+            f"{indent}{len(warnings)} warning(s): {labels} (details: --output or --json)",
+            highlight=False,
+            markup=False,
+        )

@@ -1,0 +1,65 @@
+"""`benchfs bench storage` for real: the engine and fio on one directory (tiny sizes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from benchfs.cli.main import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def bench_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    directory = tmp_path_factory.mktemp("bench")
+    args = ["bench", "storage", "--dir", str(directory), "--json"]
+    args += ["--seq-size", "32m", "--rand-size", "8m", "--trace-repeats", "1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert list(directory.iterdir()) == [], "the benchmark must remove its files"
+    parsed: dict[str, object] = json.loads(result.stdout)
+    return parsed
+
+
+def test_reports_the_four_cases_with_both_sides(bench_json: dict[str, object]) -> None:
+    cases = bench_json["cases"]
+    assert isinstance(cases, list)
+    assert [case["name"] for case in cases] == [
+        "seq_write_1MiB",
+        "seq_read_1MiB",
+        "rand_write_4KiB",
+        "rand_read_4KiB",
+    ]
+    for case in cases:
+        assert case["engine_MiBps"] > 0
+        assert case["fio_MiBps"] > 0
+        assert case["ratio"] == pytest.approx(case["engine_MiBps"] / case["fio_MiBps"], rel=0.01)
+        assert case["engine"]["p99_us"] >= case["engine"]["p50_us"] > 0
+        assert case["fio"]["p99_us"] >= case["fio"]["p50_us"] > 0
+        assert case["engine_io_depth_mean"] >= 1
+
+
+def test_trace_overhead_is_measured(bench_json: dict[str, object]) -> None:
+    ratio = bench_json["trace_overhead_ratio"]
+    assert isinstance(ratio, float)
+    assert ratio > 0
+
+
+def test_table_output_names_cases(tmp_path: Path) -> None:
+    args = ["bench", "storage", "--dir", str(tmp_path), "--seq-size", "8m"]
+    args += ["--rand-size", "1m", "--trace-repeats", "0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "rand_read_4KiB" in result.stdout
+    assert "engine MiB/s" in result.stdout
+
+
+def test_missing_directory_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    result = runner.invoke(app, ["bench", "storage", "--dir", str(missing)])
+    assert result.exit_code != 0
+    assert str(missing) in str(result.exception)

@@ -1,0 +1,118 @@
+"""Median/MAD outliers and the exclusion policy on given figures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchfs.health.policy import PolicyMetric, decide_exclusions, minimum_nodes
+from benchfs.health.robust import robust_outliers
+from benchfs.health.thresholds import Thresholds
+
+READ = PolicyMetric("read_bw_MiB_s", "low", "seq_read_min_MiB_s")
+LATENCY = PolicyMetric("read_p99_ns", "high", "rand_read_p99_max_ms", 1e6)
+
+
+def test_a_slow_node_among_healthy_ones_is_an_outlier_by_how_much() -> None:
+    values = {"a": 2000.0, "b": 2100.0, "c": 1900.0, "d": 2050.0, "e": 2000.0, "slow": 5.0}
+    (found,) = robust_outliers(values, "read_bw_MiB_s", "low", z_limit=5, min_relative=0.5)
+    assert found.node == "slow" and found.median == pytest.approx(2000.0)
+    assert found.factor == pytest.approx(5.0 / 2000.0)
+    text = found.describe()
+    assert "= 5 on slow is 400.0x lower than the median of the other nodes (2,000;" in text
+    # The same spread on the good side is not a problem for a bandwidth.
+    fast = {**values, "slow": 800_000.0}
+    assert robust_outliers(fast, "read_bw_MiB_s", "low", z_limit=5, min_relative=0.5) == []
+
+
+def test_high_side_metrics_flag_large_values() -> None:
+    values = {"a": 1e6, "b": 1.1e6, "c": 0.9e6, "e": 1e6, "d": 40e6}
+    (found,) = robust_outliers(values, "p99", "high", z_limit=5, min_relative=0.5)
+    assert found.node == "d" and found.factor == pytest.approx(40.0)
+    assert "40.0x the median" in found.describe()
+
+
+def test_fewer_than_three_nodes_give_no_outliers() -> None:
+    assert robust_outliers({"a": 1.0, "b": 1000.0}, "m", "low", z_limit=5, min_relative=0.5) == []
+
+
+def test_identical_nodes_and_small_differences_are_not_outliers() -> None:
+    same = {f"n{i}": 1000.0 for i in range(5)}
+    assert robust_outliers(same, "m", "low", z_limit=5, min_relative=0.5) == []
+    # Tiny MAD, large z, but only 10% away: the relative floor keeps it quiet.
+    close = {**same, "n4": 900.0}
+    assert robust_outliers(close, "m", "low", z_limit=5, min_relative=0.5) == []
+
+
+@given(
+    st.lists(st.floats(min_value=501, max_value=1000), min_size=3, max_size=20),
+)
+def test_nodes_within_a_factor_of_two_are_never_outliers(values: list[float]) -> None:
+    named = {f"n{i}": v for i, v in enumerate(values)}
+    assert robust_outliers(named, "m", "low", z_limit=5, min_relative=0.5) == []
+    assert robust_outliers(named, "m", "high", z_limit=5, min_relative=0.5) == []
+
+
+def test_policy_needs_outlier_and_limit_both_and_records_evidence() -> None:
+    thresholds = Thresholds()
+    values = {
+        "a": {"read_bw_MiB_s": 2000.0, "read_p99_ns": 1e6},
+        "b": {"read_bw_MiB_s": 2100.0, "read_p99_ns": 1.1e6},
+        "c": {"read_bw_MiB_s": 1900.0, "read_p99_ns": 0.9e6},
+        # An outlier, but above the 100 MiB/s floor: kept.
+        "half": {"read_bw_MiB_s": 400.0, "read_p99_ns": 1e6},
+        # Outlier and below the floor: excluded.
+        "sick": {"read_bw_MiB_s": 4.0, "read_p99_ns": 900e6},
+    }
+    result = decide_exclusions(values, [READ, LATENCY], thresholds)
+    assert result.excluded == ("sick",)
+    assert result.kept == ("a", "b", "c", "half")
+    decision = {d.node: d for d in result.decisions}
+    assert {e.metric for e in decision["sick"].evidence} == {"read_bw_MiB_s", "read_p99_ns"}
+    assert all(e.beyond_limit for e in decision["sick"].evidence)
+    assert "no strong evidence" in decision["half"].reason
+    document = json.loads(json.dumps(result.to_dict()))
+    assert document["excluded"] == ["sick"]
+    assert document["decisions"][4]["evidence"][0]["limit"] in (100.0, 20e6)
+
+
+def test_policy_never_goes_below_the_minimum_and_says_why() -> None:
+    thresholds = Thresholds(min_node_fraction=0.75)
+    values = {
+        "a": {"read_bw_MiB_s": 2000.0},
+        "b": {"read_bw_MiB_s": 2000.0},
+        "c": {"read_bw_MiB_s": 2010.0},
+        "s1": {"read_bw_MiB_s": 3.0},
+        "s2": {"read_bw_MiB_s": 5.0},
+    }
+    assert minimum_nodes(5, thresholds) == 4
+    result = decide_exclusions(values, [READ], thresholds)
+    assert result.excluded == ("s1",)  # the worst goes first
+    kept = next(d for d in result.decisions if d.node == "s2")
+    assert not kept.excluded and "fewer than 4 nodes" in kept.reason and kept.evidence
+
+
+def test_failed_nodes_are_excluded_with_their_error() -> None:
+    values = {"a": {"read_bw_MiB_s": 2000.0}, "b": {"read_bw_MiB_s": 2000.0}}
+    result = decide_exclusions(values, [READ], Thresholds(), errors={"c": "fio not found"})
+    assert result.excluded == ("c",)
+    (decision,) = [d for d in result.decisions if d.excluded]
+    assert decision.error == "fio not found" and "could not run" in decision.reason
+
+
+def test_with_three_nodes_a_node_far_below_both_others_is_an_outlier() -> None:
+    # One healthy node was starved (100), which widens the MAD of the other two;
+    # the sick node (4) is still 25x below both others.
+    values = {"fast0": 700.0, "fast1": 100.0, "sick": 4.0}
+    found = robust_outliers(values, "read_bw_MiB_s", "low", z_limit=3.5, min_relative=0.5)
+    assert [o.node for o in found] == ["sick"]
+    # Only 3x below the worst other: not clearly apart, and the MAD is wide.
+    assert (
+        robust_outliers(
+            {"fast0": 700.0, "fast1": 100.0, "meh": 33.0}, "m", "low", z_limit=3.5, min_relative=0.5
+        )
+        == []
+    )
