@@ -1,0 +1,342 @@
+//! AM round-trip latency and bandwidth between two processes on this host,
+//! comparable with `ucx_perftest -t ucp_am_lat` / `-t ucp_am_bw`.
+//!
+//! ```text
+//! cargo run --release --example am_pingpong -- [--lat-size 4096] [--lat-iters 100000]
+//!     [--bw-size 1048576] [--bw-iters 2000] [--window 16] [--recv-buffers 2]
+//! ```
+//! Transports come from the environment (`UCX_TLS=tcp` for the network
+//! path); the process re-executes itself as the responder, which inherits
+//! it. Both sides busy-poll, like ucx_perftest. Prints one `key=value` line
+//! per test.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use benchfs_ucx::{
+    AmMessage, Context, Endpoint, EndpointOptions, Request, SendOptions, Worker, WorkerAddress,
+};
+
+const AM_PING: u16 = 10;
+const AM_PONG: u16 = 11;
+const AM_BULK: u16 = 12;
+const AM_BULK_DONE: u16 = 13;
+const AM_STOP: u16 = 14;
+const AM_BYE: u16 = 15;
+
+struct Args {
+    lat_size: usize,
+    lat_iters: usize,
+    warmup: usize,
+    bw_size: usize,
+    bw_iters: usize,
+    window: usize,
+    recv_buffers: usize,
+    serve: bool,
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        lat_size: 4096,
+        lat_iters: 100_000,
+        warmup: 10_000,
+        bw_size: 1 << 20,
+        bw_iters: 2000,
+        window: 16,
+        recv_buffers: 2,
+        serve: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut num = || -> usize {
+            it.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{k} needs a number"))
+        };
+        match k.as_str() {
+            "--lat-size" => a.lat_size = num(),
+            "--lat-iters" => a.lat_iters = num(),
+            "--warmup" => a.warmup = num(),
+            "--bw-size" => a.bw_size = num(),
+            "--bw-iters" => a.bw_iters = num(),
+            "--window" => a.window = num(),
+            "--recv-buffers" => a.recv_buffers = num(),
+            "--serve" => a.serve = true,
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    a
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex address"))
+        .collect()
+}
+
+fn far() -> Instant {
+    Instant::now() + Duration::from_secs(120)
+}
+
+/// Responder: answers pings from inside the handler, receives bulk data
+/// into pooled buffers, acknowledges each completed bulk batch.
+struct BulkRx {
+    pool: Vec<Box<[u8]>>,
+    inflight: VecDeque<(Request<Box<[u8]>>, bool)>,
+    waiting: VecDeque<AmMessage>,
+}
+
+impl BulkRx {
+    /// Start receives for waiting messages while buffers are free.
+    fn start(&mut self) {
+        while !self.pool.is_empty() && !self.waiting.is_empty() {
+            let m = self.waiting.pop_front().unwrap();
+            let mut buf = self.pool.pop().unwrap();
+            if buf.len() < m.len() {
+                buf = vec![0u8; m.len()].into_boxed_slice();
+            }
+            let last = m.header() == b"last";
+            self.inflight
+                .push_back((m.recv_into(buf).expect("bulk receive"), last));
+        }
+    }
+}
+
+fn serve(worker: &Worker, ep: Rc<Endpoint>, lat_size: usize, recv_buffers: usize) {
+    let pong: &'static [u8] = Box::leak(vec![7u8; lat_size].into_boxed_slice());
+    let ep2 = ep.clone();
+    worker
+        .set_am_handler(AM_PING, move |_m| {
+            drop(
+                ep2.am_send(AM_PONG, &[], pong, SendOptions::eager())
+                    .expect("pong"),
+            );
+        })
+        .unwrap();
+    // Bulk data is received straight from the handler into one of
+    // `recv_buffers` pooled buffers; messages wait when all are busy.
+    let rx = Rc::new(RefCell::new(BulkRx {
+        pool: (0..recv_buffers.max(1))
+            .map(|_| vec![0u8; 1].into_boxed_slice())
+            .collect(),
+        inflight: VecDeque::new(),
+        waiting: VecDeque::new(),
+    }));
+    let rx2 = rx.clone();
+    worker
+        .set_am_handler(AM_BULK, move |m| {
+            let mut rx = rx2.borrow_mut();
+            rx.waiting.push_back(m);
+            rx.start();
+        })
+        .unwrap();
+    let stop = Rc::new(Cell::new(false));
+    let s2 = stop.clone();
+    worker
+        .set_am_handler(AM_STOP, move |_| s2.set(true))
+        .unwrap();
+    // The parent closes our stdin once it has closed its endpoint.
+    let eof = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let eof2 = eof.clone();
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while std::io::stdin()
+            .read_line(&mut sink)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {}
+        eof2.store(true, std::sync::atomic::Ordering::Release);
+    });
+    let mut acked = 0u64;
+    while !stop.get() {
+        worker.progress();
+        let mut rx = rx.borrow_mut();
+        while rx.inflight.front().is_some_and(|(r, _)| r.is_done()) {
+            let (r, last) = rx.inflight.pop_front().unwrap();
+            rx.pool.push(r.try_take().unwrap().expect("bulk receive"));
+            if last {
+                // Everything before it is in: acknowledge the batch.
+                acked += 1;
+                drop(
+                    ep.am_send(
+                        AM_BULK_DONE,
+                        &acked.to_le_bytes(),
+                        &[][..],
+                        SendOptions::eager(),
+                    )
+                    .unwrap(),
+                );
+            }
+        }
+        rx.start();
+    }
+    ep.am_send(AM_BYE, &[], &[][..], SendOptions::eager())
+        .unwrap()
+        .wait(far())
+        .unwrap();
+    while !eof.load(std::sync::atomic::Ordering::Acquire) {
+        worker.progress();
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p / 100.0).round() as usize;
+    sorted[i].as_secs_f64() * 1e6
+}
+
+fn main() {
+    let args = parse_args();
+    let ctx = Context::new().unwrap();
+    let worker = ctx.create_worker().unwrap();
+    worker.set_spin_iterations(u32::MAX);
+
+    if args.serve {
+        println!("\nADDR {}", hex(worker.address().unwrap().as_bytes()));
+        std::io::stdout().flush().unwrap();
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).unwrap();
+        let peer = WorkerAddress::from_bytes(unhex(line.trim()));
+        let ep = Rc::new(worker.connect(&peer, EndpointOptions::default()).unwrap());
+        serve(&worker, ep, args.lat_size, args.recv_buffers);
+        return;
+    }
+
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--serve",
+            "--lat-size",
+            &args.lat_size.to_string(),
+            "--recv-buffers",
+            &args.recv_buffers.to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn responder");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "responder exited");
+        if let Some(p) = line.find("ADDR ") {
+            break line[p + 5..].trim().to_owned();
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", hex(worker.address().unwrap().as_bytes())).unwrap();
+    stdin.flush().unwrap();
+    let ep = worker
+        .connect(
+            &WorkerAddress::from_bytes(unhex(&addr)),
+            EndpointOptions::default(),
+        )
+        .unwrap();
+
+    let pongs = Rc::new(Cell::new(0u64));
+    let p2 = pongs.clone();
+    worker
+        .set_am_handler(AM_PONG, move |_| p2.set(p2.get() + 1))
+        .unwrap();
+    let acks = Rc::new(Cell::new(0u64));
+    let a2 = acks.clone();
+    worker
+        .set_am_handler(AM_BULK_DONE, move |_| a2.set(a2.get() + 1))
+        .unwrap();
+
+    // Latency: one message in flight, reply sent from the peer's handler.
+    let ping: &'static [u8] = Box::leak(vec![3u8; args.lat_size].into_boxed_slice());
+    let mut rtts = Vec::with_capacity(args.lat_iters);
+    let warmup = if args.lat_iters == 0 { 0 } else { args.warmup };
+    for i in 0..warmup + args.lat_iters {
+        let t = Instant::now();
+        let want = pongs.get() + 1;
+        let r = ep
+            .am_send(AM_PING, &[], ping, SendOptions::eager())
+            .unwrap();
+        worker
+            .wait_until(far(), "pong", || pongs.get() >= want)
+            .unwrap();
+        if i >= warmup {
+            rtts.push(t.elapsed());
+        }
+        drop(r);
+    }
+    rtts.sort();
+    if !rtts.is_empty() {
+        let p50 = percentile(&rtts, 50.0);
+        let p99 = percentile(&rtts, 99.0);
+        println!(
+            "am_lat size={} iters={} rtt_p50_us={p50:.3} rtt_p99_us={p99:.3} half_rtt_p50_us={:.3}",
+            args.lat_size,
+            args.lat_iters,
+            p50 / 2.0
+        );
+    }
+
+    // Bandwidth: a window of bulk sends, the last one acknowledged.
+    // Like ucx_perftest, every send reads the same source buffer; at most
+    // `window` sends are in flight.
+    let src: &'static [u8] = Box::leak(vec![9u8; args.bw_size].into_boxed_slice());
+    let run_bw = |iters: usize| -> Duration {
+        let mut inflight: VecDeque<Request<&'static [u8]>> = VecDeque::new();
+        let want = acks.get() + 1;
+        let t = Instant::now();
+        for i in 0..iters {
+            if inflight.len() >= args.window {
+                inflight.pop_front().unwrap().wait(far()).unwrap();
+            }
+            let hdr: &[u8] = if i + 1 == iters { b"last" } else { b"" };
+            inflight.push_back(
+                ep.am_send(AM_BULK, hdr, src, SendOptions::default())
+                    .unwrap(),
+            );
+        }
+        for r in inflight {
+            r.wait(far()).unwrap();
+        }
+        worker
+            .wait_until(far(), "bulk ack", || acks.get() >= want)
+            .unwrap();
+        t.elapsed()
+    };
+    run_bw((args.bw_iters / 10).max(1));
+    let el = run_bw(args.bw_iters);
+    // MiB/s, as ucx_perftest's "MB/s" (UCS_MBYTE = 2^20 bytes).
+    let mbs = (args.bw_iters * args.bw_size) as f64 / el.as_secs_f64() / (1u64 << 20) as f64;
+    println!(
+        "am_bw size={} iters={} window={} MiB/s={mbs:.1}",
+        args.bw_size, args.bw_iters, args.window
+    );
+
+    let bye = Rc::new(Cell::new(false));
+    let b2 = bye.clone();
+    worker
+        .set_am_handler(AM_BYE, move |_| b2.set(true))
+        .unwrap();
+    ep.am_send(AM_STOP, &[], &[][..], SendOptions::eager())
+        .unwrap()
+        .wait(far())
+        .unwrap();
+    worker.wait_until(far(), "bye", || bye.get()).unwrap();
+    ep.close(far()).unwrap();
+    drop(stdin);
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        worker.progress();
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+    }
+}

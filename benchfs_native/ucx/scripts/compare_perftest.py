@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Side-by-side AM latency/bandwidth: examples/am_pingpong vs ucx_perftest.
+
+Runs, in alternation within one invocation, `ucx_perftest -t ucp_am_lat`
+(4 KiB), `-t ucp_am_bw` (1 MiB) and the am_pingpong example, for each
+transport setting (default, UCX_TLS=tcp), ROUNDS times, and prints the
+medians, the median of the per-round ratios (each measured side by side)
+and the best-of ratios (noise only slows a run down). perftest's latency is half a round trip; it is
+doubled here to compare round trips.
+
+Usage: scripts/compare_perftest.py [--rounds 3] [--lat-iters 100000]
+       [--bw-iters 2000] [--bin target/release/examples/am_pingpong]
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import time
+
+PORT = [13500]
+
+
+def perftest(test, size, iters, env):
+    PORT[0] += 1
+    port = str(PORT[0])
+    server = subprocess.Popen(
+        ["ucx_perftest", "-t", test, "-p", port],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(0.5)
+        out = subprocess.run(
+            ["ucx_perftest", "localhost", "-p", port, "-t", test, "-s", str(size),
+             "-n", str(iters), "-f", "-v"],
+            env=env, capture_output=True, text=True, timeout=300, check=True,
+        ).stdout
+    finally:
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    lines = [line for line in out.splitlines() if line and line[0].isdigit()]
+    head = [line for line in out.splitlines() if line.startswith("iterations")][-1].split(",")
+    row = dict(zip(head, lines[-1].split(",")))
+    return row
+
+
+def ours(binary, lat_iters, bw_iters, env):
+    out = subprocess.run(
+        [binary, "--lat-iters", str(lat_iters), "--warmup", str(lat_iters // 10),
+         "--bw-iters", str(bw_iters)],
+        env=env, capture_output=True, text=True, timeout=300, check=True,
+    ).stdout
+    res = {}
+    for line in out.splitlines():
+        if line.startswith("am_"):
+            for kv in line.split()[1:]:
+                k, v = kv.split("=")
+                res[k] = float(v)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--lat-iters", type=int, default=100000)
+    ap.add_argument("--bw-iters", type=int, default=2000)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--bin", default=os.path.join(here, "target/release/examples/am_pingpong"))
+    a = ap.parse_args()
+    for label, extra in (("default", {}), ("UCX_TLS=tcp", {"UCX_TLS": "tcp"})):
+        env = dict(os.environ)
+        env.pop("UCX_TLS", None)
+        env.update(extra)
+        pt_rtt, pt_bw, our_p50, our_p99, our_bw = [], [], [], [], []
+        for _ in range(a.rounds):
+            lat = perftest("ucp_am_lat", 4096, a.lat_iters, env)
+            pt_rtt.append(2 * float(lat["50.0_percentile_lat"]))
+            r = ours(a.bin, a.lat_iters, a.bw_iters, env)
+            our_p50.append(r["rtt_p50_us"])
+            our_p99.append(r["rtt_p99_us"])
+            our_bw.append(r["MiB/s"])
+            bw = perftest("ucp_am_bw", 1 << 20, a.bw_iters, env)
+            pt_bw.append(float(bw["overall_bw"]))
+        m = statistics.median
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"[{label}] rounds={a.rounds} lat_iters={a.lat_iters} bw_iters={a.bw_iters} "
+              f"loadavg_after={load}")
+        lat_ratio = [o / p for o, p in zip(our_p50, pt_rtt)]
+        bw_ratio = [o / p for o, p in zip(our_bw, pt_bw)]
+        print(f"  4 KiB round trip p50 us: perftest {m(pt_rtt):.3f} (2 x half-RTT), "
+              f"am_pingpong {m(our_p50):.3f} (p99 {m(our_p99):.3f}); "
+              f"ratio of medians {m(our_p50) / m(pt_rtt):.2f}x, "
+              f"median per-round ratio {m(lat_ratio):.2f}x, "
+              f"best-of ratio {min(our_p50) / min(pt_rtt):.2f}x (target <= 2)")
+        print(f"  1 MiB bandwidth MiB/s: perftest {m(pt_bw):.0f}, am_pingpong {m(our_bw):.0f}; "
+              f"ratio of medians {m(our_bw) / m(pt_bw):.2f}x, "
+              f"median per-round ratio {m(bw_ratio):.2f}x, "
+              f"best-of ratio {max(our_bw) / max(pt_bw):.2f}x (target >= 0.8)")
+        print(f"  per round: perftest rtt {pt_rtt} bw {pt_bw}")
+        print(f"             ours rtt p50 {our_p50} p99 {our_p99} bw {our_bw}")
+
+
+if __name__ == "__main__":
+    main()
