@@ -41,20 +41,20 @@ build: system venv
 setup: build
 
 fmt:
-	cargo fmt --manifest-path $(CRATE)/Cargo.toml
+	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all
 	$(BIN)/ruff format benchfs analysis tests benchmarks
 	$(BIN)/ruff check --fix benchfs analysis tests benchmarks
 
 lint: build
-	cargo fmt --manifest-path $(CRATE)/Cargo.toml --check
-	cargo clippy --manifest-path $(CRATE)/Cargo.toml --all-targets --all-features -- -D warnings
+	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all --check
+	cargo clippy --manifest-path $(CRATE)/Cargo.toml --workspace --all-targets --all-features -- -D warnings
 	$(BIN)/ruff check benchfs analysis tests benchmarks
 	$(BIN)/ruff format --check benchfs analysis tests benchmarks
 	$(BIN)/mypy
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest benchfs_native
 
 test-rust: system
-	cargo test --manifest-path $(CRATE)/Cargo.toml
+	cargo test --manifest-path $(CRATE)/Cargo.toml --workspace
 
 test-python: build
 	$(BIN)/pytest

@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from benchfs.errors import ToolError
 from benchfs.tools.fio import FioJob, run_fio
 
 Pattern = Literal["write", "read", "randwrite", "randread"]
 MiB = 1024 * 1024
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -157,26 +158,41 @@ def run_storage_bench(
     directory: Path | None,
     cases: list[StorageCase],
     *,
+    rounds: int = 3,
     trace_repeats: int = 3,
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> StorageBenchReport:
-    """Run every case on the engine and on fio, then the trace on/off comparison."""
+    """Run every case on the engine and on fio, then the trace on/off comparison.
+
+    Engine and fio alternate ``rounds`` times per case so that drift of the
+    machine hits both alike; each side reports its median round.
+    """
     with bench_directory(directory) as root:
         engine_dir, fio_dir = root / "engine", root / "fio"
         engine_dir.mkdir()
         fio_dir.mkdir()
         report = StorageBenchReport(directory=str(root.parent))
         for case in cases:
-            on_progress(f"{case.name}: engine")
-            engine, depth = _run_engine(engine_dir, case)
-            on_progress(f"{case.name}: fio")
-            fio = _run_fio(fio_dir, case)
+            engine_runs: list[tuple[Side, float]] = []
+            fio_runs: list[Side] = []
+            for round_ in range(1, rounds + 1):
+                on_progress(f"{case.name}: engine, round {round_}/{rounds}")
+                engine_runs.append(_run_engine(engine_dir, case))
+                on_progress(f"{case.name}: fio, round {round_}/{rounds}")
+                fio_runs.append(_run_fio(fio_dir, case))
+            engine, depth = _median_run(engine_runs, key=lambda run: run[0].MiBps)
+            fio = _median_run(fio_runs, key=lambda side: side.MiBps)
             report.cases.append(CaseResult(case.name, engine, fio, depth))
         if trace_repeats > 0:
             report.trace_overhead_ratio = _trace_overhead(
                 engine_dir, root / "traces", cases, trace_repeats, on_progress
             )
         return report
+
+
+def _median_run(runs: list[T], key: Callable[[T], float]) -> T:
+    """The run whose throughput is the (lower) median, with its own latencies."""
+    return sorted(runs, key=key)[(len(runs) - 1) // 2]
 
 
 def _trace_overhead(

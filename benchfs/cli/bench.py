@@ -39,6 +39,9 @@ def storage(
     ] = "4GiB",
     rand_size: Annotated[str, typer.Option(help="Bytes per random 4 KiB case.")] = "1GiB",
     queue_depth: Annotated[int, typer.Option(min=1, max=1024, help="Operations in flight.")] = 32,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Alternating engine/fio rounds per case; medians are shown.")
+    ] = 3,
     trace_repeats: Annotated[
         int,
         typer.Option(min=0, help="On/off pairs for the event log overhead (0 to skip)."),
@@ -53,6 +56,7 @@ def storage(
         report = run_storage_bench(
             directory,
             cases,
+            rounds=rounds,
             trace_repeats=trace_repeats,
             on_progress=lambda step: progress.update(step),
         )

@@ -215,7 +215,10 @@ def _print_summary(report: DiagnoseReport) -> None:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
     for header in TERMINAL_HEADERS:
         left = header in ("test", "verdict")
-        table.add_column(header, no_wrap=left, justify="left" if left else "right")
+        # Fold rather than cut: a number shown with an ellipsis is a wrong number.
+        table.add_column(
+            header, no_wrap=left, overflow="fold", justify="left" if left else "right"
+        )
     for test in node.tests:
         table.add_row(*terminal_row(test, by_node[node.node]))
     console.print(table)

@@ -425,13 +425,13 @@ pub(crate) fn set_handler(worker: &Rc<WorkerShared>, id: u16, f: Box<HandlerFn>)
             sys::UCS_ERR_INVALID_PARAM,
         )
     })?;
-    if let Some(old) = handlers.get(&id) {
-        if old.f.try_borrow_mut().is_err() {
-            return Err(Error::new(
-                format!("ucp_worker_set_am_recv_handler({id}) from inside its own handler"),
-                sys::UCS_ERR_INVALID_PARAM,
-            ));
-        }
+    if let Some(old) = handlers.get(&id)
+        && old.f.try_borrow_mut().is_err()
+    {
+        return Err(Error::new(
+            format!("ucp_worker_set_am_recv_handler({id}) from inside its own handler"),
+            sys::UCS_ERR_INVALID_PARAM,
+        ));
     }
     // Safety: live worker; the slot is boxed (stable address) and stored in
     // the worker until replaced or the worker is destroyed.

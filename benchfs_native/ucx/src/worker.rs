@@ -160,7 +160,7 @@ impl WorkerShared {
                 continue;
             }
             idle += 1;
-            if idle % 256 == 0 && Instant::now() >= deadline {
+            if idle.is_multiple_of(256) && Instant::now() >= deadline {
                 if done() {
                     return Ok(());
                 }

@@ -8,8 +8,8 @@ medians, the median of the per-round ratios (each measured side by side)
 and the best-of ratios (noise only slows a run down). perftest's latency is half a round trip; it is
 doubled here to compare round trips.
 
-Usage: scripts/compare_perftest.py [--rounds 3] [--lat-iters 100000]
-       [--bw-iters 2000] [--bin target/release/examples/am_pingpong]
+Usage: benchmarks/ucx_am_vs_perftest.py [--rounds 3] [--lat-iters 100000]
+       [--bw-iters 2000] [--bin benchfs_native/target/release/examples/am_pingpong]
 """
 
 import argparse
@@ -33,9 +33,25 @@ def perftest(test, size, iters, env):
     try:
         time.sleep(0.5)
         out = subprocess.run(
-            ["ucx_perftest", "localhost", "-p", port, "-t", test, "-s", str(size),
-             "-n", str(iters), "-f", "-v"],
-            env=env, capture_output=True, text=True, timeout=300, check=True,
+            [
+                "ucx_perftest",
+                "localhost",
+                "-p",
+                port,
+                "-t",
+                test,
+                "-s",
+                str(size),
+                "-n",
+                str(iters),
+                "-f",
+                "-v",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
         ).stdout
     finally:
         try:
@@ -45,15 +61,26 @@ def perftest(test, size, iters, env):
             server.wait()
     lines = [line for line in out.splitlines() if line and line[0].isdigit()]
     head = [line for line in out.splitlines() if line.startswith("iterations")][-1].split(",")
-    row = dict(zip(head, lines[-1].split(",")))
+    row = dict(zip(head, lines[-1].split(","), strict=False))
     return row
 
 
 def ours(binary, lat_iters, bw_iters, env):
     out = subprocess.run(
-        [binary, "--lat-iters", str(lat_iters), "--warmup", str(lat_iters // 10),
-         "--bw-iters", str(bw_iters)],
-        env=env, capture_output=True, text=True, timeout=300, check=True,
+        [
+            binary,
+            "--lat-iters",
+            str(lat_iters),
+            "--warmup",
+            str(lat_iters // 10),
+            "--bw-iters",
+            str(bw_iters),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     ).stdout
     res = {}
     for line in out.splitlines():
@@ -69,8 +96,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--lat-iters", type=int, default=100000)
     ap.add_argument("--bw-iters", type=int, default=2000)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    ap.add_argument("--bin", default=os.path.join(here, "target/release/examples/am_pingpong"))
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    example = "benchfs_native/target/release/examples/am_pingpong"
+    ap.add_argument("--bin", default=os.path.join(repo, example))
     a = ap.parse_args()
     for label, extra in (("default", {}), ("UCX_TLS=tcp", {"UCX_TLS": "tcp"})):
         env = dict(os.environ)
@@ -88,19 +116,25 @@ def main():
             pt_bw.append(float(bw["overall_bw"]))
         m = statistics.median
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(f"[{label}] rounds={a.rounds} lat_iters={a.lat_iters} bw_iters={a.bw_iters} "
-              f"loadavg_after={load}")
-        lat_ratio = [o / p for o, p in zip(our_p50, pt_rtt)]
-        bw_ratio = [o / p for o, p in zip(our_bw, pt_bw)]
-        print(f"  4 KiB round trip p50 us: perftest {m(pt_rtt):.3f} (2 x half-RTT), "
-              f"am_pingpong {m(our_p50):.3f} (p99 {m(our_p99):.3f}); "
-              f"ratio of medians {m(our_p50) / m(pt_rtt):.2f}x, "
-              f"median per-round ratio {m(lat_ratio):.2f}x, "
-              f"best-of ratio {min(our_p50) / min(pt_rtt):.2f}x (target <= 2)")
-        print(f"  1 MiB bandwidth MiB/s: perftest {m(pt_bw):.0f}, am_pingpong {m(our_bw):.0f}; "
-              f"ratio of medians {m(our_bw) / m(pt_bw):.2f}x, "
-              f"median per-round ratio {m(bw_ratio):.2f}x, "
-              f"best-of ratio {max(our_bw) / max(pt_bw):.2f}x (target >= 0.8)")
+        print(
+            f"[{label}] rounds={a.rounds} lat_iters={a.lat_iters} bw_iters={a.bw_iters} "
+            f"loadavg_after={load}"
+        )
+        lat_ratio = [o / p for o, p in zip(our_p50, pt_rtt, strict=True)]
+        bw_ratio = [o / p for o, p in zip(our_bw, pt_bw, strict=True)]
+        print(
+            f"  4 KiB round trip p50 us: perftest {m(pt_rtt):.3f} (2 x half-RTT), "
+            f"am_pingpong {m(our_p50):.3f} (p99 {m(our_p99):.3f}); "
+            f"ratio of medians {m(our_p50) / m(pt_rtt):.2f}x, "
+            f"median per-round ratio {m(lat_ratio):.2f}x, "
+            f"best-of ratio {min(our_p50) / min(pt_rtt):.2f}x (target <= 2)"
+        )
+        print(
+            f"  1 MiB bandwidth MiB/s: perftest {m(pt_bw):.0f}, am_pingpong {m(our_bw):.0f}; "
+            f"ratio of medians {m(our_bw) / m(pt_bw):.2f}x, "
+            f"median per-round ratio {m(bw_ratio):.2f}x, "
+            f"best-of ratio {max(our_bw) / max(pt_bw):.2f}x (target >= 0.8)"
+        )
         print(f"  per round: perftest rtt {pt_rtt} bw {pt_bw}")
         print(f"             ours rtt p50 {our_p50} p99 {our_p99} bw {our_bw}")
 

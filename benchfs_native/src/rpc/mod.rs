@@ -1,0 +1,8 @@
+//! Remote procedure calls between clients and daemons.
+//!
+//! * [`wire`]: the versioned message encoding (docs/WIRE_PROTOCOL.md). It
+//!   is plain logic over byte slices and knows nothing of the transport or
+//!   the storage layer; the client and server built on it carry a message
+//!   in a UCX active message's header and the bulk data in its payload.
+
+pub mod wire;
