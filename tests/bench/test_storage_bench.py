@@ -17,7 +17,7 @@ runner = CliRunner()
 def bench_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     directory = tmp_path_factory.mktemp("bench")
     args = ["bench", "storage", "--dir", str(directory), "--json"]
-    args += ["--seq-size", "32m", "--rand-size", "8m", "--trace-repeats", "1"]
+    args += ["--seq-size", "32m", "--rand-size", "8m", "--trace-repeats", "1", "--rounds", "1"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert list(directory.iterdir()) == [], "the benchmark must remove its files"
@@ -51,7 +51,7 @@ def test_trace_overhead_is_measured(bench_json: dict[str, object]) -> None:
 
 def test_table_output_names_cases(tmp_path: Path) -> None:
     args = ["bench", "storage", "--dir", str(tmp_path), "--seq-size", "8m"]
-    args += ["--rand-size", "1m", "--trace-repeats", "0"]
+    args += ["--rand-size", "1m", "--trace-repeats", "0", "--rounds", "2"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "rand_read_4KiB" in result.stdout
