@@ -216,9 +216,7 @@ def _print_summary(report: DiagnoseReport) -> None:
     for header in TERMINAL_HEADERS:
         left = header in ("test", "verdict")
         # Fold rather than cut: a number shown with an ellipsis is a wrong number.
-        table.add_column(
-            header, no_wrap=left, overflow="fold", justify="left" if left else "right"
-        )
+        table.add_column(header, no_wrap=left, overflow="fold", justify="left" if left else "right")
     for test in node.tests:
         table.add_row(*terminal_row(test, by_node[node.node]))
     console.print(table)
