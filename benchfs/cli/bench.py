@@ -80,7 +80,8 @@ def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int) -> Table
         "fio p50/p99 (us)",
         "engine io_depth",
     ):
-        table.add_column(header, justify="left" if header == "case" else "right")
+        left = header == "case"
+        table.add_column(header, justify="left" if left else "right", no_wrap=left)
     for case in report.cases:
         table.add_row(
             case.name,

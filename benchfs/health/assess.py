@@ -8,7 +8,6 @@ extreme: an outlier ten times worse than the median, a p99 200x the p50.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -148,10 +147,8 @@ def cross_node_findings(
             min_relative=thresholds.outlier_min_relative,
         ):
             message = f"cross-node outlier: {outlier.describe()}"
-            worse = 1 / outlier.factor if outlier.factor > 0 else math.inf
-            if outlier.bad == "high":
-                worse = outlier.factor
-            level: Level = "degraded" if worse >= thresholds.outlier_degraded_factor else "warn"
+            degraded = outlier.times_worse >= thresholds.outlier_degraded_factor
+            level: Level = "degraded" if degraded else "warn"
             finding = Finding(
                 level, test, metric, message, outlier.value, outlier.median, kind="outlier"
             )

@@ -1,8 +1,11 @@
 """Which nodes to leave out of a run, on strong evidence only, with every decision recorded.
 
 A node is excluded when, for one metric, it is BOTH a robust outlier among
-the nodes (median/MAD, see ``robust``) AND beyond that metric's absolute
-limit; either alone is noise on a busy cluster. A node whose preflight could
+the nodes (median/MAD, see ``robust``) at least ``outlier_degraded_factor``
+times worse than the median AND beyond that metric's absolute limit; either
+alone is noise on a busy cluster (a short preflight on a shared disk shows
+p99 spikes of a few times the median on healthy nodes; the sick nodes seen
+in the field were hundreds of times slower). A node whose preflight could
 not run at all is excluded too. Exclusions never leave fewer nodes than
 ``max(min_nodes, ceil(min_node_fraction * nodes))``; when they would, the
 worst offenders go first and the rest are kept with the reason said.
@@ -93,7 +96,7 @@ def decide_exclusions(
         limit = float(getattr(thresholds, metric.threshold)) * metric.scale
         for outlier in outliers:
             evidence = _evidence(outlier, limit)
-            if evidence.beyond_limit:
+            if evidence.beyond_limit and outlier.times_worse >= thresholds.outlier_degraded_factor:
                 strong.setdefault(outlier.node, []).append(evidence)
     floor = minimum_nodes(len(nodes), thresholds)
     # Worst first: failed nodes, then by the largest robust z of their evidence.
@@ -125,7 +128,7 @@ def decide_exclusions(
         decisions[node] = Decision(node, True, reason, found, errors.get(node))
     for node in nodes:
         decisions.setdefault(
-            node, Decision(node, False, "no strong evidence (outlier and beyond a limit)")
+            node, Decision(node, False, "no strong evidence (a far outlier and beyond a limit)")
         )
     kept = tuple(node for node in nodes if node not in excluded)
     return PolicyResult(
@@ -134,10 +137,6 @@ def decide_exclusions(
         minimum_nodes=floor,
         decisions=tuple(decisions[node] for node in nodes),
     )
-
-
-def _worst_z(evidence: list[Evidence]) -> float:
-    return max((item.robust_z for item in evidence), default=0.0)
 
 
 def _evidence(outlier: Outlier, limit: float) -> Evidence:

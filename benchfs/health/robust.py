@@ -35,6 +35,13 @@ class Outlier:
     robust_z: float
     bad: Bad
 
+    @property
+    def times_worse(self) -> float:
+        """How many times worse than the median, in the bad direction (>= 1)."""
+        if self.bad == "high":
+            return self.factor
+        return 1 / self.factor if self.factor > 0 else math.inf
+
     def describe(self) -> str:
         if self.bad == "high":
             how = f"{self.factor:,.1f}x the median"

@@ -52,7 +52,7 @@ def test_trace_overhead_is_measured(bench_json: dict[str, object]) -> None:
 def test_table_output_names_cases(tmp_path: Path) -> None:
     args = ["bench", "storage", "--dir", str(tmp_path), "--seq-size", "8m"]
     args += ["--rand-size", "1m", "--trace-repeats", "0", "--rounds", "2"]
-    result = runner.invoke(app, args)
+    result = runner.invoke(app, args, env={"COLUMNS": "160"})
     assert result.exit_code == 0, result.output
     assert "rand_read_4KiB" in result.stdout
     assert "engine MiB/s" in result.stdout

@@ -116,3 +116,18 @@ def test_with_three_nodes_a_node_far_below_both_others_is_an_outlier() -> None:
         )
         == []
     )
+
+
+def test_a_few_times_worse_beyond_a_limit_is_not_enough_to_exclude() -> None:
+    # A short preflight on a shared disk: one healthy node's write p99 spiked
+    # 5x past the others and over the 50 ms limit. A warning, not an exclusion.
+    write_p99 = PolicyMetric("write_p99_ns", "high", "rand_write_p99_max_ms", 1e6)
+    values = {
+        "fast0": {"write_p99_ns": 14e6},
+        "fast1": {"write_p99_ns": 70e6},
+        "fast2": {"write_p99_ns": 12e6},
+    }
+    result = decide_exclusions(values, [write_p99], Thresholds())
+    assert result.excluded == ()
+    values["sick"] = {"write_p99_ns": 900e6}
+    assert decide_exclusions(values, [write_p99], Thresholds()).excluded == ("sick",)
