@@ -95,3 +95,26 @@ def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int) -> Table
     if report.trace_overhead_ratio is not None:
         table.caption = f"event log on/off throughput: {report.trace_overhead_ratio:.3f}"
     return table
+
+
+@app.command("analysis")
+def analysis(
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    events: Annotated[int, typer.Option(min=1000, help="Trace events to generate.")] = 10_000_000,
+) -> None:
+    """Time loading 10 million trace events and writing the full report; peak memory."""
+    from benchfs.bench.analysis import run_analysis_bench
+
+    with err_console.status(f"generating {events:,} events, then loading and reporting"):
+        result = run_analysis_bench(events)
+    if json_output:
+        typer.echo(json.dumps(result.to_json(), indent=2))
+        return
+    verdict = "within" if result.within_targets else "OUTSIDE"
+    console.print(
+        f"{result.events:,} events ({result.trace_bytes / 2**20:,.0f} MiB of traces): "
+        f"load {result.load_s:.2f} s + report {result.report_s:.2f} s = {result.total_s:.2f} s "
+        f"({result.cpu_s:.2f} s CPU), "
+        f"peak RSS {result.peak_rss_bytes / 2**30:.2f} GiB; {verdict} the targets "
+        f"({result.target_s:g} s, {result.target_peak_bytes / 2**30:g} GiB)"
+    )
