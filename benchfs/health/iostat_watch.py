@@ -22,6 +22,7 @@ from analysis.loaders.iostat import IostatFormatError, IostatReport, parse_iosta
 from benchfs.cluster.hostfile import Host
 from benchfs.errors import ToolError
 from benchfs.launchers.base import Launcher
+from benchfs.tools.iostat import iostat_argv
 from benchfs.tools.process import kill_group
 
 _STOP_GRACE_S = 5.0
@@ -41,7 +42,7 @@ class IostatWatch:
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.host = host
-        tool = ["iostat", "-x", "-t", "-o", "JSON", "-d", *devices, str(interval_s)]
+        tool = iostat_argv(devices, interval_s)
         self.argv = launcher.command(host, tool, env={"S_TIME_FORMAT": "ISO", **(env or {})})
         self.raw_output = raw_output
         self._process: subprocess.Popen[str] | None = None

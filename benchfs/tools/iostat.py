@@ -21,13 +21,20 @@ from benchfs.tools.process import kill_group
 _STOP_GRACE_S = 5.0
 
 
+def iostat_argv(
+    devices: Sequence[str], interval_s: int = 1, iostat_binary: str = "iostat"
+) -> list[str]:
+    """iostat with timestamps per report and extended stats; no devices means all."""
+    return [iostat_binary, "-x", "-t", "-o", "JSON", "-d", *devices, str(interval_s)]
+
+
 def iostat_command(
     devices: Sequence[str], interval_s: int = 1, iostat_binary: str = "iostat"
 ) -> list[str]:
-    """The exact argv the sampler runs (timestamps per report, extended stats)."""
+    """The exact argv the sampler runs: the devices under test, never all of them."""
     if not devices:
         raise ToolError("iostat: no devices to watch")
-    return [iostat_binary, "-x", "-t", "-o", "JSON", "-d", *devices, str(interval_s)]
+    return iostat_argv(devices, interval_s, iostat_binary)
 
 
 def iostat_available(iostat_binary: str = "iostat", path: str | None = None) -> bool:
