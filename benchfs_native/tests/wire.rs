@@ -10,8 +10,8 @@
 use benchfs_native::Error;
 use benchfs_native::rpc::wire::{
     self, Attr, DIR_ENTRY_FIXED, DecodeError, DirEntry, FLAG_REPLY, HEADER_LEN, Limits, MAGIC,
-    MAX_PATH, Message, Op, Reply, Request, VERSION, decode, decode_dir_entries, decode_header,
-    decode_reply, decode_request, encode_dir_entries, encode_reply, encode_request,
+    MAX_PATH, Message, Op, Reply, Request, Route, VERSION, decode, decode_dir_entries,
+    decode_header, decode_reply, decode_request, encode_dir_entries, encode_reply, encode_request,
 };
 use proptest::prelude::*;
 
@@ -184,13 +184,13 @@ fn message() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         (request(), any::<u64>(), any::<u32>()).prop_map(|(r, id, node)| {
             let mut out = Vec::new();
-            encode_request(&mut out, id, node, &r.wire())
+            encode_request(&mut out, Route::new(id, node), &r.wire())
                 .map(|_| out)
                 .unwrap_or_default()
         }),
         (reply(), any::<u64>(), any::<u32>()).prop_map(|(r, id, node)| {
             let mut out = Vec::new();
-            encode_reply(&mut out, id, node, &r.wire())
+            encode_reply(&mut out, Route::new(id, node), &r.wire())
                 .map(|_| out)
                 .unwrap_or_default()
         }),
@@ -218,16 +218,18 @@ proptest! {
 
     #[test]
     fn every_request_round_trips(r in request(), id in any::<u64>(), node in any::<u32>(),
+                                 channel in any::<u16>(),
                                  prefix in prop::collection::vec(any::<u8>(), 0..8)) {
         let req = r.wire();
         let mut out = prefix.clone();
-        let n = encode_request(&mut out, id, node, &req).unwrap();
+        let n = encode_request(&mut out, Route::new(id, node).on(channel), &req).unwrap();
         prop_assert_eq!(&out[..prefix.len()], &prefix[..]);
         let buf = &out[prefix.len()..];
         prop_assert_eq!(n, buf.len());
         let (h, back) = decode_request(buf, &Limits::default()).unwrap();
         prop_assert_eq!(back, req);
         prop_assert_eq!((h.request_id, h.node, h.status, h.op), (id, node, 0, req.op()));
+        prop_assert_eq!(h.channel, channel);
         prop_assert!(!h.is_reply());
         prop_assert_eq!(h.message_len(), buf.len());
         let payload = if let Request::Write { len, .. } = req { len } else { 0 };
@@ -241,7 +243,7 @@ proptest! {
     fn every_reply_round_trips(r in reply(), id in any::<u64>(), node in any::<u32>()) {
         let rep = r.wire();
         let mut out = Vec::new();
-        let n = encode_reply(&mut out, id, node, &rep).unwrap();
+        let n = encode_reply(&mut out, Route::new(id, node), &rep).unwrap();
         prop_assert_eq!(n, out.len());
         let (h, back) = decode_reply(&out, &Limits::default()).unwrap();
         prop_assert_eq!(back, rep);
@@ -267,7 +269,7 @@ proptest! {
         prop_assert_eq!(back, entries);
         // The reply announcing them decodes too.
         let mut msg = Vec::new();
-        encode_reply(&mut msg, 1, 2, &Reply::Readdir {
+        encode_reply(&mut msg, Route::new(1, 2), &Reply::Readdir {
             count: names.len() as u32, next_cursor: 9, eof: true, entries_len: n as u64,
         }).unwrap();
         let (h, _) = decode_reply(&msg, &Limits::default()).unwrap();
@@ -352,14 +354,14 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
                 match m {
                     Message::Request(r) => {
                         prop_assert!(borrowed_from(r.path(), bytes));
-                        encode_request(&mut again, h.request_id, h.node, &r)
+                        encode_request(&mut again, Route::from(&h), &r)
                             .map_err(|e| TestCaseError::fail(e.to_string()))?;
                     }
                     Message::Reply(r) => {
                         if let Reply::Error { message, .. } = r {
                             prop_assert!(borrowed_from(message, bytes));
                         }
-                        encode_reply(&mut again, h.request_id, h.node, &r)
+                        encode_reply(&mut again, Route::from(&h), &r)
                             .map_err(|e| TestCaseError::fail(e.to_string()))?;
                     }
                 }
@@ -378,7 +380,7 @@ fn check_hostile(bytes: &[u8]) -> Result<(), TestCaseError> {
 
 fn stat_request(path: &str) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_request(&mut out, 7, 3, &Request::Stat { path }).unwrap();
+    encode_request(&mut out, Route::new(7, 3), &Request::Stat { path }).unwrap();
     out
 }
 
@@ -427,8 +429,7 @@ fn decode_errors_say_what_and_where() {
     let mut w = Vec::new();
     encode_request(
         &mut w,
-        1,
-        1,
+        Route::new(1, 1),
         &Request::Write {
             path: "f",
             chunk: 0,
@@ -486,7 +487,7 @@ fn decode_errors_say_what_and_where() {
 
     // Request decoder given a reply and the other way round.
     let mut r = Vec::new();
-    encode_reply(&mut r, 7, 3, &Reply::Fsync).unwrap();
+    encode_reply(&mut r, Route::new(7, 3), &Reply::Fsync).unwrap();
     assert_eq!(
         decode_request(&r, &Limits::default()).unwrap_err().field,
         "flags"
@@ -503,7 +504,7 @@ fn decode_errors_say_what_and_where() {
         errno: libc::ENOENT,
         message: "no dir",
     };
-    encode_reply(&mut b, 1, 1, &failed).unwrap();
+    encode_reply(&mut b, Route::new(1, 1), &failed).unwrap();
     b[8] |= wire::FLAG_EOF as u8;
     let e = err(&b);
     assert_eq!((e.offset, e.field), (8, "flags"));
@@ -513,8 +514,7 @@ fn decode_errors_say_what_and_where() {
     let mut b = Vec::new();
     encode_request(
         &mut b,
-        1,
-        1,
+        Route::new(1, 1),
         &Request::Readdir {
             path: "",
             cursor: 0,
@@ -535,8 +535,7 @@ fn payload_length_is_checked_against_what_arrived() {
     let mut w = Vec::new();
     encode_request(
         &mut w,
-        1,
-        1,
+        Route::new(1, 1),
         &Request::Write {
             path: "f",
             chunk: 2,
@@ -560,7 +559,7 @@ fn encoder_rejects_what_the_decoder_would() {
     let mut out = Vec::new();
     for p in ["", "/a", "a/../b", "a\0b"] {
         assert!(
-            encode_request(&mut out, 1, 1, &Request::Stat { path: p }).is_err(),
+            encode_request(&mut out, Route::new(1, 1), &Request::Stat { path: p }).is_err(),
             "{p:?}"
         );
     }
@@ -570,16 +569,16 @@ fn encoder_rejects_what_the_decoder_would() {
         offset: u64::MAX,
         len: 1,
     };
-    assert!(encode_request(&mut out, 1, 1, &over).is_err());
+    assert!(encode_request(&mut out, Route::new(1, 1), &over).is_err());
     let long = "a/".repeat(MAX_PATH / 2) + "b";
-    assert!(encode_request(&mut out, 1, 1, &Request::Stat { path: &long }).is_err());
+    assert!(encode_request(&mut out, Route::new(1, 1), &Request::Stat { path: &long }).is_err());
     for errno in [0, -1, 4096] {
         let r = Reply::Error {
             op: Op::Read,
             errno,
             message: "",
         };
-        assert!(encode_reply(&mut out, 1, 1, &r).is_err());
+        assert!(encode_reply(&mut out, Route::new(1, 1), &r).is_err());
     }
     assert!(out.is_empty(), "failed encodes append nothing");
     // An over-long error text is cut at a character boundary, not refused.
@@ -589,7 +588,7 @@ fn encoder_rejects_what_the_decoder_would() {
         errno: libc::EIO,
         message: &text,
     };
-    encode_reply(&mut out, 1, 1, &r).unwrap();
+    encode_reply(&mut out, Route::new(1, 1), &r).unwrap();
     match decode_reply(&out, &Limits::default()).unwrap().1 {
         Reply::Error { message, .. } => assert_eq!(message.len(), MAX_PATH),
         other => panic!("{other:?}"),
@@ -610,8 +609,7 @@ fn layout_is_pinned() {
     let mut out = Vec::new();
     encode_request(
         &mut out,
-        0x0102_0304_0506_0708,
-        5,
+        Route::new(0x0102_0304_0506_0708, 5).on(0x0a0b),
         &Request::Write {
             path: "ab",
             chunk: 3,
@@ -628,7 +626,7 @@ fn layout_is_pinned() {
         &[0x04, 0],                  // flags: SYNC
         &[16, 0],                    // fixed_len
         &[2, 0],                     // var_len
-        &[0, 0],                     // reserved
+        &[0x0b, 0x0a],               // channel
         &[8, 7, 6, 5, 4, 3, 2, 1],   // request_id
         &[5, 0, 0, 0],               // node
         &[0, 0, 0, 0],               // status

@@ -450,6 +450,9 @@ pub struct Header {
     pub fixed_len: u16,
     /// Length of the variable part (path or error text).
     pub var_len: u16,
+    /// The sender's channel on the receiving daemon (assigned at connect,
+    /// docs/WIRE_PROTOCOL.md "Sessions"), echoed in the reply; 0: none.
+    pub channel: u16,
     /// Chosen by the client, echoed in the reply.
     pub request_id: u64,
     /// Request: the target node id; reply: the replying node id.
@@ -499,7 +502,7 @@ pub struct DecodeError {
 }
 
 impl DecodeError {
-    fn new(offset: usize, field: &'static str, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(offset: usize, field: &'static str, reason: impl Into<String>) -> Self {
         DecodeError {
             offset,
             field,
@@ -534,11 +537,48 @@ fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
+/// Where a message goes and which request it belongs to: the header
+/// fields the caller chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Route {
+    /// Chosen by the client, echoed in the reply.
+    pub request_id: u64,
+    /// Request: the target node id; reply: the replying node id.
+    pub node: u32,
+    /// The client's channel on the daemon (0: none).
+    pub channel: u16,
+}
+
+impl Route {
+    /// Request `request_id` for (or reply from) `node`, on no channel.
+    pub fn new(request_id: u64, node: u32) -> Route {
+        Route {
+            request_id,
+            node,
+            channel: 0,
+        }
+    }
+
+    /// The same route on `channel`.
+    pub fn on(self, channel: u16) -> Route {
+        Route { channel, ..self }
+    }
+}
+
+impl From<&Header> for Route {
+    fn from(h: &Header) -> Route {
+        Route {
+            request_id: h.request_id,
+            node: h.node,
+            channel: h.channel,
+        }
+    }
+}
+
 struct Frame<'s> {
     op: Op,
     flags: u16,
-    request_id: u64,
-    node: u32,
+    route: Route,
     status: i32,
     payload_len: u64,
     var: &'s [u8],
@@ -556,9 +596,9 @@ fn put_frame(out: &mut Vec<u8>, f: &Frame<'_>, fixed: &[u8]) {
     // Both lengths are bounded by the callers (fixed <= 24, var <= MAX_PATH).
     put_u16(out, fixed.len() as u16);
     put_u16(out, f.var.len() as u16);
-    put_u16(out, 0);
-    put_u64(out, f.request_id);
-    put_u32(out, f.node);
+    put_u16(out, f.route.channel);
+    put_u64(out, f.route.request_id);
+    put_u32(out, f.route.node);
     out.extend_from_slice(&f.status.to_le_bytes());
     put_u64(out, f.payload_len);
     out.extend_from_slice(fixed);
@@ -576,15 +616,10 @@ fn check_path(path: &str, rule: PathRule) -> Result<()> {
     Ok(())
 }
 
-/// Appends the encoding of `request` (id `request_id`, for node `node`) to
-/// `out` and returns the number of bytes appended. The path is validated
+/// Appends the encoding of `request` (routed by `route`) to `out` and
+/// returns the number of bytes appended. The path is validated
 /// (relative, no `.`/`..`/empty components, at most [`MAX_PATH`] bytes).
-pub fn encode_request(
-    out: &mut Vec<u8>,
-    request_id: u64,
-    node: u32,
-    request: &Request<'_>,
-) -> Result<usize> {
+pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) -> Result<usize> {
     let op = request.op();
     let path = request.path();
     match op.request_path() {
@@ -663,8 +698,7 @@ pub fn encode_request(
     let frame = Frame {
         op,
         flags,
-        request_id,
-        node,
+        route,
         status: 0,
         payload_len,
         var,
@@ -693,16 +727,11 @@ fn truncate_str(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// Appends the encoding of `reply` (to request `request_id`, from node
-/// `node`) to `out` and returns the number of bytes appended. An error
+/// Appends the encoding of `reply` (to `route.request_id`, from
+/// `route.node`, on `route.channel`) to `out` and returns the number of bytes appended. An error
 /// message longer than [`MAX_PATH`] bytes is cut; an errno outside
 /// `1..=4095` is an error.
-pub fn encode_reply(
-    out: &mut Vec<u8>,
-    request_id: u64,
-    node: u32,
-    reply: &Reply<'_>,
-) -> Result<usize> {
+pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Result<usize> {
     let op = reply.op();
     let mut fixed = [0u8; 24];
     let mut flags = FLAG_REPLY;
@@ -745,8 +774,7 @@ pub fn encode_reply(
     let frame = Frame {
         op,
         flags,
-        request_id,
-        node,
+        route,
         status,
         payload_len,
         var,
@@ -854,7 +882,7 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
     let flags = r.u16("flags")?;
     let fixed_len = r.u16("fixed_len")?;
     let var_len = r.u16("var_len")?;
-    r.zero::<2>("reserved")?;
+    let channel = r.u16("channel")?;
     let request_id = r.u64("request_id")?;
     let node = r.u32("node")?;
     let status = i32::from_le_bytes(r.array("status")?);
@@ -864,6 +892,7 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
         flags,
         fixed_len,
         var_len,
+        channel,
         request_id,
         node,
         status,
