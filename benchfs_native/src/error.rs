@@ -34,6 +34,19 @@ pub enum Error {
         /// Why it is rejected.
         reason: &'static str,
     },
+    /// A remote operation failed or did not answer in time: which node,
+    /// which operation, and why (`errno`: the daemon's, or `ETIMEDOUT`,
+    /// `ECONNRESET`, ... for transport failures).
+    Rpc {
+        /// The positive errno.
+        errno: i32,
+        /// The daemon's node name.
+        node: String,
+        /// The operation, e.g. `write testfile.3 chunk 12`.
+        op: String,
+        /// What went wrong, in words.
+        detail: String,
+    },
     /// The store (or its driver thread) is closed.
     Closed,
     /// The store was opened by another process (this one is a `fork()`
@@ -73,7 +86,7 @@ impl Error {
     /// The errno of an OS error.
     pub fn errno(&self) -> Option<i32> {
         match self {
-            Error::Os { errno, .. } => Some(*errno),
+            Error::Os { errno, .. } | Error::Rpc { errno, .. } => Some(*errno),
             _ => None,
         }
     }
@@ -100,6 +113,16 @@ impl fmt::Display for Error {
             }
             Error::InvalidArgument { name, message } => write!(f, "{name}: {message}"),
             Error::InvalidPath { path, reason } => write!(f, "invalid path {path:?}: {reason}"),
+            Error::Rpc {
+                errno,
+                node,
+                op,
+                detail,
+            } => write!(
+                f,
+                "{op} on node {node} failed: {detail} ({}, errno {errno})",
+                strerror(*errno)
+            ),
             Error::Closed => f.write_str("the store is closed"),
             Error::Forked { owner } => write!(
                 f,

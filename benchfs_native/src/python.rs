@@ -28,6 +28,12 @@ impl From<Error> for PyErr {
             Error::InvalidPath { path, reason } => {
                 PyValueError::new_err(format!("invalid path {path:?}: {reason}"))
             }
+            Error::Rpc {
+                errno,
+                node,
+                op,
+                detail,
+            } => PyOSError::new_err((errno, format!("{op} on node {node} failed: {detail}"), node)),
             Error::Closed => PyValueError::new_err("I/O operation on a closed ChunkStore"),
             e @ Error::Forked { .. } => PyRuntimeError::new_err(e.to_string()),
         }

@@ -7,6 +7,8 @@
 //! * [`session`]: connect / accept / disconnect, which give each client a
 //!   channel on each daemon and the daemon an endpoint back to the client;
 //!   and the active message ids of the RPC layer.
+//! * [`transport`]: the `auto`/`shm`/`tcp` setting as UCX configuration.
 
 pub mod session;
+pub mod transport;
 pub mod wire;
