@@ -36,7 +36,7 @@ fn attr() -> impl Strategy<Value = Attr> {
 /// An owned description of a request (the wire type borrows its path).
 #[derive(Debug, Clone)]
 enum Req {
-    Ping,
+    Ping(u64, bool),
     Create(String, u32, bool),
     Open(String, u32),
     Stat(String),
@@ -53,7 +53,10 @@ enum Req {
 impl Req {
     fn wire(&self) -> Request<'_> {
         match self {
-            Req::Ping => Request::Ping,
+            Req::Ping(len, echo) => Request::Ping {
+                len: *len,
+                echo: *echo,
+            },
             Req::Create(p, mode, exclusive) => Request::Create {
                 path: p,
                 mode: *mode,
@@ -103,7 +106,7 @@ fn request() -> impl Strategy<Value = Req> {
     let len = 0..=MAX_PAYLOAD;
     let off = 0..=u64::MAX - MAX_PAYLOAD;
     prop_oneof![
-        Just(Req::Ping),
+        (len.clone(), any::<bool>()).prop_map(|(l, e)| Req::Ping(l, e)),
         (path(), any::<u32>(), any::<bool>()).prop_map(|(p, m, e)| Req::Create(p, m, e)),
         (path(), any::<u32>()).prop_map(|(p, f)| Req::Open(p, f)),
         path().prop_map(Req::Stat),
@@ -156,7 +159,10 @@ fn op() -> impl Strategy<Value = Op> {
 fn reply() -> impl Strategy<Value = Rep> {
     let len = 0..=MAX_PAYLOAD;
     prop_oneof![
-        any::<u64>().prop_map(|t| Rep::Plain(Reply::Ping { time_unix_ns: t })),
+        (any::<u64>(), len.clone()).prop_map(|(t, l)| Rep::Plain(Reply::Ping {
+            time_unix_ns: t,
+            len: l
+        })),
         attr().prop_map(|a| Rep::Plain(Reply::Create(a))),
         attr().prop_map(|a| Rep::Plain(Reply::Open(a))),
         attr().prop_map(|a| Rep::Plain(Reply::Stat(a))),
@@ -232,7 +238,10 @@ proptest! {
         prop_assert_eq!(h.channel, channel);
         prop_assert!(!h.is_reply());
         prop_assert_eq!(h.message_len(), buf.len());
-        let payload = if let Request::Write { len, .. } = req { len } else { 0 };
+        let payload = match req {
+            Request::Write { len, .. } | Request::Ping { len, .. } => len,
+            _ => 0,
+        };
         prop_assert_eq!(h.payload_len, payload);
         prop_assert!(borrowed_from(back.path(), buf));
         // `decode` agrees.

@@ -44,6 +44,8 @@ pub const FLAG_DATASYNC: u16 = 1 << 3;
 pub const FLAG_FORCE: u16 = 1 << 4;
 /// Flag (readdir reply): no entries after these.
 pub const FLAG_EOF: u16 = 1 << 5;
+/// Flag (ping request): send the payload back in the reply.
+pub const FLAG_ECHO: u16 = 1 << 6;
 
 /// Receiver-side bounds. A message beyond them is rejected before anything
 /// is done with it.
@@ -150,6 +152,7 @@ impl Op {
             Op::Write => FLAG_SYNC,
             Op::Fsync => FLAG_DATASYNC,
             Op::Shutdown => FLAG_FORCE,
+            Op::Ping => FLAG_ECHO,
             _ => 0,
         }
     }
@@ -194,12 +197,12 @@ impl Op {
 
     /// Whether a request carries a payload.
     fn request_payload(self) -> bool {
-        self == Op::Write
+        matches!(self, Op::Write | Op::Ping)
     }
 
     /// Whether a successful reply carries a payload.
     fn reply_payload(self) -> bool {
-        matches!(self, Op::Read | Op::Readdir | Op::Stats)
+        matches!(self, Op::Ping | Op::Read | Op::Readdir | Op::Stats)
     }
 }
 
@@ -237,8 +240,14 @@ pub struct Attr {
 /// payload, of which `len` is the length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Request<'a> {
-    /// Liveness probe.
-    Ping,
+    /// Liveness probe; with a payload, a measure of the transport alone
+    /// (no storage involved).
+    Ping {
+        /// Payload length (discarded by the server unless `echo`).
+        len: u64,
+        /// Send the payload back.
+        echo: bool,
+    },
     /// Create `path` with permissions `mode`.
     Create {
         /// File path.
@@ -325,7 +334,7 @@ impl Request<'_> {
     /// The op.
     pub fn op(&self) -> Op {
         match self {
-            Request::Ping => Op::Ping,
+            Request::Ping { .. } => Op::Ping,
             Request::Create { .. } => Op::Create,
             Request::Open { .. } => Op::Open,
             Request::Stat { .. } => Op::Stat,
@@ -352,7 +361,7 @@ impl Request<'_> {
             | Request::Truncate { path, .. }
             | Request::Unlink { path }
             | Request::Readdir { path, .. } => path,
-            Request::Ping | Request::Stats | Request::Shutdown { .. } => "",
+            Request::Ping { .. } | Request::Stats | Request::Shutdown { .. } => "",
         }
     }
 }
@@ -365,6 +374,8 @@ pub enum Reply<'a> {
     Ping {
         /// Server time, nanoseconds since the Unix epoch.
         time_unix_ns: u64,
+        /// Payload length (the echoed bytes; 0 without echo).
+        len: u64,
     },
     /// Created.
     Create(Attr),
@@ -688,7 +699,13 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
                 flags |= FLAG_FORCE;
             }
         }
-        Request::Ping | Request::Stat { .. } | Request::Unlink { .. } | Request::Stats => {}
+        Request::Ping { len, echo } => {
+            payload_len = len;
+            if echo {
+                flags |= FLAG_ECHO;
+            }
+        }
+        Request::Stat { .. } | Request::Unlink { .. } | Request::Stats => {}
     }
     let var = if op.request_path() == PathRule::None {
         &[][..]
@@ -740,7 +757,10 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
     let mut var: &[u8] = &[];
     let mut fixed_len = op.reply_fixed_len();
     match *reply {
-        Reply::Ping { time_unix_ns } => fixed[0..8].copy_from_slice(&time_unix_ns.to_le_bytes()),
+        Reply::Ping { time_unix_ns, len } => {
+            fixed[0..8].copy_from_slice(&time_unix_ns.to_le_bytes());
+            payload_len = len;
+        }
         Reply::Create(a) | Reply::Open(a) | Reply::Stat(a) => put_attr(&mut fixed, &a),
         Reply::Write { written } => fixed[0..8].copy_from_slice(&written.to_le_bytes()),
         Reply::Read { len } => payload_len = len,
@@ -1056,7 +1076,10 @@ pub fn decode_request<'a>(
         pos: HEADER_LEN,
     };
     let req = match op {
-        Op::Ping => Request::Ping,
+        Op::Ping => Request::Ping {
+            len: h.payload_len,
+            echo: h.flags & FLAG_ECHO != 0,
+        },
         Op::Create => {
             let mode = r.u32("mode")?;
             r.zero::<4>("reserved")?;
@@ -1195,6 +1218,7 @@ pub fn decode_reply<'a>(
     let reply = match h.op {
         Op::Ping => Reply::Ping {
             time_unix_ns: r.u64("time_unix_ns")?,
+            len: h.payload_len,
         },
         Op::Create => Reply::Create(read_attr(&mut r)?),
         Op::Open => Reply::Open(read_attr(&mut r)?),
