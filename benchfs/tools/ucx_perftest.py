@@ -1,0 +1,170 @@
+"""Run ``ucx_perftest`` (package ucx-utils) as server and client on this host.
+
+It is the yardstick for the RPC layer: ``ucp_am_lat`` (active message
+ping-pong; perftest reports *half* a round trip) and ``ucp_am_bw`` (one-way
+active messages). The server listens on a TCP port for the out-of-band
+exchange and accepts exactly one peer, so readiness is read from
+/proc/net/tcp instead of probing the port.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from benchfs.errors import ToolError
+from benchfs.tools.process import kill_group, run_tool
+
+PerftestName = Literal["ucp_am_lat", "ucp_am_bw"]
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
+
+
+@dataclass(frozen=True)
+class PerftestResult:
+    test: str
+    size: int
+    iterations: int
+    half_rtt_p50_us: float  # ucp_am_lat: perftest's median latency, half a round trip
+    half_rtt_mean_us: float
+    bandwidth_MiBps: float  # perftest's MB/s are 2^20 bytes per second
+
+    @property
+    def rtt_p50_us(self) -> float:
+        return 2 * self.half_rtt_p50_us
+
+
+def client_argv(test: PerftestName, size: int, iterations: int, port: int) -> list[str]:
+    return [
+        "ucx_perftest",
+        "localhost",
+        "-p",
+        str(port),
+        "-t",
+        test,
+        "-s",
+        str(size),
+        "-n",
+        str(iterations),
+        "-f",
+        "-v",
+    ]
+
+
+def server_argv(port: int) -> list[str]:
+    return ["ucx_perftest", "-p", str(port)]
+
+
+def run_perftest(
+    test: PerftestName,
+    size: int,
+    iterations: int,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 120.0,
+) -> PerftestResult:
+    """One server and one client run of ``test``; the parsed final report."""
+    port = free_port()
+    where = f"{test} {size} B x {iterations}"
+    try:
+        server = subprocess.Popen(
+            server_argv(port),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise ToolError("ucx_perftest not found (install ucx-utils)") from exc
+    try:
+        _wait_listening(port, server, deadline=time.monotonic() + 10.0, where=where)
+        result = run_tool(
+            client_argv(test, size, iterations, port),
+            tool="ucx_perftest",
+            where=where,
+            timeout_s=timeout_s,
+            env=env,
+        )
+        if result.returncode != 0:
+            tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
+            raise ToolError(
+                f"ucx_perftest {where} exited with {result.returncode}: {' '.join(tail)}"
+            )
+        server.wait(timeout=10.0)
+    finally:
+        if server.poll() is None:
+            kill_group(server)
+        elif server.stderr is not None:
+            server.stderr.close()
+    return parse_report(result.stdout, test=test, size=size)
+
+
+def parse_report(text: str, *, test: str, size: int) -> PerftestResult:
+    """The last CSV row of ``ucx_perftest -f`` output, under its header."""
+    lines = [line.strip() for line in text.splitlines()]
+    headers = [i for i, line in enumerate(lines) if line.startswith("iterations,")]
+    if not headers:
+        raise ToolError(f"ucx_perftest {test}: no CSV report in its output")
+    names = lines[headers[-1]].split(",")
+    rows = [line for line in lines[headers[-1] + 1 :] if line[:1].isdigit()]
+    if not rows:
+        raise ToolError(f"ucx_perftest {test}: the CSV report has no rows")
+    row = dict(zip(names, rows[-1].split(","), strict=False))
+    try:
+        return PerftestResult(
+            test=test,
+            size=size,
+            iterations=int(row["iterations"]),
+            half_rtt_p50_us=float(row["50.0_percentile_lat"]),
+            half_rtt_mean_us=float(row["avg_lat"]),
+            bandwidth_MiBps=float(row["overall_bw"]),
+        )
+    except (KeyError, ValueError) as exc:
+        raise ToolError(f"ucx_perftest {test}: unexpected report row {rows[-1]!r}") from exc
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def listening(port: int) -> bool:
+    """Whether some socket listens on TCP ``port`` (IPv4 or IPv6)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if (
+                len(fields) > 3
+                and fields[3] == _LISTEN
+                and int(fields[1].rsplit(":", 1)[1], 16) == port
+            ):
+                return True
+    return False
+
+
+def _wait_listening(
+    port: int, server: subprocess.Popen[str], *, deadline: float, where: str
+) -> None:
+    while not listening(port):
+        if server.poll() is not None:
+            error = server.stderr.read().strip() if server.stderr else ""
+            raise ToolError(
+                f"ucx_perftest server for {where} exited with {server.returncode}: {error}"
+            )
+        if time.monotonic() > deadline:
+            raise ToolError(
+                f"ucx_perftest server for {where} did not listen on port {port} within 10 s"
+            )
+        time.sleep(0.02)

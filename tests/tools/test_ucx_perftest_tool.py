@@ -1,0 +1,51 @@
+"""ucx_perftest as the RPC yardstick: real server and client runs, parsed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from benchfs.errors import ToolError
+from benchfs.tools.ucx_perftest import client_argv, parse_report, run_perftest, server_argv
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("ucx_perftest") is None, reason="ucx_perftest (ucx-utils) is not installed"
+)
+
+
+def test_command_lines_are_exact() -> None:
+    assert client_argv("ucp_am_lat", 4096, 1000, 13500) == [
+        "ucx_perftest", "localhost", "-p", "13500", "-t", "ucp_am_lat",
+        "-s", "4096", "-n", "1000", "-f", "-v",
+    ]  # fmt: skip
+    assert server_argv(13500) == ["ucx_perftest", "-p", "13500"]
+
+
+@pytest.mark.parametrize("tls", [None, "tcp"])
+def test_real_latency_and_bandwidth_runs_parse(tls: str | None) -> None:
+    env = dict(os.environ)
+    env.pop("UCX_TLS", None)
+    if tls:
+        env["UCX_TLS"] = tls
+    lat = run_perftest("ucp_am_lat", 4096, 2000, env=env)
+    assert lat.iterations == 2000
+    assert 0 < lat.half_rtt_p50_us < 10_000
+    assert lat.rtt_p50_us == 2 * lat.half_rtt_p50_us
+    bw = run_perftest("ucp_am_bw", 1 << 20, 200, env=env)
+    assert bw.bandwidth_MiBps > 10
+
+
+def test_output_without_a_report_is_named() -> None:
+    with pytest.raises(ToolError, match="no CSV report"):
+        parse_report("+------+\n| ucx |\n", test="ucp_am_lat", size=8)
+    with pytest.raises(ToolError, match="unexpected report row"):
+        parse_report("iterations,avg_lat\n10,abc\n", test="ucp_am_lat", size=8)
+
+
+def test_a_failing_client_is_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = dict(os.environ)
+    env["UCX_TLS"] = "no_such_transport"
+    with pytest.raises(ToolError, match="ucx_perftest"):
+        run_perftest("ucp_am_lat", 8, 10, env=env, timeout_s=30)
