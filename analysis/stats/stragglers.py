@@ -100,7 +100,7 @@ def find_stragglers(
         if slow_buckets == 0:
             rows.append([node, buckets, 0, np.nan, "", np.nan, np.nan, "none", "ok"])
             continue
-        worst = mine.loc[mine["ms"].idxmax()]
+        worst = mine.iloc[int(np.argmax(mine["ms"].to_numpy()))]
         first = float(mine["t_start_s"].min())
         pattern = "constant" if slow_buckets >= CONSTANT_SHARE * buckets else "passing"
         name = str(worst["metric"]).removesuffix("_ms")
