@@ -61,8 +61,9 @@ test-python: build
 
 test: lint test-rust test-python
 
+# The main job on the embedded local cluster; the last line names the results directory.
 run: build
-	$(BIN)/benchfs bench storage
+	$(BIN)/benchfs run
 
 bench: build
 	$(BIN)/benchfs bench storage

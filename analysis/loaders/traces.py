@@ -3,8 +3,8 @@
 Every frame has ``time_ns`` (absolute, ns since the Unix epoch), ``node``
 (the node of the process that recorded the event), ``pid``, ``op``,
 ``status``, ``retries``, ``bytes``, ``peer`` (the record's node field by
-name: this node for storage ops and submits, the target for rpc_client, the
-source for rpc_server) and the three per-kind columns named by the header.
+name: this node for storage ops, submits and rpc_server, the target for
+rpc_client) and the three per-kind columns named by the header.
 """
 
 from __future__ import annotations

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from benchfs.bench.storage import StorageBenchReport, run_storage_bench, standard_cases
 from benchfs.config.sizes import format_size, parse_size
+
+if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
+    from benchfs.bench.storage import StorageBenchReport
 
 app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference tool.")
 console = Console()
@@ -49,6 +51,8 @@ def storage(
     ] = 3,
 ) -> None:
     """Run the engine and fio (io_uring, direct) on the same four cases and compare."""
+    from benchfs.bench.storage import run_storage_bench, standard_cases
+
     cases = standard_cases(
         _size(seq_size, "--seq-size"), _size(rand_size, "--rand-size"), queue_depth
     )
@@ -118,3 +122,115 @@ def analysis(
         f"peak RSS {result.peak_rss_bytes / 2**30:.2f} GiB; {verdict} the targets "
         f"({result.target_s:g} s, {result.target_peak_bytes / 2**30:g} GiB)"
     )
+
+
+@app.command("cluster")
+def cluster(
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Directory on the disk to measure (default: the temp dir)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    transfer_size: Annotated[str, typer.Option(help="Bytes per I/O (IOR -t).")] = "1m",
+    block_size: Annotated[str, typer.Option(help="Bytes per rank (IOR -b).")] = "256m",
+    nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
+    results_dir: Annotated[
+        Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
+    ] = Path("results"),
+) -> None:
+    """A local cluster `benchfs run` and fio with the same bytes, block size and jobs."""
+    from benchfs.bench.cluster import ClusterBenchCase, run_cluster_bench
+
+    case = ClusterBenchCase(
+        nodes=nodes,
+        transfer_size=_size(transfer_size, "--transfer-size"),
+        block_size=_size(block_size, "--block-size"),
+    )
+    with err_console.status("starting") as progress:
+        report = run_cluster_bench(
+            case,
+            directory=directory,
+            results_dir=results_dir,
+            on_progress=lambda step: progress.update(step),
+        )
+    if json_output:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+        return
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"benchfs run vs fio on {report.directory} ({case.jobs} jobs, "
+        f"{format_size(case.total_bytes)} in {format_size(case.transfer_size)} transfers)",
+    )
+    for header in ("tool", "write (MiB/s)", "read (MiB/s)", "read/write (ratio)"):
+        table.add_column(header, justify="right" if header != "tool" else "left", no_wrap=True)
+    for tool, side in (("benchfs run", report.run), ("fio", report.fio)):
+        table.add_row(
+            tool, f"{side.write_MiBps:,.0f}", f"{side.read_MiBps:,.0f}", f"{side.parity:.2f}"
+        )
+    table.add_row(
+        "run / fio", f"{report.write_ratio:.2f}", f"{report.read_ratio:.2f}", "", end_section=True
+    )
+    console.print(table)
+    console.print(f"results: {report.results_dir}", highlight=False)
+
+
+@app.command("rpc")
+def rpc(
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    transport: Annotated[
+        list[str] | None,
+        typer.Option(help="auto (shared memory on one host) and/or tcp; default: both."),
+    ] = None,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Alternating engine/ucx_perftest rounds; medians shown.")
+    ] = 3,
+    lat_iterations: Annotated[int, typer.Option(min=100, help="Pings per latency round.")] = 20000,
+    bw_iterations: Annotated[int, typer.Option(min=10, help="1 MiB pings per round.")] = 2000,
+) -> None:
+    """The RPC layer against ucx_perftest on the same transport, and end to end via a daemon."""
+    from benchfs.bench.rpc import RpcBenchSettings, run_rpc_bench
+
+    chosen = transport or ["auto", "tcp"]
+    bad = [t for t in chosen if t not in ("auto", "tcp")]
+    if bad:
+        raise typer.BadParameter(f"{bad[0]!r} is not auto or tcp", param_hint="--transport")
+    settings = RpcBenchSettings(
+        rounds=rounds, lat_iterations=lat_iterations, bw_iterations=bw_iterations
+    )
+    with err_console.status("starting") as progress:
+        reports = run_rpc_bench(
+            tuple(chosen),  # type: ignore[arg-type]
+            settings,
+            on_step=lambda step: progress.update(step),
+        )
+    if json_output:
+        typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))
+        return
+    for report in reports:
+        table = Table(
+            box=box.SIMPLE_HEAD, title=f"RPC vs ucx_perftest, transport {report.transport}"
+        )
+        for header in ("case", "engine", "ucx_perftest", "ratio", "target"):
+            table.add_column(header, justify="left" if header == "case" else "right")
+        for case in report.cases:
+            sign = ">=" if case.higher_is_better else "<="
+            table.add_row(
+                f"{case.name} ({case.unit})", f"{case.engine:,.2f}", f"{case.ucx_perftest:,.2f}",
+                f"{case.ratio:.2f}", f"{sign} {case.target:g} {'met' if case.met else 'MISSED'}",
+            )  # fmt: skip
+        console.print(table)
+        e2e = report.e2e
+        console.print(
+            f"  end to end 4 KiB (buffered): write p50 {e2e['write_p50_us']:.1f} us "
+            f"p99 {e2e['write_p99_us']:.1f} us; read p50 {e2e['read_p50_us']:.1f} us "
+            f"p99 {e2e['read_p99_us']:.1f} us (target p50 <= 50 us)",
+            highlight=False,
+        )
+        if report.daemon is not None:
+            d = report.daemon
+            console.print(
+                f"  daemon: registered after {d.registered_after_ms:.0f} ms (target <= 1000); "
+                f"peak RSS {d.peak_rss_MiB:.0f} MiB = pool {d.buffer_pool_MiB:.0f} MiB "
+                f"+ {d.rss_over_pool_MiB:.0f} MiB (target <= +100)",
+                highlight=False,
+            )

@@ -6,7 +6,7 @@ import os
 import signal
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -16,19 +16,12 @@ from rich.table import Table
 from benchfs.cluster.hostfile import resolve_nodes
 from benchfs.config.sizes import parse_size
 from benchfs.errors import ConfigError
-from benchfs.health.diagnose import DiagnoseReport, diagnose_cluster, diagnose_local
-from benchfs.health.model import Finding
-from benchfs.health.preflight import PreflightPattern
-from benchfs.health.report import (
-    NODE_COLUMNS,
-    TERMINAL_HEADERS,
-    node_row,
-    terminal_row,
-    to_json,
-    write_reports,
-)
 from benchfs.health.thresholds import load_thresholds
 from benchfs.launchers import get_launcher
+
+if TYPE_CHECKING:  # the measuring modules pull in pandas: imported when the command runs
+    from benchfs.health.diagnose import DiagnoseReport
+    from benchfs.health.model import Finding
 
 console = Console()
 err_console = Console(stderr=True)
@@ -107,6 +100,10 @@ def diagnose(
 
     Exit code 0 healthy, 1 degraded, 2 could not run (on any node).
     """
+    from benchfs.health.diagnose import diagnose_cluster, diagnose_local
+    from benchfs.health.preflight import PreflightPattern
+    from benchfs.health.report import to_json, write_reports
+
     thresholds = load_thresholds(thresholds_file)
     raw_dir = output / "raw" if output else None
     if node_name is not None:
@@ -181,6 +178,8 @@ class _progress:
 
 
 def _print_summary(report: DiagnoseReport) -> None:
+    from benchfs.health.report import NODE_COLUMNS, TERMINAL_HEADERS, node_row, terminal_row
+
     style = _STATUS_STYLE.get(report.status, "bold")
     console.print(
         f"[{style}]{report.status.upper()}[/] storage under {report.directory} "

@@ -11,10 +11,11 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from analysis.errors import AnalysisError
 from benchfs import __version__
-from benchfs.cli import analyze, bench, diagnose
+from benchfs.cli import analyze, bench, daemon, diagnose, run
 from benchfs.errors import BenchfsError
 
 app = typer.Typer(
@@ -29,6 +30,8 @@ app.add_typer(analyze.app, name="analyze")
 app.command("report")(analyze.report)
 app.command("compare")(analyze.compare)
 app.command("diagnose")(diagnose.diagnose)
+app.command("run")(run.run)
+app.command("daemon")(daemon.daemon)
 
 _state = {"verbose": False}
 err_console = Console(stderr=True)
@@ -77,5 +80,7 @@ def main() -> None:
         if _state["verbose"]:
             raise
         code = error.exit_code if isinstance(error, BenchfsError | AnalysisError) else 2
-        err_console.print(f"[bold red]error:[/] {error}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True
+        )
         sys.exit(code)

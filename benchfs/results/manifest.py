@@ -87,6 +87,12 @@ class Manifest(_Record):
     native: dict[str, Any]
     hosts: HostsRecord
     ranks: RanksRecord | None = None
+    # What the preflight step did (or why it did not run), and its evidence.
+    preflight: dict[str, Any] | None = None
+    # The daemons as they registered (node name, id, host, pid).
+    daemons: list[dict[str, Any]] = []
+    # Anything the reader of the results should know that is not an error.
+    notes: list[str] = []
     environment: dict[str, str]
     launched_from: str
     python: str

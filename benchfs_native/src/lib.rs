@@ -8,6 +8,8 @@
 //!   later transport/rpc layers.
 //! * [`bench`]: the bulk storage benchmark; it drives the same
 //!   [`storage::driver::Driver`] inline on the calling thread.
+//! * [`daemon`]: one daemon (store, UCX worker, registry record, RPC
+//!   server) from start to clean shutdown.
 //! * `python` (feature `python`): the only module that knows Python.
 //!
 //! Later modules (transport, rpc, placement, membership) sit beside these and
@@ -15,6 +17,7 @@
 
 pub mod bench;
 pub mod build_info;
+pub mod daemon;
 pub mod error;
 pub mod membership;
 pub mod placement;

@@ -18,7 +18,13 @@ import pytest
 
 from benchfs.cluster.hostfile import Host
 
-AGENT = '#!/bin/sh\nh=$1; shift; exec ip netns exec "$h" sh -c "$*"\n'
+# Each host gets a temp dir of its own, as separate machines have: OpenMPI's
+# daemons on one "host name" otherwise race to create the same session dir.
+AGENT = (
+    "#!/bin/sh\n"
+    'h=$1; shift; mkdir -p "{tmp}/$h"\n'
+    'exec ip netns exec "$h" env TMPDIR="{tmp}/$h" sh -c "$*"\n'
+)
 
 
 @dataclass(frozen=True)
@@ -56,17 +62,20 @@ def _free_subnet() -> int:
     raise RuntimeError("no free 10.231.x.0/24 subnet")
 
 
-def namespace_hosts_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
+def namespace_hosts_fixture(
+    tmp_path_factory: pytest.TempPathFactory, count: int = 2
+) -> Iterator[NamespaceHosts]:
+    """``count`` namespaces as hosts; fixtures of different counts can coexist."""
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
     if shutil.which("ip") is None or shutil.which("mpirun") is None:
         pytest.skip("needs iproute2 and mpirun")
-    tag = str(os.getpid())
+    tag = str(os.getpid()) + ("" if count == 2 else f"x{count}")
     octet = _free_subnet()
     bridge = f"bfsbr{tag}"
-    names = [f"bfs{tag}n{index}" for index in range(2)]
+    names = [f"bfs{tag}n{index}" for index in range(count)]
     agent = tmp_path_factory.mktemp("netns") / "agent"
-    agent.write_text(AGENT)
+    agent.write_text(AGENT.format(tmp=agent.parent / "tmp"))
     agent.chmod(0o755)
     try:
         _ip("link", "add", bridge, "type", "bridge")

@@ -8,7 +8,12 @@
 //!   channel on each daemon and the daemon an endpoint back to the client;
 //!   and the active message ids of the RPC layer.
 //! * [`transport`]: the `auto`/`shm`/`tcp` setting as UCX configuration.
+//! * [`client`]: the RPC client (operations and the bulk phase).
+//! * [`server`]: a daemon's event loop, storage pool and sessions
+//!   (docs/RPC.md).
 
+pub mod client;
+pub mod server;
 pub mod session;
 pub mod transport;
 pub mod wire;

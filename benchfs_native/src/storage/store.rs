@@ -490,6 +490,15 @@ impl ChunkStore {
     /// Reads up to `len` bytes at `offset` of `path`: shorter at the end
     /// of the file, holes read as zeros.
     pub fn read(&self, path: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_into(path, offset, len, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`ChunkStore::read`] into `out` (cleared first), reusing its
+    /// capacity: a caller that keeps its buffers allocates nothing.
+    pub fn read_into(&self, path: &str, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
         let name: Arc<str> = layout::backing_name(path)?.into();
         if len > MAX_READ {
             return Err(Error::invalid(
@@ -499,7 +508,7 @@ impl ChunkStore {
         }
         check_range(offset, len)?;
         self.check_open()?;
-        let mut out = vec![0u8; len];
+        out.resize(len, 0);
         let mut end = len;
         let mut batch = Batch::new(self, name);
         let mut on_done = |d: Done, batch_err: &mut Option<Error>| match d.result {
@@ -554,7 +563,7 @@ impl ChunkStore {
         }
         batch.finish(&mut on_done)?;
         out.truncate(end);
-        Ok(out)
+        Ok(())
     }
 
     fn single(&self, op: &'static str, path: &str, kind: impl FnOnce() -> ReqKind) -> Result<u64> {

@@ -1,0 +1,31 @@
+"""``benchfs daemon``: run one daemon of the file system in the foreground."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchfs.daemon import load_daemon_config, resolve_daemon_config, serve
+
+
+def daemon(
+    config: Annotated[
+        Path,
+        typer.Option("--config", help="The daemon's TOML config file.", show_default=False),
+    ],
+    node_id: Annotated[
+        int | None,
+        typer.Option("--node-id", help="Placement id (overrides the file and the launcher rank)."),
+    ] = None,
+    node_name: Annotated[
+        str | None,
+        typer.Option("--node-name", help="Registry name (overrides the file)."),
+    ] = None,
+) -> None:
+    """Serve until SIGTERM/SIGINT or a shutdown request; exit 0 after a clean stop."""
+    settings = resolve_daemon_config(
+        load_daemon_config(config), str(config), node_id=node_id, node_name=node_name
+    )
+    serve(settings)

@@ -1,0 +1,260 @@
+"""The daemons of a run across the points of a sweep, and the run's
+temporary files on this machine and on the nodes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchfs.cluster.hostfile import Host
+from benchfs.cluster.lifecycle import Lifecycle
+from benchfs.cluster.processes import describe_status, start_process, stop_processes, wait_process
+from benchfs.config.model import RunConfig
+from benchfs.config.plan import needs_daemon_restart
+from benchfs.errors import LaunchError
+from benchfs.launchers.base import Launcher
+from benchfs.run.daemons import (
+    DaemonGroup,
+    daemon_commands,
+    daemon_slots,
+    log_tail,
+    write_daemon_configs,
+)
+from benchfs.run.observer import RunObserver
+
+# Beyond the daemons' own drain deadline, before SIGKILL.
+STOP_MARGIN_S = 5.0
+NODE_JOB_DEADLINE_S = 60.0
+TRACES_DIR = "traces"
+LOGS_DIR = "logs"
+
+
+def forwarded_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """Variables that tune UCX and BenchFS, for processes on other hosts."""
+    return {
+        key: value
+        for key, value in sorted(env.items())
+        if key.startswith(("UCX_", "BENCHFS_")) and key != "BENCHFS_NODE_NAME"
+    }
+
+
+def process_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of launcher processes started here."""
+    merged = dict(env)
+    if os.geteuid() == 0:  # mpirun refuses root without both
+        merged.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        merged.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return merged
+
+
+@dataclass
+class Scratch:
+    """The temporary files of one invocation (see benchfs.run.orchestrate)."""
+
+    token: str
+    root: Path
+    shm_dir: Path | None
+
+    @property
+    def name(self) -> str:
+        return f"benchfs-{self.token}"
+
+    def generation_dir(self, generation: int) -> Path:
+        return self.root / f"g{generation}"
+
+    def point_dir(self, index: int) -> Path:
+        return self.root / f"p{index}"
+
+
+class Cluster:
+    """The daemons of the current daemon configuration, restarted when it changes."""
+
+    def __init__(
+        self,
+        life: Lifecycle,
+        scratch: Scratch,
+        observer: RunObserver,
+        env: Mapping[str, str],
+        python: str = sys.executable,
+    ) -> None:
+        self.life = life
+        self.scratch = scratch
+        self.observer = observer
+        self.env = env
+        self.python = python
+        self.generation = -1
+        self.group: DaemonGroup | None = None
+        self.config: RunConfig | None = None
+        self.hosts: list[Host] = []
+        self.launcher: Launcher | None = None
+        self.node_paths: list[Path] = []
+        # Data dirs this run created on this machine (removed again when empty).
+        self.created: set[Path] = set()
+        # Paths on the nodes (and their shared-memory dirs) still to remove there.
+        self.unclean: list[Path] = []
+        self.shm_used = False
+        self.notes: list[str] = []
+
+    def ensure(self, config: RunConfig, hosts: list[Host], launcher: Launcher) -> bool:
+        """Daemons for this config on these hosts; True when (re)started."""
+        if (
+            self.group is not None
+            and self.config is not None
+            and not needs_daemon_restart(self.config, config)
+            and hosts == self.hosts
+            and self.launcher == launcher
+        ):
+            return False
+        self.stop()
+        self.start(config, hosts, launcher)
+        return True
+
+    def launch_env(self) -> dict[str, str]:
+        env: dict[str, str] = {}
+        if self.launcher is not None and self.launcher.name != "local":
+            env.update(forwarded_environment(self.env))
+        if self.scratch.shm_dir is not None:
+            env["UCX_POSIX_DIR"] = str(self.scratch.shm_dir)
+        return env
+
+    def start(self, config: RunConfig, hosts: list[Host], launcher: Launcher) -> None:
+        self.generation += 1
+        self.config, self.hosts, self.launcher = config, hosts, launcher
+        cluster = config.cluster
+        base = self.scratch.generation_dir(self.generation)
+        if cluster.registry_dir:
+            registry = Path(cluster.registry_dir) / f"{self.scratch.name}-g{self.generation}"
+            self.life.remove_at_exit(registry)
+        else:
+            registry = base / "registry"
+        data_root = Path(cluster.data_dir) / f"{self.scratch.name}-g{self.generation}"
+        self.node_paths = [data_root]
+        if not data_root.parent.exists():
+            self.created.add(data_root.parent)
+        if launcher.name == "local":
+            self.life.remove_at_exit(data_root)
+            if self.scratch.shm_dir is not None:
+                self.scratch.shm_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            if not self.unclean and not self.shm_used:
+                self.life.on_exit(self.clean_remaining)
+            self.unclean.append(data_root)
+            self.shm_used = True
+        slots = daemon_slots(hosts, cluster.daemons_per_node, str(data_root))
+        trace_dir = base / "traces"
+        trace_dir.mkdir(parents=True, exist_ok=True)
+        config_dir = base / "configs"
+        write_daemon_configs(slots, cluster, config_dir, registry, trace_dir)
+        commands = daemon_commands(
+            launcher,
+            slots,
+            hosts,
+            cluster.daemons_per_node,
+            config_dir,
+            env=self.launch_env(),
+            shm_dir=None if self.scratch.shm_dir is None else str(self.scratch.shm_dir),
+            python=self.python,
+        )
+        group = DaemonGroup(commands, slots, registry, base / "logs", trace_dir)
+        self.group = group
+        self.life.on_exit(lambda: self.collect(group))
+        self.observer.step(f"starting {len(slots)} daemons on {len(hosts)} hosts")
+        group.start(self.life, env=process_environment(self.env))
+        self.observer.step(f"waiting for {len(slots)} daemons to register")
+        group.wait_registered(cluster.deadlines.register_s)
+
+    def stop(self) -> None:
+        """Stop the daemons gracefully, collect their traces, remove their data."""
+        group, config = self.group, self.config
+        if group is None or config is None:
+            return
+        self.group = None
+        deadline = config.cluster.deadlines.shutdown_s
+        self.observer.step(f"stopping {len(group.slots)} daemons")
+        if self.launcher is not None and self.launcher.name != "local":
+            self.node_job(
+                ["stop", str(group.registry_dir), f"{deadline:g}"], "stop daemons", deadline
+            )
+            for process in group.processes:
+                with contextlib.suppress(LaunchError):
+                    wait_process(process, STOP_MARGIN_S)
+        group.stop(deadline + STOP_MARGIN_S)
+        self.notes += group.exit_problems
+        self.collect(group)
+        if self.launcher is not None and self.launcher.name != "local":
+            self.clean_remaining()
+        else:
+            for path in self.node_paths:
+                shutil.rmtree(path, ignore_errors=True)
+                if path.parent in self.created:
+                    with contextlib.suppress(OSError):  # not empty: another run uses it
+                        path.parent.rmdir()
+        shutil.rmtree(group.registry_dir, ignore_errors=True)
+
+    def collect(self, group: DaemonGroup) -> None:
+        """Daemon traces and logs into every run directory they served."""
+        for run_dir in group.served:
+            traces = run_dir / TRACES_DIR
+            logs = run_dir / LOGS_DIR / "daemons"
+            if group.trace_dir is not None and group.trace_dir.is_dir():
+                traces.mkdir(parents=True, exist_ok=True)
+                for path in sorted(group.trace_dir.iterdir()):
+                    _link_or_copy(path, traces / path.name)
+            if group.log_dir.is_dir():
+                logs.mkdir(parents=True, exist_ok=True)
+                for path in sorted(group.log_dir.iterdir()):
+                    _link_or_copy(path, logs / path.name)
+
+    def node_job(self, args: list[str], what: str, deadline_s: float) -> None:
+        """Run ``benchfs.run.node ARGS`` once on every host, within a deadline."""
+        if self.launcher is None or not self.hosts:
+            return
+        argv = node_command(self.launcher, self.hosts, args, python=self.python)
+        log = self.scratch.root / f"node-{args[0]}.log"
+        process = start_process(
+            argv,
+            name=f"{what} on {len(self.hosts)} hosts",
+            env=process_environment(self.env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            code = wait_process(process, deadline_s + NODE_JOB_DEADLINE_S)
+        except LaunchError as error:
+            self.notes.append(str(error))
+            stop_processes([process], STOP_MARGIN_S)
+            return
+        if code != 0:
+            self.notes.append(f"{what}: {describe_status(code)}: {log_tail(log)}")
+
+    def clean_remaining(self) -> None:
+        """Remove the run's data and shared-memory dirs on every host."""
+        if not self.unclean and not self.shm_used:
+            return
+        paths = [str(path) for path in self.unclean]
+        if self.scratch.shm_dir is not None:
+            paths.append(str(self.scratch.shm_dir))
+        self.unclean, self.shm_used = [], False
+        self.node_job(["clean", *paths], "clean up", 0)
+
+
+def node_command(
+    launcher: Launcher, hosts: Sequence[Host], args: Sequence[str], *, python: str = sys.executable
+) -> list[str]:
+    """``benchfs.run.node ARGS`` once on every host (stop daemons, clean up)."""
+    return launcher.ranks_command(hosts, 1, [python, "-m", "benchfs.run.node", *args])
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    if target.exists() or not source.is_file():
+        return
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)

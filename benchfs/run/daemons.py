@@ -1,0 +1,310 @@
+"""The daemons of a run: their config files, how they are launched, waiting
+for their registration, watching them, and stopping them.
+
+Node ids follow the hosts in order, ``daemons_per_node`` per host, which is
+also the rank order of a launcher job with ``--map-by slot``: so one launcher
+command can start every daemon and each picks its config by its rank.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchfs.cluster.deadline import wait_until
+from benchfs.cluster.hostfile import Host
+from benchfs.cluster.lifecycle import Lifecycle
+from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
+from benchfs.config.model import ClusterConfig
+from benchfs.errors import LaunchError
+from benchfs.launchers.base import Launcher
+from benchfs.run.node import daemon_config_path
+
+
+@dataclass(frozen=True)
+class DaemonSlot:
+    """One daemon: where it runs, its identity, and its data directory."""
+
+    host: Host
+    daemon_index: int
+    node_id: int
+    node_name: str
+    data_dir: str
+
+
+def daemon_slots(hosts: Sequence[Host], daemons_per_node: int, data_root: str) -> list[DaemonSlot]:
+    """Every daemon of the run; names as the daemon itself would pick them
+    (the host, with ``-d<index>`` from the second daemon of a host on)."""
+    slots: list[DaemonSlot] = []
+    for host in hosts:
+        for index in range(daemons_per_node):
+            name = host.name if index == 0 else f"{host.name}-d{index}"
+            slots.append(DaemonSlot(host, index, len(slots), name, f"{data_root}/{name}"))
+    return slots
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(str(value))  # a TOML basic string: JSON's escapes are valid TOML
+
+
+def daemon_config_text(
+    slot: DaemonSlot, cluster: ClusterConfig, registry_dir: Path, trace_dir: Path | None
+) -> str:
+    """The daemon's config file (``benchfs daemon --config``), every key explicit."""
+    values: dict[str, object] = {
+        "node_name": slot.node_name,
+        "node_id": slot.node_id,
+        "daemon_index": slot.daemon_index,
+        "data_dir": slot.data_dir,
+        "registry_dir": str(registry_dir),
+        "chunk_size": cluster.chunk_size,
+        "buffer_pool_size": cluster.buffer_pool_size,
+        "durability": cluster.durability,
+        "transport": cluster.transport,
+        "trace_dir": "" if trace_dir is None else str(trace_dir),
+        "shutdown_deadline_s": float(cluster.deadlines.shutdown_s),
+    }
+    lines = [f"# daemon {slot.node_name} on {slot.host.name}"]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in values.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_daemon_configs(
+    slots: Sequence[DaemonSlot],
+    cluster: ClusterConfig,
+    config_dir: Path,
+    registry_dir: Path,
+    trace_dir: Path | None,
+) -> list[Path]:
+    config_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for slot in slots:
+        path = daemon_config_path(config_dir, slot.node_id)
+        path.write_text(daemon_config_text(slot, cluster, registry_dir, trace_dir))
+        paths.append(path)
+    return paths
+
+
+@dataclass(frozen=True)
+class DaemonCommand:
+    """One process to start: a daemon, or a launcher job running all of them."""
+
+    name: str
+    argv: list[str]
+    slots: tuple[DaemonSlot, ...]
+    log_name: str
+
+
+def daemon_commands(
+    launcher: Launcher,
+    slots: Sequence[DaemonSlot],
+    hosts: Sequence[Host],
+    daemons_per_node: int,
+    config_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    shm_dir: str | None = None,
+    python: str = sys.executable,
+) -> list[DaemonCommand]:
+    """Local: one command per daemon. Otherwise one launcher job across the
+    hosts, each rank exec'ing the daemon of its node id."""
+    if launcher.name == "local":
+        return [
+            DaemonCommand(
+                f"daemon {slot.node_name}",
+                launcher.command(
+                    slot.host,
+                    [
+                        python,
+                        "-m",
+                        "benchfs",
+                        "daemon",
+                        "--config",
+                        str(daemon_config_path(config_dir, slot.node_id)),
+                    ],
+                    env=env,
+                ),
+                (slot,),
+                f"{slot.node_name}.log",
+            )
+            for slot in slots
+        ]
+    node_argv = [python, "-m", "benchfs.run.node", "daemon", str(config_dir)]
+    if shm_dir:
+        node_argv.append(shm_dir)
+    argv = launcher.ranks_command(hosts, daemons_per_node, node_argv, env=env)
+    name = f"daemons ({launcher.name} on {len(hosts)} hosts)"
+    return [DaemonCommand(name, argv, tuple(slots), f"daemons-{launcher.name}.log")]
+
+
+_RANK_LINE = re.compile(r"process rank (\d+)|rank (\d+) ")
+
+
+def ranks_named(text: str) -> list[int]:
+    """Ranks that a launcher's log says failed (``process rank 2 with PID``)."""
+    found: list[int] = []
+    for line in text.splitlines():
+        lowered = line.lower()
+        if "rank" not in lowered or not any(
+            word in lowered for word in ("exited", "signal", "killed", "abort", "terminated")
+        ):
+            continue
+        for match in _RANK_LINE.finditer(line):
+            rank = int(match.group(1) or match.group(2))
+            if rank not in found:
+                found.append(rank)
+    return found
+
+
+# Lines that say nothing on their own: separators and backtrace frames.
+_NOISE = re.compile(r"^(=+|-+|=+ backtrace .*|\d+\s+\S.*|\[\S+\] Set MCA parameter .*)$")
+
+
+def log_tail(path: Path, lines: int = 3) -> str:
+    """The last ``lines`` telling lines of a log, joined for a one-line error."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    kept = [line.strip() for line in text.splitlines() if line.strip()]
+    return "; ".join([line for line in kept if not _NOISE.match(line)][-lines:])
+
+
+def read_records(registry_dir: Path) -> dict[str, dict[str, object]]:
+    """The registry's records by node name (temp files and bad records skipped)."""
+    records: dict[str, dict[str, object]] = {}
+    try:
+        paths = sorted(registry_dir.glob("*.json"))
+    except OSError:
+        return records
+    for path in paths:
+        if path.name.startswith("."):
+            continue
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and "node_name" in record:
+            records[str(record["node_name"])] = record
+    return records
+
+
+def membership_missing(registry_dir: Path, slots: Sequence[DaemonSlot]) -> str | None:
+    """None when every daemon has registered with its node id; else what is missing."""
+    records = read_records(registry_dir)
+    missing = [slot.node_name for slot in slots if slot.node_name not in records]
+    wrong = [
+        f"{slot.node_name} registered as node {records[slot.node_name].get('node_id')}"
+        f" (expected {slot.node_id})"
+        for slot in slots
+        if slot.node_name in records and records[slot.node_name].get("node_id") != slot.node_id
+    ]
+    if not missing and not wrong:
+        return None
+    parts = []
+    if missing:
+        shown = ", ".join(missing[:16]) + (
+            f" and {len(missing) - 16} more" if len(missing) > 16 else ""
+        )
+        parts.append(f"missing {shown} ({len(slots) - len(missing)} of {len(slots)} registered)")
+    return "; ".join(parts + wrong)
+
+
+class DaemonGroup:
+    """The daemons started for one daemon configuration (kept across the
+    points of a sweep that do not change it)."""
+
+    def __init__(
+        self,
+        commands: Sequence[DaemonCommand],
+        slots: Sequence[DaemonSlot],
+        registry_dir: Path,
+        log_dir: Path,
+        trace_dir: Path | None,
+    ) -> None:
+        self.commands = list(commands)
+        self.slots = list(slots)
+        self.registry_dir = registry_dir
+        self.log_dir = log_dir
+        self.trace_dir = trace_dir
+        self.processes: list[ManagedProcess] = []
+        self.records: dict[str, dict[str, object]] = {}
+        self.exit_problems: list[str] = []
+        # Results directories of the runs these daemons served.
+        self.served: list[Path] = []
+
+    def log_path(self, command: DaemonCommand) -> Path:
+        return self.log_dir / command.log_name
+
+    def start(self, life: Lifecycle, env: Mapping[str, str] | None = None) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.registry_dir.mkdir(parents=True, exist_ok=True)
+        for command in self.commands:
+            log = self.log_path(command)
+            self.processes.append(
+                life.start(
+                    command.argv, name=command.name, env=env, stdout=log, stderr=subprocess.STDOUT
+                )
+            )
+
+    def wait_registered(self, deadline_s: float) -> None:
+        """Every daemon registered, or an error naming the missing ones / the dead one."""
+        try:
+            wait_until(
+                lambda: membership_missing(self.registry_dir, self.slots),
+                deadline_s=deadline_s,
+                what=f"{len(self.slots)} daemons to register in {self.registry_dir}",
+                watch=self.processes,
+            )
+        except LaunchError as error:
+            raise LaunchError(self._with_logs(str(error))) from None
+        self.records = read_records(self.registry_dir)
+
+    def records_by_node_id(self) -> list[dict[str, object]]:
+        return [self.records[s.node_name] for s in self.slots if s.node_name in self.records]
+
+    def dead(self) -> str | None:
+        """A message naming the daemon that died, None while all run."""
+        for process, command in zip(self.processes, self.commands, strict=True):
+            code = process.returncode
+            if code is None:
+                continue
+            who = process.describe()
+            if len(command.slots) > 1:
+                ranks = ranks_named(self.log_path(command).read_text(errors="replace"))
+                names = [command.slots[r].node_name for r in ranks if r < len(command.slots)]
+                if names:
+                    who = f"daemon {', '.join(names)} (in {who})"
+            return self._with_logs(f"{who} {describe_status(code)} during the run")
+        return None
+
+    def _with_logs(self, message: str) -> str:
+        tails = []
+        for command, process in zip(self.commands, self.processes, strict=True):
+            if process.returncode is not None:
+                tail = log_tail(self.log_path(command))
+                if tail:
+                    tails.append(f"{command.name} logged: {tail}")
+        return "; ".join([message, *tails])
+
+    def stop(self, grace_s: float) -> None:
+        """SIGTERM (the daemons drain within their shutdown deadline), then
+        SIGKILL after ``grace_s``; exit problems are kept, not raised."""
+        stop_processes(self.processes, grace_s)
+        for process in self.processes:
+            code = process.popen.returncode
+            if process.ending == "SIGKILL":
+                self.exit_problems.append(
+                    f"{process.describe()} did not stop within {grace_s:g} s and was killed"
+                )
+            elif code:
+                self.exit_problems.append(f"{process.describe()} {describe_status(code)}")

@@ -1,0 +1,37 @@
+"""What a run reports while it goes, and what it leaves per point."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchfs.config.plan import SweepPoint
+from benchfs.results.manifest import Status
+from benchfs.workload.progress import PhaseProgress
+
+
+class RunObserver:
+    """What a run reports while it goes; the CLI draws it, tests ignore it."""
+
+    def step(self, message: str) -> None:
+        """A step of the flow started (``starting 4 daemons``)."""
+
+    def point_started(self, point: SweepPoint, count: int, run_dir: Path) -> None:
+        """A run (one point of the sweep) started in ``run_dir``."""
+
+    def progress(self, progress: PhaseProgress) -> None:
+        """Live figures of the phase running now (about every 200 ms)."""
+
+    def point_finished(self, result: PointResult) -> None:
+        """A run ended (completed or not)."""
+
+
+@dataclass
+class PointResult:
+    index: int
+    run_dir: Path
+    status: Status
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,245 @@
+"""`benchfs run`: one run, or one run per point of a sweep (DESIGN.md, "The flow").
+
+Per point: a results directory and its manifest; the preflight step; the
+daemons (started once and kept while no daemon setting changes); the
+workload ranks under MPI, watched together with the daemons; the summary;
+the report. Everything started lives in one ``Lifecycle``: on an error,
+Ctrl-C or SIGTERM, processes are stopped and the run's temporary files
+(configs, registry, data dirs, shared memory) removed before the error
+surfaces. What a point leaves behind is its results directory.
+
+Files of one invocation (``<token>`` = pid and a random tag):
+- ``<results_dir>/.benchfs-<token>/``: daemon configs, daemon logs and
+  traces, the registry (unless ``cluster.registry_dir``), workload state
+  (spec, progress). On the shared file system where the results are, so
+  remote daemons and ranks can read and write it.
+- ``<cluster.data_dir>/benchfs-<token>-g<k>/<node>``: daemon data, per host.
+- ``/dev/shm/benchfs-<token>``: UCX's and MPI's shared-memory files.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from benchfs.cluster.hostfile import Host, resolve_nodes
+from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated
+from benchfs.config.model import RunConfig
+from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
+from benchfs.launchers.base import Launcher
+from benchfs.launchers.select import launcher_for
+from benchfs.results.manifest import (
+    Manifest,
+    RanksRecord,
+    SweepRecord,
+    finish_manifest,
+    host_entries,
+    load_manifest,
+    new_manifest,
+    write_manifest,
+)
+from benchfs.results.rundir import create_run_dir
+from benchfs.run.cluster import LOGS_DIR, STOP_MARGIN_S, TRACES_DIR, Cluster, Scratch
+from benchfs.run.observer import PointResult, RunObserver
+from benchfs.run.preflight import preflight_step
+from benchfs.run.workload import RunFailed, run_workload, write_summary
+from benchfs.workload.spec import workload_spec
+
+WORKLOAD_DIR = "workload"
+
+
+def run_token() -> str:
+    return f"{os.getpid()}-{secrets.token_hex(3)}"
+
+
+def _point_label(config: RunConfig, point: SweepPoint, count: int) -> str:
+    return config.output.label if count == 1 else f"{config.output.label}-p{point.index}"
+
+
+def _ranks_record(launcher: Launcher, hosts: Sequence[Host], config: RunConfig) -> RanksRecord:
+    per_host = {host.name: config.workload.tasks_per_node for host in hosts}
+    return RanksRecord(
+        launcher=launcher.name,
+        per_host=per_host,
+        total=sum(per_host.values()),
+        daemons_per_host={host.name: config.cluster.daemons_per_node for host in hosts},
+    )
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted (SIGINT)"
+    if isinstance(error, Terminated):
+        return f"interrupted ({error})"
+    return str(error) or type(error).__name__
+
+
+def write_report_safely(run_dir: Path) -> str | None:
+    """Write report.md/report.html; a note instead of an error when it fails."""
+    try:
+        from analysis.reports.write import write_report
+
+        write_report(run_dir, allow_partial=True)
+    except Exception as error:  # the results stand without a report
+        return f"report not written: {type(error).__name__}: {error}"
+    return None
+
+
+def run_point(
+    life: Lifecycle,
+    cluster: Cluster,
+    point: SweepPoint,
+    count: int,
+    *,
+    nodes_spec: str | None,
+    command_line: Sequence[str],
+    env: Mapping[str, str],
+    observer: RunObserver,
+) -> PointResult:
+    config = point.config
+    run_dir = create_run_dir(Path(config.output.results_dir), _point_label(config, point, count))
+    observer.point_started(point, count, run_dir)
+    hosts_given = resolve_nodes(nodes_spec, env, local_nodes=config.cluster.local_nodes)
+    launcher = launcher_for(config.launcher, nodes_spec)
+    sweep = SweepRecord(index=point.index, count=count, values=dict(point.values))
+    manifest: Manifest = new_manifest(
+        label=config.output.label,
+        command_line=command_line,
+        effective_config=effective_config(config),
+        hosts_given=hosts_given,
+        hosts_used=hosts_given,
+        sweep=sweep if count > 1 else None,
+        env=env,
+    )
+    write_manifest(run_dir, manifest)
+    result = PointResult(point.index, run_dir, "running")
+    try:
+        observer.step("preflight")
+        outcome = preflight_step(config, hosts_given, launcher, run_dir)
+        hosts = outcome.hosts
+        manifest.hosts.used = host_entries(hosts)
+        manifest.hosts.excluded = list(outcome.excluded)
+        manifest.preflight = outcome.record
+        cluster.ensure(config, hosts, launcher)
+        assert cluster.group is not None
+        cluster.group.served.append(run_dir)
+        manifest.daemons = [
+            {key: record.get(key) for key in ("node_name", "node_id", "host", "pid", "data_dir")}
+            for record in cluster.group.records_by_node_id()
+        ]
+        manifest.ranks = _ranks_record(launcher, hosts, config)
+        write_manifest(run_dir, manifest)
+        workload_dir = run_dir / WORKLOAD_DIR
+        workload_dir.mkdir()
+        (run_dir / TRACES_DIR).mkdir(exist_ok=True)
+        (run_dir / LOGS_DIR).mkdir(exist_ok=True)
+        state_dir = cluster.scratch.point_dir(point.index)
+        state_dir.mkdir(parents=True)
+        spec = workload_spec(
+            config,
+            hosts=[host.name for host in hosts],
+            node_names=[slot.node_name for slot in cluster.group.slots],
+            registry_dir=cluster.group.registry_dir,
+            workload_dir=workload_dir,
+            state_dir=state_dir,
+            trace_dir=run_dir / TRACES_DIR,
+            shm_dir=cluster.scratch.shm_dir,
+        )
+        spec_path = spec.write(state_dir / "spec.json")
+        run_workload(
+            life,
+            cluster,
+            config,
+            spec,
+            spec_path,
+            observer,
+            env,
+            run_dir / LOGS_DIR / "workload.log",
+        )
+        result.summary = write_summary(spec)
+        problems = []
+        if result.summary["errors"]:
+            problems.append(f"{result.summary['errors']} I/O errors")
+        if result.summary["verify_errors"]:
+            problems.append(f"{result.summary['verify_errors']} verification errors")
+        if problems:
+            raise RunFailed(f"the workload reported {' and '.join(problems)}")
+        result.status = "completed"
+    except BaseException as error:
+        result.status = "failed" if isinstance(error, Exception) else "interrupted"
+        result.error = _describe(error)
+        raise
+    finally:
+        result.notes = list(cluster.notes)
+        manifest.notes = result.notes
+        write_manifest(run_dir, finish_manifest(manifest, result.status, error=result.error))
+        observer.point_finished(result)
+    return result
+
+
+def run_plan(
+    plan: RunPlan,
+    *,
+    nodes_spec: str | None = None,
+    command_line: Sequence[str] = (),
+    observer: RunObserver | None = None,
+    env: Mapping[str, str] | None = None,
+    python: str = sys.executable,
+) -> list[PointResult]:
+    """Run every point of the plan, one after the other; the first failure
+    stops the sweep (its results directory says why)."""
+    observer = observer or RunObserver()
+    env = dict(os.environ if env is None else env)
+    points = expand_sweep(plan)
+    first = points[0].config
+    resolve_nodes(nodes_spec, env, local_nodes=first.cluster.local_nodes)  # fail before anything
+    base = Path(first.output.results_dir)
+    base.mkdir(parents=True, exist_ok=True)
+    token = run_token()
+    shm_dir = SHM_DIR / f"benchfs-{token}" if SHM_DIR.is_dir() else None
+    scratch = Scratch(token, base / f".benchfs-{token}", shm_dir)
+    grace = max(p.config.cluster.deadlines.shutdown_s for p in points) + STOP_MARGIN_S
+    results: list[PointResult] = []
+    cluster: Cluster | None = None
+    try:
+        with Lifecycle(grace_s=grace, shm_prefix=f"benchfs-{token}") as life:
+            scratch.root.mkdir()
+            life.remove_at_exit(scratch.root)
+            cluster = Cluster(life, scratch, observer, env, python)
+            try:
+                for point in points:
+                    results.append(
+                        run_point(
+                            life,
+                            cluster,
+                            point,
+                            len(points),
+                            nodes_spec=nodes_spec,
+                            command_line=command_line,
+                            env=env,
+                            observer=observer,
+                        )
+                    )
+            finally:
+                # Gracefully, after an error or a first Ctrl-C too (traces flushed,
+                # records removed); a second signal leaves the rest to the Lifecycle.
+                cluster.stop()
+    finally:
+        for result in results:
+            late = [] if cluster is None else cluster.notes + life.cleanup_errors
+            notes = [note for note in late if note not in result.notes]
+            report = write_report_safely(result.run_dir)
+            if report is not None:
+                notes.append(report)
+            if notes:
+                result.notes += notes
+                add_manifest_notes(result.run_dir, notes)
+    return results
+
+
+def add_manifest_notes(run_dir: Path, notes: Sequence[str]) -> None:
+    manifest = load_manifest(run_dir)
+    write_manifest(run_dir, manifest.model_copy(update={"notes": [*manifest.notes, *notes]}))

@@ -1,0 +1,232 @@
+"""One workload rank: ``python -m benchfs.workload.rank SPEC.json`` under MPI.
+
+Per repetition and phase: barrier, the engine runs the whole phase
+(``Client.run_phase``: the hot loop is in Rust), barrier. With a stonewall
+the phase stops after ``stonewall_s``; then every rank catches up to the
+rank that got furthest (IOR's wear-out), so each file ends up the same
+size and the read phase can read it whole. Rank 0 gathers the per-rank
+rows and latencies and writes them (see ``benchfs.workload.spec``).
+
+A rank that fails prints one line naming itself, leaves it in
+``ranks/rank<r>.error`` for the orchestrator, and aborts the MPI job: the
+other ranks must not wait for it at the next barrier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchfs.workload.progress import PhaseStatus, State, write_status
+from benchfs.workload.spec import WorkloadSpec
+from benchfs.workload.summary import RankRow
+
+READ = "read"
+
+
+def phase_arguments(spec: WorkloadSpec, phase: str, rank: int) -> dict[str, Any]:
+    """Keyword arguments of ``Client.run_phase`` shared by every call of a phase."""
+    reading = phase == READ
+    return {
+        "phase": phase,
+        "file_name": spec.file_name,
+        "rank": rank,
+        "ranks": spec.ranks,
+        "transfer_size": spec.transfer_size,
+        "block_size": spec.block_size,
+        "segments": spec.segments,
+        "file_per_process": spec.file_per_process,
+        "read_rank_shift": spec.read_rank_shift if reading else 0,
+        "verify": spec.verify and reading,
+    }
+
+
+def merge_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str, Any]:
+    """A stonewalled call and its wear-out call as one result."""
+    return {
+        "path": first.get("path"),
+        "bytes": int(first["bytes"]) + int(rest["bytes"]),
+        "ops": int(first["ops"]) + int(rest["ops"]),
+        "start_unix_ns": int(first["start_unix_ns"]),
+        "end_unix_ns": int(rest["end_unix_ns"]),
+        "errors": int(first.get("errors", 0)) + int(rest.get("errors", 0)),
+        "verify_errors": int(first.get("verify_errors", 0)) + int(rest.get("verify_errors", 0)),
+        "stonewalled": bool(first.get("stonewalled", False)),
+        "latency_ns": bytes(first["latency_ns"]) + bytes(rest["latency_ns"]),
+    }
+
+
+class Rank:
+    """The state of one rank across its phases."""
+
+    def __init__(self, spec: WorkloadSpec, comm: Any, client: Any) -> None:
+        self.spec = spec
+        self.comm = comm
+        self.client = client
+        self.rank: int = comm.Get_rank()
+        self.host = spec.host_of(self.rank)
+        # Ops each rank wrote per repetition once a stonewall cut the write short.
+        self.written_ops: dict[int, int] = {}
+
+    def run(self) -> None:
+        for repetition in range(self.spec.repetitions):
+            paths = set()
+            for phase in self.spec.phases:
+                result = self.phase(repetition, phase)
+                self.collect(repetition, phase, result)
+                if phase != READ and result.get("path"):
+                    paths.add(str(result["path"]))
+            self.remove(paths)
+
+    def remove(self, paths: set[str]) -> None:
+        """Delete the repetition's files, as IOR does: each rank its own file,
+        rank 0 the shared one (after every rank is done with it)."""
+        self.comm.Barrier()
+        if self.spec.file_per_process or self.rank == 0:
+            for path in sorted(paths):
+                self.client.unlink(path)
+
+    def phase(self, repetition: int, phase: str) -> dict[str, Any]:
+        from mpi4py import MPI
+
+        spec = self.spec
+        arguments = phase_arguments(spec, phase, self.rank)
+        limit = self.written_ops.get(repetition) if phase == READ else None
+        progress = spec.progress_path(repetition, phase, self.rank)
+        progress.parent.mkdir(parents=True, exist_ok=True)
+        self.comm.Barrier()
+        if self.rank == 0:
+            self.announce(repetition, phase, "running")
+        result = dict(
+            self.client.run_phase(
+                **arguments,
+                stonewall_s=spec.stonewall_s,
+                max_ops=limit or 0,
+                progress_path=str(progress),
+            )
+        )
+        stonewall_ops: int | None = None
+        if spec.stonewall_s > 0:
+            stonewall_ops = int(result["ops_reached"])
+            most = int(self.comm.allreduce(stonewall_ops, op=MPI.MAX))
+            if phase != READ:
+                self.written_ops[repetition] = most
+            if stonewall_ops < most:
+                rest = self.client.run_phase(
+                    **arguments,
+                    first_op=stonewall_ops,
+                    max_ops=most,
+                    progress_path=str(spec.progress_path(repetition, phase, self.rank, True)),
+                )
+                result = merge_results(result, rest)
+        self.comm.Barrier()
+        result["stonewall_ops"] = stonewall_ops
+        return result
+
+    def announce(self, repetition: int, phase: str, state: State) -> None:
+        spec = self.spec
+        expected = spec.ranks * spec.block_size * spec.segments
+        write_status(
+            spec.phase_file, PhaseStatus(repetition, phase, state, time.time_ns(), expected)
+        )
+
+    def collect(self, repetition: int, phase: str, result: Mapping[str, Any]) -> None:
+        identity = {"repetition": repetition, "phase": phase, "rank": self.rank, "host": self.host}
+        row = RankRow.from_json({**result, **identity}).to_json()
+        rows = self.comm.gather(row, root=0)
+        latencies = self.comm.gather(bytes(result["latency_ns"]), root=0)
+        if self.rank != 0:
+            return
+        spec = self.spec
+        with spec.ranks_file.open("a") as handle:
+            handle.writelines(json.dumps(item, sort_keys=True) + "\n" for item in rows)
+        merged = np.concatenate([np.frombuffer(data, dtype="<u8") for data in latencies])
+        np.save(spec.latency_file(phase, repetition), merged)
+        self.announce(repetition, phase, "done")
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())
+
+
+def _record_start(spec: WorkloadSpec, rank: int) -> None:
+    path = spec.rank_file(rank)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(
+            {
+                "rank": rank,
+                "host": spec.host_of(rank),
+                "hostname": socket.gethostname(),
+                "pid": os.getpid(),
+            }
+        )
+    )
+
+
+def run(spec: WorkloadSpec, comm: Any) -> None:
+    """Everything a rank does, from connecting to the last phase."""
+    import benchfs_native
+
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    if size != spec.ranks:
+        raise RuntimeError(f"started as one of {size} ranks, the run expects {spec.ranks}")
+    _record_start(spec, rank)
+    host = spec.host_of(rank)
+    client = benchfs_native.Client(
+        spec.registry_dir,
+        spec.node_names,
+        transport=spec.transport,
+        connect_deadline_s=spec.connect_deadline_s,
+        rpc_deadline_s=spec.rpc_deadline_s,
+        name=f"{host}/rank{rank}",
+        trace_dir=spec.trace_dir,
+    )
+    try:
+        Rank(spec, comm, client).run()
+    finally:
+        client.disconnect()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m benchfs.workload.rank SPEC.json", file=sys.stderr)
+        return 2
+    spec = WorkloadSpec.read(Path(args[0]))
+    if spec.shm_dir:
+        # MPI's shared-memory segments go there (set up before MPI starts).
+        os.makedirs(spec.shm_dir, exist_ok=True)
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    try:
+        run(spec, comm)
+    except BaseException as error:
+        host = spec.host_of(rank) if rank < spec.ranks else socket.gethostname()
+        message = f"workload rank {rank} on {host} (pid {os.getpid()}): {_describe(error)}"
+        try:
+            path = spec.rank_file(rank, "error")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(message + "\n")
+        except OSError:
+            pass
+        print(message, file=sys.stderr, flush=True)
+        comm.Abort(1)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

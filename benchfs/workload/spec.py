@@ -1,0 +1,159 @@
+"""What every workload rank is told: one JSON file shared by all ranks.
+
+The orchestrator writes it; ``python -m benchfs.workload.rank SPEC.json``
+reads it. It also names the files ranks leave behind, so both sides agree:
+
+- ``<workload_dir>/ranks.jsonl``: one row per rank, repetition and phase;
+- ``<workload_dir>/latency-<phase>-<repetition>.npy``: every op's latency
+  in ns (u64), ranks in order (``ops`` of each row says how many are its);
+- ``<state_dir>/phase.json``: the phase running now (rank 0 writes it);
+- ``<state_dir>/progress/<repetition>-<phase>/rank<r>[.wearout]``: each
+  rank's live progress, 16 bytes (bytes done, ops done: u64 LE);
+- ``<state_dir>/ranks/rank<r>.json``: host and pid of each rank as started,
+  and ``rank<r>.error`` with the message of a rank that failed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from benchfs.config.model import RunConfig, Transport
+from benchfs.errors import ConfigError
+from benchfs.workload.summary import WorkloadParameters
+
+RANKS_FILE = "ranks.jsonl"
+PHASE_FILE = "phase.json"
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    registry_dir: str
+    node_names: list[str]
+    transport: Transport
+    connect_deadline_s: float
+    rpc_deadline_s: float
+    hosts: list[str]
+    tasks_per_node: int
+    file_name: str
+    file_per_process: bool
+    transfer_size: int
+    block_size: int
+    segments: int
+    repetitions: int
+    phases: list[str]
+    verify: bool
+    reorder_tasks: bool
+    stonewall_s: float
+    workload_dir: str
+    state_dir: str
+    trace_dir: str | None = None
+    shm_dir: str | None = None
+
+    @property
+    def ranks(self) -> int:
+        return len(self.hosts) * self.tasks_per_node
+
+    @property
+    def read_rank_shift(self) -> int:
+        """IOR ``-C``: read what the task one node further wrote (0: own data)."""
+        if not self.reorder_tasks:
+            return 0
+        return self.tasks_per_node % self.ranks
+
+    def host_of(self, rank: int) -> str:
+        """Ranks fill hosts in order, ``tasks_per_node`` each (``--map-by slot``)."""
+        return self.hosts[rank // self.tasks_per_node]
+
+    def progress_path(self, repetition: int, phase: str, rank: int, wearout: bool = False) -> Path:
+        suffix = ".wearout" if wearout else ""
+        return self.progress_dir(repetition, phase) / f"rank{rank}{suffix}"
+
+    def progress_dir(self, repetition: int, phase: str) -> Path:
+        return Path(self.state_dir) / "progress" / f"{repetition}-{phase}"
+
+    @property
+    def phase_file(self) -> Path:
+        return Path(self.state_dir) / PHASE_FILE
+
+    def rank_file(self, rank: int, suffix: str = "json") -> Path:
+        return Path(self.state_dir) / "ranks" / f"rank{rank}.{suffix}"
+
+    @property
+    def ranks_file(self) -> Path:
+        return Path(self.workload_dir) / RANKS_FILE
+
+    def latency_file(self, phase: str, repetition: int) -> Path:
+        return Path(self.workload_dir) / f"latency-{phase}-{repetition}.npy"
+
+    def parameters(self) -> WorkloadParameters:
+        """The test's shape as the summary reports it."""
+        return WorkloadParameters(
+            api="file-per-process" if self.file_per_process else "shared",
+            transfer_size=self.transfer_size,
+            block_size=self.block_size,
+            segments=self.segments,
+            tasks=self.ranks,
+            tasks_per_node=self.tasks_per_node,
+            repetitions=self.repetitions,
+            file_per_process=self.file_per_process,
+            reorder_tasks=self.reorder_tasks,
+            stonewall_s=self.stonewall_s,
+            verify=self.verify,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def write(self, path: Path) -> Path:
+        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        return path
+
+    @classmethod
+    def read(cls, path: Path) -> WorkloadSpec:
+        try:
+            data = json.loads(path.read_text())
+            return cls(**data)
+        except (OSError, ValueError, TypeError) as error:
+            raise ConfigError(f"{path}: not a workload spec: {error}") from error
+
+
+def workload_spec(
+    config: RunConfig,
+    *,
+    hosts: list[str],
+    node_names: list[str],
+    registry_dir: Path,
+    workload_dir: Path,
+    state_dir: Path,
+    trace_dir: Path | None,
+    shm_dir: Path | None = None,
+) -> WorkloadSpec:
+    """The spec of one run from its config, hosts and directories."""
+    workload = config.workload
+    cluster = config.cluster
+    return WorkloadSpec(
+        registry_dir=str(registry_dir),
+        node_names=list(node_names),
+        transport=cluster.transport,
+        connect_deadline_s=cluster.deadlines.register_s,
+        rpc_deadline_s=cluster.deadlines.rpc_s,
+        hosts=list(hosts),
+        tasks_per_node=workload.tasks_per_node,
+        file_name=workload.file_name,
+        file_per_process=workload.api == "file-per-process",
+        transfer_size=workload.transfer_size,
+        block_size=workload.block_size,
+        segments=workload.segments,
+        repetitions=workload.repetitions,
+        phases=list(workload.phases),
+        verify=workload.verify,
+        reorder_tasks=workload.reorder_tasks,
+        stonewall_s=workload.stonewall_s,
+        workload_dir=str(workload_dir),
+        state_dir=str(state_dir),
+        trace_dir=None if trace_dir is None else str(trace_dir),
+        shm_dir=None if shm_dir is None else str(shm_dir),
+    )

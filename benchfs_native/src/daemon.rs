@@ -1,0 +1,379 @@
+//! One BenchFS daemon: open the chunk store, create the UCX worker,
+//! register in the membership registry, serve until SIGTERM/SIGINT or a
+//! shutdown request, then drain, fsync (when asked), unregister and close
+//! (docs/RPC.md, "Daemon").
+//!
+//! Registration comes as soon as the store and the worker are ready; both
+//! are built at once (the store, whose registered buffers take the
+//! longest, on a second thread), so clients never wait on a half-started
+//! cluster because one daemon was slow to pin its memory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::membership::{self, Record};
+use crate::rpc::server::{Durability, Server, ServerConfig, ServerStats, SignalGuard};
+use crate::rpc::transport::{Transport, ucx_error};
+use crate::rpc::wire;
+use crate::storage::{ChunkStore, StoreOptions};
+use crate::trace::{TraceConfig, TraceFile};
+
+/// Largest registered buffer of the store (its largest single I/O).
+const MAX_BUFFER: u64 = 1 << 20;
+
+/// Everything a daemon needs (the daemon TOML, resolved).
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    /// Registry key and name in logs and accepts.
+    pub node_name: String,
+    /// Placement id.
+    pub node_id: u32,
+    /// Index of this daemon on its host.
+    pub daemon_index: u32,
+    /// The chunk store's directory (created with its parents).
+    pub data_dir: PathBuf,
+    /// The run's registry directory.
+    pub registry_dir: PathBuf,
+    /// Bytes per chunk.
+    pub chunk_size: u64,
+    /// Registered buffer memory of the store.
+    pub buffer_pool_size: u64,
+    /// When data is made durable.
+    pub durability: Durability,
+    /// UCX transports.
+    pub transport: Transport,
+    /// Requests served at once.
+    pub max_concurrency: usize,
+    /// Client sessions at once.
+    pub max_channels: u16,
+    /// Where the trace goes (`None`: no trace).
+    pub trace_dir: Option<PathBuf>,
+    /// How long a shutdown drains.
+    pub shutdown_deadline: Duration,
+    /// Stop on SIGTERM/SIGINT (handlers installed while serving).
+    pub handle_signals: bool,
+    /// Page-cache I/O only (no O_DIRECT), e.g. to measure the RPC path
+    /// without the disk.
+    pub buffered: bool,
+}
+
+impl DaemonConfig {
+    /// The contract's defaults for the given identity and directories.
+    pub fn new(
+        node_name: impl Into<String>,
+        node_id: u32,
+        data_dir: impl Into<PathBuf>,
+        registry_dir: impl Into<PathBuf>,
+    ) -> DaemonConfig {
+        DaemonConfig {
+            node_name: node_name.into(),
+            node_id,
+            daemon_index: 0,
+            data_dir: data_dir.into(),
+            registry_dir: registry_dir.into(),
+            chunk_size: 4 << 20,
+            buffer_pool_size: 256 << 20,
+            durability: Durability::None,
+            transport: Transport::Auto,
+            max_concurrency: 32,
+            max_channels: 4096,
+            trace_dir: None,
+            shutdown_deadline: Duration::from_secs(10),
+            handle_signals: true,
+            buffered: false,
+        }
+    }
+
+    /// The store's options: buffers of up to 1 MiB filling the pool.
+    fn store_options(&self, trace: Option<TraceConfig>) -> Result<StoreOptions> {
+        let pool = self.buffer_pool_size;
+        let buffer = MAX_BUFFER.min(pool / 4096 * 4096);
+        if buffer == 0 {
+            return Err(Error::invalid(
+                "buffer_pool_size",
+                format!("must be at least 4096 bytes, got {pool}"),
+            ));
+        }
+        let opts = StoreOptions {
+            chunk_size: self.chunk_size,
+            buffer_size: usize::try_from(buffer).unwrap_or(usize::MAX),
+            pool_buffers: usize::try_from(pool / buffer).unwrap_or(usize::MAX),
+            trace,
+            buffered: self.buffered,
+            ..StoreOptions::default()
+        };
+        opts.validate().map_err(|e| match e {
+            Error::InvalidArgument {
+                name: "pool_buffers",
+                message,
+            } => Error::invalid(
+                "buffer_pool_size",
+                format!("{pool} bytes in {buffer}-byte buffers: {message}"),
+            ),
+            other => other,
+        })?;
+        Ok(opts)
+    }
+}
+
+/// What a daemon did, returned when it has shut down.
+#[derive(Debug, Clone, Serialize)]
+pub struct DaemonSummary {
+    /// Node name.
+    pub node_name: String,
+    /// Node id.
+    pub node_id: u32,
+    /// Seconds from the start of [`serve`] to the registry record.
+    pub registered_after_s: f64,
+    /// Seconds served.
+    pub uptime_s: f64,
+    /// Why it stopped (`SIGTERM`, `shutdown request`, ...).
+    pub stop_reason: String,
+    /// Whether every request was answered before the drain deadline.
+    pub drained: bool,
+    /// Whether queued requests were refused instead of drained.
+    pub forced: bool,
+    /// Requests by op name.
+    pub requests: BTreeMap<String, u64>,
+    /// Error replies by op name.
+    pub errors: BTreeMap<String, u64>,
+    /// All requests.
+    pub requests_total: u64,
+    /// All error replies.
+    pub errors_total: u64,
+    /// Write payload bytes received.
+    pub bytes_written: u64,
+    /// Read payload bytes sent.
+    pub bytes_read: u64,
+    /// Messages refused before any work.
+    pub decode_errors: u64,
+    /// Those by reason.
+    pub rejected: BTreeMap<String, u64>,
+    /// Longest wait queue.
+    pub queue_peak: usize,
+    /// Most requests in flight.
+    pub in_flight_peak: usize,
+    /// Sessions opened.
+    pub channels_opened: u64,
+    /// Sessions refused.
+    pub connects_refused: u64,
+    /// Requests refused while stopping.
+    pub refused_stopping: u64,
+    /// Files fsynced at shutdown.
+    pub fsynced_files: u64,
+    /// Data buffers allocated or grown.
+    pub buffer_grows: u64,
+    /// The trace file, if any.
+    pub trace_path: Option<String>,
+}
+
+fn counts(c: &[u64; 12]) -> BTreeMap<String, u64> {
+    ServerStats::by_op(c)
+        .into_iter()
+        .filter_map(|(k, v)| v.as_u64().map(|n| (k, n)))
+        .collect()
+}
+
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // Safety: writes at most `buf.len()` bytes into a live buffer.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return "localhost".to_owned();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Creates `data_dir` (with its parents: a run's data root is often new
+/// on every host) and checks that files can be created in it, so a bad
+/// directory fails at startup with one line, not at the first write.
+fn prepare_data_dir(dir: &Path) -> Result<()> {
+    let shown = dir.display().to_string();
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::from_io(&e, "create data_dir", shown.clone()))?;
+    let probe = dir.join(format!(".benchfs-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| Error::from_io(&e, "write into data_dir", shown))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Runs a daemon to the end: see the module docs. Blocks the calling
+/// thread, which becomes the event loop.
+pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
+    let t0 = Instant::now();
+    membership::validate_node_name(&config.node_name)?;
+    let server_cfg = ServerConfig {
+        node_id: config.node_id,
+        node_name: config.node_name.clone(),
+        max_concurrency: config.max_concurrency,
+        max_channels: config.max_channels,
+        durability: config.durability,
+        shutdown_deadline: config.shutdown_deadline,
+        trace: None,
+    };
+    server_cfg.validate()?;
+    let trace_cfg = match &config.trace_dir {
+        Some(dir) => Some(TraceConfig {
+            dir: dir.clone(),
+            node: config.node_name.clone(),
+            node_id: u16::try_from(config.node_id).map_err(|_| {
+                Error::invalid(
+                    "node_id",
+                    format!("must be at most 65535 to be traced, got {}", config.node_id),
+                )
+            })?,
+        }),
+        None => None,
+    };
+    let store_opts = config.store_options(trace_cfg.clone())?;
+    prepare_data_dir(&config.data_dir)?;
+    // Opened first so the file's header names the daemon, not the store.
+    let trace = match &trace_cfg {
+        Some(c) => Some(TraceFile::open(c, "daemon")?),
+        None => None,
+    };
+    let data_dir = config.data_dir.clone();
+    let store_thread = std::thread::Builder::new()
+        .name("benchfs-open".into())
+        .spawn(move || ChunkStore::open(&data_dir, store_opts))
+        .map_err(|e| Error::from_io(&e, "start a thread", "open the chunk store"))?;
+    let transport = config.transport.open(&config.node_name);
+    let store = match store_thread.join() {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(Error::os(
+                libc::EIO,
+                "open the chunk store",
+                config.data_dir.display().to_string(),
+            ));
+        }
+    };
+    let store = Arc::new(store);
+    let (_context, worker) = transport?;
+    let address = worker
+        .address()
+        .map_err(|e| ucx_error(&e, "UCX worker address"))?;
+    let server = Server::new(
+        &worker,
+        Arc::clone(&store),
+        ServerConfig {
+            trace: trace.clone(),
+            ..server_cfg
+        },
+    )?;
+    let signals = if config.handle_signals {
+        Some(SignalGuard::install()?)
+    } else {
+        None
+    };
+    let record = Record {
+        node_name: config.node_name.clone(),
+        node_id: config.node_id,
+        daemon_index: config.daemon_index,
+        pid: std::process::id(),
+        host: host_name(),
+        worker_address: address.as_bytes().to_vec(),
+        data_dir: config.data_dir.display().to_string(),
+        start_time_unix_ns: Record::now_unix_ns(),
+        protocol_version: wire::VERSION,
+    };
+    membership::register(&config.registry_dir, &record)?;
+    let registered_after = t0.elapsed();
+    eprintln!(
+        "benchfs daemon {} (node {}) registered in {} ms",
+        config.node_name,
+        config.node_id,
+        registered_after.as_millis()
+    );
+    let served = Instant::now();
+    let report = server.run(signals.as_ref());
+    drop(signals);
+    // The tail runs whatever the loop's result: a daemon that stops never
+    // leaves its record behind.
+    let mut fsynced = 0u64;
+    let mut tail_err: Option<Error> = None;
+    if config.durability != Durability::None {
+        match fsync_all(&store) {
+            Ok(n) => fsynced = n,
+            Err(e) => tail_err = Some(e),
+        }
+    }
+    if let Err(e) = membership::unregister(&config.registry_dir, &config.node_name) {
+        tail_err.get_or_insert(e);
+    }
+    if let Err(e) = store.close() {
+        tail_err.get_or_insert(e);
+    }
+    let report = report?;
+    if let Some(e) = tail_err {
+        return Err(e);
+    }
+    let s = &report.stats;
+    let summary = DaemonSummary {
+        node_name: config.node_name.clone(),
+        node_id: config.node_id,
+        registered_after_s: registered_after.as_secs_f64(),
+        uptime_s: served.elapsed().as_secs_f64(),
+        stop_reason: report.stop_reason.clone(),
+        drained: report.drained,
+        forced: report.forced,
+        requests: counts(&s.requests),
+        errors: counts(&s.errors),
+        requests_total: s.requests.iter().sum(),
+        errors_total: s.errors.iter().sum(),
+        bytes_written: s.bytes_in,
+        bytes_read: s.bytes_out,
+        decode_errors: s.decode_errors(),
+        rejected: s
+            .rejected_map()
+            .into_iter()
+            .filter_map(|(k, v)| v.as_u64().map(|n| (k, n)))
+            .collect(),
+        queue_peak: s.queue_peak,
+        in_flight_peak: s.in_flight_peak,
+        channels_opened: report.channels_opened,
+        connects_refused: s.connects_refused,
+        refused_stopping: s.refused_stopping,
+        fsynced_files: fsynced,
+        buffer_grows: report.buffer_grows,
+        trace_path: trace.map(|t| t.path().display().to_string()),
+    };
+    eprintln!(
+        "benchfs daemon {} (node {}) stopped ({}{}): {} requests, {} errors, {} B written, {} B read, {} refused messages, {:.1} s",
+        summary.node_name,
+        summary.node_id,
+        summary.stop_reason,
+        if summary.drained {
+            ", drained"
+        } else {
+            ", NOT drained"
+        },
+        summary.requests_total,
+        summary.errors_total,
+        summary.bytes_written,
+        summary.bytes_read,
+        summary.decode_errors,
+        summary.uptime_s
+    );
+    Ok(summary)
+}
+
+/// fsyncs every file of the store; returns how many.
+fn fsync_all(store: &ChunkStore) -> Result<u64> {
+    let mut n = 0;
+    for path in store.list()? {
+        match store.fsync(&path) {
+            Ok(()) => n += 1,
+            // Removed meanwhile.
+            Err(e) if e.errno() == Some(libc::ENOENT) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}

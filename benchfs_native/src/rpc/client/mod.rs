@@ -1,0 +1,257 @@
+//! The RPC client: POSIX-like operations and the IOR-style bulk phase over
+//! the daemons of one membership.
+//!
+//! * `connect`: membership wait, UCX worker, one session per daemon.
+//! * `inflight`: the bounded window of outstanding RPCs, replies matched by
+//!   request id, deadlines, retries, the `rpc_client` trace records.
+//! * `ops`: create, open, write, read, fsync, close, stat, unlink, readdir,
+//!   truncate, ping, stats, shutdown (placement per docs/PLACEMENT.md).
+//! * `phase`: the bulk write or read phase ([`PhaseSpec`]).
+//! * `split`, `pattern`, `latency`, `retry`, `buf`: the pure parts.
+//!
+//! A [`Client`] owns its UCX worker on the calling thread (no threads of
+//! its own); it is `!Send`.
+
+mod bench;
+mod buf;
+mod connect;
+mod inflight;
+mod latency;
+mod ops;
+mod pattern;
+mod phase;
+mod retry;
+mod split;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use bench::PingBench;
+pub use buf::{Piece, SharedBuf};
+pub use inflight::{Answer, Counters, Entry};
+pub use latency::{LatencySummary, percentile, summarize};
+pub use pattern::Pattern;
+pub use phase::{PhaseResult, PhaseSpec};
+pub use split::{ChunkPiece, split};
+
+use crate::error::{Error, Result};
+use crate::membership::Expected;
+use crate::placement::Placement;
+use crate::rpc::transport::Transport;
+use crate::trace::{TraceBuffer, TraceConfig, TraceFile};
+
+/// Settings of [`Client::connect`].
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// UCX transports (must match the daemons').
+    pub transport: Transport,
+    /// Deadline of the membership wait and the session handshake.
+    pub connect_deadline: Duration,
+    /// Deadline of each RPC issue.
+    pub rpc_deadline: Duration,
+    /// Most RPCs outstanding at once.
+    pub max_in_flight: usize,
+    /// Most repetitions of an idempotent RPC after transient errors.
+    pub retries: u16,
+    /// Accept a partial membership at the connect deadline.
+    pub allow_partial: bool,
+    /// The client's name (daemon logs, trace file name).
+    pub name: String,
+    /// Record `rpc_client` events into this directory.
+    pub trace_dir: Option<PathBuf>,
+    /// fsync on close: `None` asks the daemons (their stats' `durability`).
+    pub fsync_on_close: Option<bool>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            transport: Transport::Auto,
+            connect_deadline: Duration::from_secs(60),
+            rpc_deadline: Duration::from_secs(30),
+            max_in_flight: 16,
+            retries: 3,
+            allow_partial: false,
+            name: "client".to_owned(),
+            trace_dir: None,
+            fsync_on_close: None,
+        }
+    }
+}
+
+/// A daemon of the membership, as the client sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// Its node name.
+    pub node_name: String,
+    /// Its placement id.
+    pub node_id: u32,
+    /// Its host.
+    pub host: String,
+}
+
+/// An open file.
+#[derive(Debug, Clone)]
+struct OpenFile {
+    path: std::rc::Rc<str>,
+    flags: i32,
+}
+
+/// A client of one membership of daemons.
+#[derive(Debug)]
+pub struct Client {
+    conn: connect::Conn,
+    window: inflight::Window,
+    placement: Placement,
+    files: HashMap<u64, OpenFile>,
+    next_handle: u64,
+    options: ClientOptions,
+    fsync_on_close: Option<bool>,
+}
+
+/// A trace node name from a client name: `[A-Za-z0-9._-]`, at most 64.
+fn trace_node(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        s.insert(0, 'c');
+        s.truncate(64);
+    }
+    s
+}
+
+impl Client {
+    /// Waits until the `expected` daemons have registered in `registry_dir`
+    /// and opens a session with each (all within
+    /// `options.connect_deadline`).
+    pub fn connect(
+        registry_dir: &Path,
+        expected: Expected,
+        options: ClientOptions,
+    ) -> Result<Client> {
+        if options.max_in_flight == 0 {
+            return Err(Error::invalid("max_in_flight", "must be at least 1"));
+        }
+        if options.rpc_deadline.is_zero() {
+            return Err(Error::invalid("rpc_deadline", "must be positive"));
+        }
+        let trace = match &options.trace_dir {
+            Some(dir) => {
+                let cfg = TraceConfig {
+                    dir: dir.clone(),
+                    node: trace_node(&options.name),
+                    node_id: 0,
+                };
+                Some(TraceBuffer::new(TraceFile::open(&cfg, "client")?))
+            }
+            None => None,
+        };
+        let deadline = std::time::Instant::now() + options.connect_deadline;
+        let conn = connect::connect(&connect::ConnectSpec {
+            registry_dir,
+            expected: &expected,
+            transport: options.transport,
+            deadline,
+            allow_partial: options.allow_partial,
+            name: &options.name,
+            grace: options.connect_deadline,
+        })?;
+        let nodes = u32::try_from(conn.nodes.len()).unwrap_or(u32::MAX);
+        let placement = Placement::new(nodes)?;
+        let window = inflight::Window::new(
+            options.max_in_flight,
+            options.rpc_deadline,
+            options.retries,
+            trace,
+        );
+        Ok(Client {
+            conn,
+            window,
+            placement,
+            files: HashMap::new(),
+            next_handle: 1,
+            fsync_on_close: options.fsync_on_close,
+            options,
+        })
+    }
+
+    /// The daemons, by node id.
+    pub fn nodes(&self) -> Vec<NodeInfo> {
+        self.conn
+            .nodes
+            .iter()
+            .map(|n| NodeInfo {
+                node_name: n.name.clone(),
+                node_id: n.id,
+                host: n.host.clone(),
+            })
+            .collect()
+    }
+
+    /// The daemons' chunk size.
+    pub fn chunk_size(&self) -> u64 {
+        self.conn.chunk_size
+    }
+
+    /// The placement over the daemons.
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    /// The options it was connected with.
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
+    /// RPC counters so far.
+    pub fn counters(&self) -> Counters {
+        self.window.counters()
+    }
+
+    /// Whether the sessions are still open.
+    pub fn is_connected(&self) -> bool {
+        !self.conn.is_closed()
+    }
+
+    /// Ends the sessions, closes the endpoints and flushes the trace.
+    /// Idempotent; later operations fail with `ENOTCONN`.
+    pub fn disconnect(&mut self) {
+        self.window.abandon();
+        self.window.flush_trace();
+        if !self.conn.is_closed() {
+            self.conn.close(Duration::from_secs(1), true);
+        }
+        self.files.clear();
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.disconnect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_node_names_are_file_safe() {
+        assert_eq!(trace_node("rank3"), "rank3");
+        assert_eq!(trace_node("node01/rank 3"), "node01_rank_3");
+        assert_eq!(trace_node(""), "c");
+        assert_eq!(trace_node(".x"), "c.x");
+        assert_eq!(trace_node(&"a".repeat(100)).len(), 64);
+        assert!(crate::trace::writer::validate_node(&trace_node("ö/..")).is_ok());
+    }
+}

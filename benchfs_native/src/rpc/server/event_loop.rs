@@ -1,0 +1,658 @@
+//! The event loop: the one thread that owns the UCX worker.
+//!
+//! Each turn progresses UCX (handlers only queue the messages), handles
+//! what arrived, collects finished receives, storage results and sends,
+//! and hands queued requests to free slots. A request holds its slot (and
+//! its data buffer) from dispatch until its reply has been sent, so slots
+//! bound both the storage threads' work and the buffer memory.
+//!
+//! Idle: after [`SPIN_TIME`] without news the loop arms the worker
+//! and sleeps in epoll on the worker's event fd, the storage pool's
+//! eventfd and the signal eventfd. The epoll timeout is only a deadline
+//! check (once a second, or the drain deadline while stopping).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use benchfs_ucx::{AmMessage, Request, Worker};
+
+use super::ServerConfig;
+use super::buffers::BufPool;
+use super::channels::Channels;
+use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
+use super::poller::Epoll;
+use super::pool::StoragePool;
+use super::signals::{SignalGuard, signal_name};
+use super::stats::ServerStats;
+use crate::error::{Error, Result};
+use crate::rpc::session::{AM_REQUEST, AM_SESSION};
+use crate::rpc::transport::ucx_error;
+use crate::rpc::wire::{Limits, Op, Route};
+use crate::storage::ChunkStore;
+use crate::trace::format::{Kind, OpCode, status_of};
+use crate::trace::{Record, TraceBuffer};
+
+/// How long the loop spins without news before it sleeps: long enough that
+/// a client's next request after a reply, or a storage result, usually
+/// finds it awake; short enough to leave a small machine's cores to the
+/// storage threads when nothing comes.
+pub const SPIN_TIME: Duration = Duration::from_micros(50);
+/// Spinning turns between two clock reads.
+const SPIN_CLOCK_EVERY: u32 = 32;
+/// Epoll timeout while serving: only a liveness check, nothing is waited
+/// for on a timer.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// How long closing each endpoint may take at disconnect or shutdown.
+pub(super) const CLOSE_DEADLINE: Duration = Duration::from_millis(500);
+/// Drop log lines: the first few, then one in this many.
+const LOG_EVERY: u64 = 1000;
+const LOG_FIRST: u64 = 20;
+
+/// What a request carries through the loop, for its reply and its trace
+/// record.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Meta {
+    /// Request id and channel to answer on (node = this daemon).
+    pub route: Route,
+    pub op: Op,
+    pub arrival: Instant,
+    pub dispatched: Instant,
+    pub storage_ns: u64,
+    /// Payload bytes moved (write data in, read data out).
+    pub bytes: u64,
+}
+
+impl Meta {
+    pub(super) fn new(route: Route, op: Op, arrival: Instant) -> Meta {
+        Meta {
+            route,
+            op,
+            arrival,
+            dispatched: arrival,
+            storage_ns: 0,
+            bytes: 0,
+        }
+    }
+}
+
+/// A request waiting for a slot.
+#[derive(Debug)]
+pub(super) struct Queued {
+    /// A write's message, whose payload is received at dispatch.
+    pub msg: Option<AmMessage>,
+    pub job: Job,
+    pub meta: Meta,
+    /// Buffer capacity the request needs.
+    pub need: usize,
+}
+
+/// A write whose rendezvous data is arriving.
+#[derive(Debug)]
+pub(super) struct Receiving {
+    pub req: Request<Vec<u8>>,
+    pub job: Job,
+}
+
+/// A reply (or accept) being sent.
+#[derive(Debug)]
+pub(super) struct Sending {
+    pub req: Request<Vec<u8>>,
+    /// The slot freed when the send completes.
+    pub token: Option<u32>,
+    /// The payload is a pool buffer.
+    pub pooled: bool,
+    /// For the trace: the request, its status and when the send started.
+    pub done: Option<(Meta, i32, Instant)>,
+}
+
+/// Dispatched requests, by token.
+#[derive(Debug, Default)]
+pub(super) struct Slots {
+    slots: Vec<Option<Meta>>,
+    free: Vec<u32>,
+    used: usize,
+}
+
+impl Slots {
+    fn insert(&mut self, meta: Meta) -> u32 {
+        self.used += 1;
+        match self.free.pop() {
+            Some(t) => {
+                self.slots[t as usize] = Some(meta);
+                t
+            }
+            None => {
+                self.slots.push(Some(meta));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    pub(super) fn get_mut(&mut self, token: u32) -> Option<&mut Meta> {
+        self.slots.get_mut(token as usize)?.as_mut()
+    }
+
+    fn remove(&mut self, token: u32) -> Option<Meta> {
+        let m = self.slots.get_mut(token as usize)?.take()?;
+        self.free.push(token);
+        self.used -= 1;
+        Some(m)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.used
+    }
+}
+
+/// Why and how the server stops.
+#[derive(Debug, Clone)]
+pub(super) struct Stop {
+    pub reason: String,
+    pub force: bool,
+    pub deadline: Instant,
+}
+
+/// What a finished run reports.
+#[derive(Debug, Clone)]
+pub struct ServerReport {
+    /// The counters.
+    pub stats: ServerStats,
+    /// Why it stopped (`SIGTERM`, `shutdown request`, ...).
+    pub stop_reason: String,
+    /// Whether queued requests were refused instead of drained.
+    pub forced: bool,
+    /// Whether every request was answered before the drain deadline.
+    pub drained: bool,
+    /// Channels opened over the run.
+    pub channels_opened: u64,
+    /// Data buffers allocated or grown over the run.
+    pub buffer_grows: u64,
+    /// Data buffers in existence at the end.
+    pub buffers: usize,
+}
+
+/// A server: the event loop's state. Build it (handlers set, storage
+/// threads started), publish the worker's address, then [`Server::run`].
+pub struct Server<'w> {
+    pub(super) worker: &'w Worker,
+    pub(super) cfg: ServerConfig,
+    pub(super) store: Arc<ChunkStore>,
+    pub(super) chunk_size: u64,
+    pub(super) limits: Limits,
+    pub(super) inbox: Rc<RefCell<VecDeque<AmMessage>>>,
+    pub(super) channels: Channels,
+    pub(super) queue: VecDeque<Queued>,
+    pub(super) slots: Slots,
+    pub(super) receiving: Vec<Receiving>,
+    pub(super) sends: Vec<Sending>,
+    pub(super) pool: StoragePool,
+    pub(super) bufs: BufPool,
+    pub(super) stats: ServerStats,
+    pub(super) trace: Option<TraceBuffer>,
+    pub(super) scratch: Vec<u8>,
+    pub(super) stop: Option<Stop>,
+    pub(super) drops_logged: u64,
+    /// First byte of this worker's address (see `plausible_address`).
+    pub(super) address_header: u8,
+}
+
+impl std::fmt::Debug for Server<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("node_id", &self.cfg.node_id)
+            .field("node_name", &self.cfg.node_name)
+            .field("channels", &self.channels.open_count())
+            .field("queued", &self.queue.len())
+            .field("in_flight", &self.slots.len())
+            .finish()
+    }
+}
+
+impl<'w> Server<'w> {
+    /// Sets the worker's handlers for requests and session messages and
+    /// starts the storage threads. The worker's address can be published
+    /// as soon as this returns: messages queue until [`Server::run`].
+    pub fn new(
+        worker: &'w Worker,
+        store: Arc<ChunkStore>,
+        cfg: ServerConfig,
+    ) -> Result<Server<'w>> {
+        cfg.validate()?;
+        let chunk_size = store.chunk_size();
+        let fsync_each = cfg.durability == super::Durability::FsyncEachWrite;
+        let storage = Arc::new(Storage::new(Arc::clone(&store), fsync_each));
+        let pool = StoragePool::start(storage, cfg.max_concurrency)?;
+        let inbox: Rc<RefCell<VecDeque<AmMessage>>> = Rc::new(RefCell::new(VecDeque::new()));
+        for id in [AM_SESSION, AM_REQUEST] {
+            let sink = Rc::clone(&inbox);
+            worker
+                .set_am_handler(id, move |msg| sink.borrow_mut().push_back(msg))
+                .map_err(|e| ucx_error(&e, "set active message handler"))?;
+        }
+        let limits = Limits {
+            // A write never carries more than a chunk, a read never asks
+            // for more: a larger length is a lie, refused while decoding.
+            max_payload: chunk_size,
+            ..Limits::default()
+        };
+        let trace = cfg.trace.clone().map(TraceBuffer::new);
+        let own = worker
+            .address()
+            .map_err(|e| ucx_error(&e, "UCX worker address"))?;
+        let address_header = own.as_bytes().first().copied().unwrap_or(0);
+        Ok(Server {
+            worker,
+            store,
+            chunk_size,
+            limits,
+            inbox,
+            channels: Channels::new(cfg.max_channels),
+            queue: VecDeque::new(),
+            slots: Slots::default(),
+            receiving: Vec::new(),
+            sends: Vec::new(),
+            pool,
+            bufs: BufPool::new(cfg.max_concurrency),
+            stats: ServerStats::new(),
+            trace,
+            scratch: Vec::with_capacity(256),
+            stop: None,
+            drops_logged: 0,
+            address_header,
+            cfg,
+        })
+    }
+
+    /// Serves until a stop signal (when `signals` is given) or a shutdown
+    /// request, then drains (bounded by the shutdown deadline), closes
+    /// every session and returns the counters.
+    pub fn run(mut self, signals: Option<&SignalGuard>) -> Result<ServerReport> {
+        let result = self.serve(signals);
+        self.teardown();
+        result?;
+        let drained = self.drained();
+        let stop = self.stop.clone();
+        Ok(ServerReport {
+            stats: self.stats.clone(),
+            stop_reason: stop
+                .as_ref()
+                .map_or_else(|| "error".to_owned(), |s| s.reason.clone()),
+            forced: stop.is_some_and(|s| s.force),
+            drained,
+            channels_opened: self.channels.opened_total(),
+            buffer_grows: self.bufs.grows(),
+            buffers: self.bufs.live(),
+        })
+    }
+
+    /// A log line on stderr, prefixed with the daemon's name.
+    pub(super) fn log(&self, msg: &str) {
+        eprintln!("benchfs daemon {}: {msg}", self.cfg.node_name);
+    }
+
+    /// A log line about a dropped or refused message; a flood is thinned
+    /// to one line in [`LOG_EVERY`].
+    pub(super) fn log_drop(&mut self, msg: &str) {
+        self.drops_logged += 1;
+        let n = self.drops_logged;
+        if n <= LOG_FIRST || n.is_multiple_of(LOG_EVERY) {
+            self.log(&format!("{msg} ({n} refused so far)"));
+        }
+    }
+
+    pub(super) fn stopping(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    fn drained(&self) -> bool {
+        self.queue.is_empty()
+            && self.slots.len() == 0
+            && self.receiving.is_empty()
+            && self.sends.is_empty()
+    }
+
+    fn serve(&mut self, signals: Option<&SignalGuard>) -> Result<()> {
+        let epoll_err = |e: std::io::Error| Error::from_io(&e, "epoll", "event loop");
+        let epoll = Epoll::new().map_err(epoll_err)?;
+        let worker_fd = self
+            .worker
+            .event_fd()
+            .map_err(|e| ucx_error(&e, "UCX worker event fd"))?;
+        epoll.add(worker_fd, 0).map_err(epoll_err)?;
+        epoll.add(self.pool.wake_fd(), 1).map_err(epoll_err)?;
+        if let Some(s) = signals {
+            epoll.add(s.fd(), 2).map_err(epoll_err)?;
+        }
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        let mut idle = 0u32;
+        let mut idle_since = Instant::now();
+        loop {
+            let mut busy = self.worker.progress() > 0;
+            busy |= self.handle_inbox();
+            busy |= self.poll_receiving();
+            busy |= self.drain_completions();
+            busy |= self.poll_sends();
+            busy |= self.dispatch();
+            if let Some(sig) = signals.and_then(SignalGuard::received)
+                && self.stop.is_none()
+            {
+                self.begin_stop(signal_name(sig).to_owned(), false);
+            }
+            if let Some(stop) = &self.stop {
+                if self.drained() {
+                    return Ok(());
+                }
+                if Instant::now() >= stop.deadline {
+                    let msg = format!(
+                        "drain deadline passed with {} queued and {} in flight",
+                        self.queue.len(),
+                        self.slots.len()
+                    );
+                    self.log(&msg);
+                    return Ok(());
+                }
+            }
+            if busy {
+                idle = 0;
+                continue;
+            }
+            if idle == 0 {
+                idle_since = Instant::now();
+            }
+            idle += 1;
+            // Spin for a bounded time, reading the clock now and then.
+            if !idle.is_multiple_of(SPIN_CLOCK_EVERY) || idle_since.elapsed() < SPIN_TIME {
+                std::hint::spin_loop();
+                continue;
+            }
+            idle = 0;
+            self.pool.park();
+            if let Some(o) = self.pool.try_complete() {
+                self.pool.unpark();
+                self.complete(o);
+                continue;
+            }
+            if !self
+                .worker
+                .arm()
+                .map_err(|e| ucx_error(&e, "arm the UCX worker"))?
+            {
+                self.pool.unpark();
+                continue;
+            }
+            let timeout = match &self.stop {
+                Some(s) => s.deadline.saturating_duration_since(Instant::now()),
+                None => IDLE_CHECK,
+            };
+            epoll.wait(&mut events, timeout).map_err(epoll_err)?;
+            self.pool.unpark();
+            if let Some(s) = signals {
+                s.drain();
+            }
+        }
+    }
+
+    /// Handles every queued message.
+    fn handle_inbox(&mut self) -> bool {
+        let mut any = false;
+        loop {
+            // Take one at a time: handling may progress the worker (closing
+            // an endpoint), whose handlers push to the inbox.
+            let msg = self.inbox.borrow_mut().pop_front();
+            let Some(msg) = msg else { return any };
+            any = true;
+            match msg.id() {
+                AM_SESSION => self.on_session(&msg),
+                _ => self.on_request(msg),
+            }
+        }
+    }
+
+    /// Starts stopping: no new sessions or work; queued requests drain
+    /// (or, forced, are refused).
+    pub(super) fn begin_stop(&mut self, reason: String, force: bool) {
+        match &mut self.stop {
+            Some(s) => s.force |= force,
+            None => {
+                let deadline = Instant::now() + self.cfg.shutdown_deadline;
+                let msg = format!(
+                    "stopping ({reason}{}): {} queued, {} in flight, drain deadline {:.1} s",
+                    if force { ", forced" } else { "" },
+                    self.queue.len(),
+                    self.slots.len(),
+                    self.cfg.shutdown_deadline.as_secs_f64()
+                );
+                self.log(&msg);
+                self.stop = Some(Stop {
+                    reason,
+                    force,
+                    deadline,
+                });
+            }
+        }
+        if force {
+            while let Some(q) = self.queue.pop_front() {
+                drop(q.msg);
+                self.stats.refused_stopping += 1;
+                let text = format!(
+                    "{} {}: node {} is shutting down",
+                    q.meta.op, q.job.path, self.cfg.node_id
+                );
+                self.error_reply(q.meta, libc::ESHUTDOWN, &text);
+            }
+        }
+    }
+
+    /// Hands queued requests to free slots, oldest first.
+    fn dispatch(&mut self) -> bool {
+        let mut any = false;
+        while self.slots.len() < self.cfg.max_concurrency {
+            let Some(front) = self.queue.front() else {
+                break;
+            };
+            let Some(mut buf) = self.bufs.take(front.need) else {
+                break;
+            };
+            let Some(mut q) = self.queue.pop_front() else {
+                break;
+            };
+            any = true;
+            q.meta.dispatched = Instant::now();
+            let token = self.slots.insert(q.meta);
+            self.stats.in_flight_peak = self.stats.in_flight_peak.max(self.slots.len());
+            q.job.token = token;
+            match q.msg {
+                Some(msg) if msg.is_rndv() => match msg.recv_into(buf) {
+                    Ok(req) => self.receiving.push(Receiving { req, job: q.job }),
+                    // The buffer went with the failed receive: a fresh
+                    // (empty) one takes its place in the pool.
+                    Err(e) => self.fail_now(&q.job, &e.to_string(), Vec::new()),
+                },
+                Some(msg) => {
+                    buf.extend_from_slice(msg.data().unwrap_or(&[]));
+                    drop(msg);
+                    q.job.buf = buf;
+                    self.submit(q.job);
+                }
+                None => {
+                    q.job.buf = buf;
+                    self.submit(q.job);
+                }
+            }
+        }
+        any
+    }
+
+    fn submit(&mut self, job: Job) {
+        if let Work::Echo { back } = job.work {
+            // Nothing for the store to do: answer with the data at once.
+            let outcome = Outcome {
+                token: job.token,
+                result: Ok(Done::Echo { back }),
+                buf: job.buf,
+                storage_ns: 0,
+            };
+            self.complete(outcome);
+            return;
+        }
+        if let Err(mut job) = self.pool.submit(job) {
+            let buf = std::mem::take(&mut job.buf);
+            self.fail_now(&job, "storage pool stopped", buf);
+        }
+    }
+
+    /// Fails a dispatched request without running it; `buf` takes the
+    /// place of its pool buffer.
+    fn fail_now(&mut self, job: &Job, why: &str, buf: Vec<u8>) {
+        let op = job.work.op();
+        self.complete(Outcome {
+            token: job.token,
+            result: Err(Failure {
+                errno: libc::EIO,
+                message: format!("{op} {}: {why}", job.path),
+            }),
+            buf,
+            storage_ns: 0,
+        });
+    }
+
+    /// Writes whose data has arrived go to the storage threads.
+    fn poll_receiving(&mut self) -> bool {
+        let mut any = false;
+        let mut i = 0;
+        while i < self.receiving.len() {
+            if !self.receiving[i].req.is_done() {
+                i += 1;
+                continue;
+            }
+            any = true;
+            let Receiving { req, mut job } = self.receiving.swap_remove(i);
+            // Complete: returns at once, applying the received length.
+            match req.wait_filled(Instant::now()) {
+                Ok(buf) => {
+                    job.buf = buf;
+                    self.submit(job);
+                }
+                Err(e) => {
+                    let why = format!("receiving the write data failed: {e}");
+                    self.fail_now(&job, &why, Vec::new());
+                }
+            }
+        }
+        any
+    }
+
+    fn drain_completions(&mut self) -> bool {
+        let mut any = false;
+        while let Some(o) = self.pool.try_complete() {
+            any = true;
+            self.complete(o);
+        }
+        any
+    }
+
+    /// Finished sends free their slot and return their buffer.
+    fn poll_sends(&mut self) -> bool {
+        let mut any = false;
+        let mut i = 0;
+        while i < self.sends.len() {
+            if !self.sends[i].req.is_done() {
+                i += 1;
+                continue;
+            }
+            any = true;
+            let s = self.sends.swap_remove(i);
+            let mut status = s.done.map_or(0, |d| d.1);
+            match s.req.try_take() {
+                Ok(Ok(buf)) => {
+                    if s.pooled {
+                        self.bufs.put(buf);
+                    }
+                }
+                Ok(Err(e)) => {
+                    if s.pooled {
+                        self.bufs.put(Vec::new());
+                    }
+                    if status == 0 {
+                        status = e.errno();
+                    }
+                    let msg = format!("sending a reply failed: {e}");
+                    self.log_drop(&msg);
+                }
+                Err(_) => {}
+            }
+            self.finish(s.token, s.done.map(|(m, _, t)| (m, status, t)));
+        }
+        any
+    }
+
+    /// A request is over: free its slot and record it.
+    pub(super) fn finish(&mut self, token: Option<u32>, done: Option<(Meta, i32, Instant)>) {
+        if let Some(t) = token {
+            self.slots.remove(t);
+        }
+        if let (Some(trace), Some((m, status, reply_start))) = (&mut self.trace, done) {
+            let now = Instant::now();
+            let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+            trace.push(&Record {
+                t_ns: trace.t_ns(now),
+                kind: Kind::RpcServer as u8,
+                op: trace_op(m.op) as u8,
+                node: u16::try_from(self.cfg.node_id).unwrap_or(u16::MAX),
+                status: status_of(status),
+                retries: 0,
+                bytes: m.bytes,
+                d0: ns(m.dispatched.saturating_duration_since(m.arrival)),
+                d1: m.storage_ns,
+                d2: ns(now.saturating_duration_since(reply_start)),
+            });
+        }
+    }
+
+    /// Closes every session, drops what is still pending and detaches the
+    /// handlers (they hold the inbox, which holds messages of the worker).
+    fn teardown(&mut self) {
+        let deadline = Instant::now() + CLOSE_DEADLINE.max(Duration::from_secs(1));
+        for ch in self.channels.drain() {
+            if let Err(e) = ch.ep.close(deadline) {
+                let msg = format!("closing the session of {}: {e}", ch.client_name);
+                self.log(&msg);
+            }
+        }
+        self.queue.clear();
+        self.receiving.clear();
+        self.sends.clear();
+        for id in [AM_REQUEST, AM_SESSION] {
+            let _ = self.worker.clear_am_handler(id);
+        }
+        self.inbox.borrow_mut().clear();
+        let joined = self.pool.stop(Instant::now() + Duration::from_secs(1));
+        if !joined {
+            self.log("storage threads still busy at shutdown; left to finish");
+        }
+        if let Some(t) = &mut self.trace {
+            t.flush();
+        }
+    }
+}
+
+/// The trace op code of a wire op.
+pub fn trace_op(op: Op) -> OpCode {
+    match op {
+        Op::Ping => OpCode::Ping,
+        Op::Create => OpCode::Create,
+        Op::Open => OpCode::Lookup,
+        Op::Stat => OpCode::Stat,
+        Op::Write => OpCode::Write,
+        Op::Read => OpCode::Read,
+        Op::Fsync => OpCode::Fsync,
+        Op::Truncate => OpCode::Truncate,
+        Op::Unlink => OpCode::Unlink,
+        Op::Readdir => OpCode::Readdir,
+        Op::Stats => OpCode::Stats,
+        Op::Shutdown => OpCode::Shutdown,
+    }
+}

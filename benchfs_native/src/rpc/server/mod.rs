@@ -1,0 +1,136 @@
+//! The RPC server: one daemon's event loop (docs/RPC.md).
+//!
+//! * one thread (the caller of [`Server::run`]) owns the UCX worker and
+//!   runs the [`event_loop`]: it progresses UCX, decodes and routes
+//!   messages ([`requests`], [`sessions`]), sends replies, and sleeps in
+//!   epoll ([`poller`]) when idle;
+//! * storage work runs on the [`pool`] of `max_concurrency` threads that
+//!   call the blocking chunk store API ([`dispatch`]); requests beyond the
+//!   bound wait in a FIFO queue; data lives in a bounded pool of reusable
+//!   buffers ([`buffers`]);
+//! * clients are known by their [`channels`]; [`stats`] are counters of
+//!   the loop; [`signals`] turn SIGTERM/SIGINT into a drain.
+
+pub mod buffers;
+pub mod channels;
+pub mod dispatch;
+pub mod event_loop;
+pub mod poller;
+pub mod pool;
+pub mod requests;
+pub mod sessions;
+pub mod signals;
+pub mod stats;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use event_loop::{Server, ServerReport};
+pub use signals::SignalGuard;
+pub use stats::ServerStats;
+
+use crate::error::{Error, Result};
+use crate::trace::TraceFile;
+
+/// When written data is made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Only on an fsync request or a write with the `SYNC` flag.
+    #[default]
+    None,
+    /// Also every file at shutdown.
+    FsyncOnClose,
+    /// Also every write before its reply (and every file at shutdown).
+    FsyncEachWrite,
+}
+
+impl Durability {
+    /// The name used in configs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::None => "none",
+            Durability::FsyncOnClose => "fsync_on_close",
+            Durability::FsyncEachWrite => "fsync_each_write",
+        }
+    }
+}
+
+impl fmt::Display for Durability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Durability {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Durability> {
+        match s {
+            "none" => Ok(Durability::None),
+            "fsync_on_close" => Ok(Durability::FsyncOnClose),
+            "fsync_each_write" => Ok(Durability::FsyncEachWrite),
+            other => Err(Error::invalid(
+                "durability",
+                format!("must be none, fsync_on_close or fsync_each_write, got {other:?}"),
+            )),
+        }
+    }
+}
+
+/// Largest `max_concurrency`.
+pub const MAX_CONCURRENCY: usize = 4096;
+
+/// How a server behaves.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// This daemon's placement id (requests for another id get ESTALE).
+    pub node_id: u32,
+    /// This daemon's name (accept messages, log lines).
+    pub node_name: String,
+    /// Requests served at once (storage threads, data buffers);
+    /// 1..=[`MAX_CONCURRENCY`].
+    pub max_concurrency: usize,
+    /// Client sessions open at once (1..=65535); more get `EBUSY`.
+    pub max_channels: u16,
+    /// When data is made durable.
+    pub durability: Durability,
+    /// How long a shutdown drains before giving up.
+    pub shutdown_deadline: Duration,
+    /// Where `rpc_server` records go.
+    pub trace: Option<Arc<TraceFile>>,
+}
+
+impl ServerConfig {
+    /// Defaults for `node_id` / `node_name`: 32 requests at once, 4096
+    /// channels, durability none, 10 s drain, no trace.
+    pub fn new(node_id: u32, node_name: impl Into<String>) -> ServerConfig {
+        ServerConfig {
+            node_id,
+            node_name: node_name.into(),
+            max_concurrency: 32,
+            max_channels: 4096,
+            durability: Durability::None,
+            shutdown_deadline: Duration::from_secs(10),
+            trace: None,
+        }
+    }
+
+    /// Checks the bounds, naming the bad field.
+    pub fn validate(&self) -> Result<()> {
+        if self.max_concurrency == 0 || self.max_concurrency > MAX_CONCURRENCY {
+            return Err(Error::invalid(
+                "max_concurrency",
+                format!(
+                    "must be between 1 and {MAX_CONCURRENCY}, got {}",
+                    self.max_concurrency
+                ),
+            ));
+        }
+        if self.max_channels == 0 {
+            return Err(Error::invalid("max_channels", "must be at least 1"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,144 @@
+//! The storage pool: `max_concurrency` threads running [`Job`]s against
+//! the blocking chunk store API, their results sent back to the event loop
+//! over a channel.
+//!
+//! Waking the loop: it sleeps in epoll, which watches this pool's eventfd.
+//! Before sleeping it sets `parked` and looks at the channel once more; a
+//! thread that sent a result writes the eventfd only when it sees `parked`
+//! (a SeqCst fence on both sides makes one of them see the other), so a
+//! busy loop costs the threads no system call per result.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::dispatch::{Job, Outcome, Storage};
+use super::poller::EventFd;
+use crate::error::{Error, Result};
+
+#[derive(Debug)]
+struct Wake {
+    fd: EventFd,
+    parked: AtomicBool,
+}
+
+/// The threads and both channels.
+#[derive(Debug)]
+pub struct StoragePool {
+    jobs: Option<Sender<Job>>,
+    done: Receiver<Outcome>,
+    wake: Arc<Wake>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl StoragePool {
+    /// Starts `threads` threads executing jobs with `storage`.
+    pub fn start(storage: Arc<Storage>, threads: usize) -> Result<StoragePool> {
+        let wake = Arc::new(Wake {
+            fd: EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", "storage pool"))?,
+            parked: AtomicBool::new(false),
+        });
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let (done_tx, done_rx) = mpsc::channel::<Outcome>();
+        let mut pool = StoragePool {
+            jobs: Some(job_tx),
+            done: done_rx,
+            wake: Arc::clone(&wake),
+            threads: Vec::with_capacity(threads),
+        };
+        for i in 0..threads.max(1) {
+            let rx = Arc::clone(&job_rx);
+            let tx = done_tx.clone();
+            let storage = Arc::clone(&storage);
+            let wake = Arc::clone(&wake);
+            let t = std::thread::Builder::new()
+                .name(format!("benchfs-io-{i}"))
+                .spawn(move || {
+                    loop {
+                        // Hold the lock only to take a job, not to run it.
+                        let job = rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                        let Ok(job) = job else { return };
+                        if tx.send(storage.execute(job)).is_err() {
+                            return;
+                        }
+                        fence(Ordering::SeqCst);
+                        if wake.parked.load(Ordering::SeqCst) {
+                            wake.fd.notify();
+                        }
+                    }
+                })
+                .map_err(|e| Error::from_io(&e, "start storage thread", format!("benchfs-io-{i}")));
+            match t {
+                Ok(t) => pool.threads.push(t),
+                Err(e) => {
+                    pool.stop(Instant::now() + Duration::from_secs(5));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(pool)
+    }
+
+    /// Hands `job` to a free thread. Never blocks: the caller bounds how
+    /// many jobs are outstanding.
+    pub fn submit(&self, job: Job) -> std::result::Result<(), Job> {
+        match &self.jobs {
+            Some(tx) => tx.send(job).map_err(|e| e.0),
+            None => Err(job),
+        }
+    }
+
+    /// A finished job, if any.
+    pub fn try_complete(&self) -> Option<Outcome> {
+        self.done.try_recv().ok()
+    }
+
+    /// The eventfd that becomes readable when a result arrives while parked.
+    pub fn wake_fd(&self) -> RawFd {
+        self.wake.fd.raw()
+    }
+
+    /// Announces that the loop is about to sleep. Check for results once
+    /// more after this, then sleep.
+    pub fn park(&self) {
+        self.wake.parked.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+    }
+
+    /// The loop is awake again.
+    pub fn unpark(&self) {
+        self.wake.parked.store(false, Ordering::SeqCst);
+        self.wake.fd.drain();
+    }
+
+    /// Stops the threads: each finishes its job, then exits. Joins them
+    /// until `deadline`; returns false when some were still busy (they are
+    /// left to finish on their own).
+    pub fn stop(&mut self, deadline: Instant) -> bool {
+        self.jobs = None;
+        let mut all = true;
+        for t in self.threads.drain(..) {
+            while !t.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            } else {
+                all = false;
+            }
+        }
+        all
+    }
+}
+
+impl Drop for StoragePool {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.stop(Instant::now() + Duration::from_secs(5));
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Requests: decoding and routing an arriving request (contract: a
+//! message that does not decode gets an EBADMSG reply when its header
+//! decoded and its channel is open, else it is dropped with a log line; a
+//! request for another node id gets ESTALE), answering the ops that need
+//! no storage at once, queueing the others, and sending every reply.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use benchfs_ucx::{AmMessage, SendOptions};
+
+use super::dispatch::{Done, Job, Outcome, Work};
+use super::event_loop::{Meta, Queued, Sending, Server};
+use super::stats::{self, Gauges, Identity, Rejected};
+use crate::rpc::session::AM_REPLY;
+use crate::rpc::wire::{self, Op, Reply, Request, Route};
+
+impl Server<'_> {
+    /// An arriving request.
+    pub(super) fn on_request(&mut self, msg: AmMessage) {
+        let arrival = Instant::now();
+        let header = match wire::decode_header(msg.header(), &self.limits) {
+            Ok(h) => h,
+            Err(e) => {
+                self.stats.reject(Rejected::Header);
+                self.log_drop(&format!(
+                    "dropped a message whose header does not decode: {e}"
+                ));
+                return;
+            }
+        };
+        if self.channels.get(header.channel).is_none() {
+            self.stats.reject(Rejected::Channel);
+            self.log_drop(&format!(
+                "dropped request {} ({}) on channel {}, which is not open",
+                header.request_id, header.op, header.channel
+            ));
+            return;
+        }
+        let route = Route {
+            request_id: header.request_id,
+            node: self.cfg.node_id,
+            channel: header.channel,
+        };
+        let mut meta = Meta::new(route, header.op, arrival);
+        self.stats.request(header.op);
+        let request = match wire::decode_request(msg.header(), &self.limits) {
+            Ok((_, r)) => r,
+            Err(e) => {
+                self.stats.reject(Rejected::Body);
+                self.error_reply(meta, libc::EBADMSG, &format!("{}: {e}", header.op));
+                return;
+            }
+        };
+        if header.node != self.cfg.node_id {
+            self.stats.reject(Rejected::Node);
+            let text = format!(
+                "{} {}: routed with another membership (sent to node {}, this is node {} {})",
+                header.op,
+                request.path(),
+                header.node,
+                self.cfg.node_id,
+                self.cfg.node_name
+            );
+            self.error_reply(meta, libc::ESTALE, &text);
+            return;
+        }
+        if let Err(e) = header.check_payload(msg.len()) {
+            self.stats.reject(Rejected::Payload);
+            self.error_reply(meta, libc::EBADMSG, &format!("{}: {e}", header.op));
+            return;
+        }
+        if self.stopping() && !matches!(header.op, Op::Ping | Op::Stats | Op::Shutdown) {
+            self.stats.refused_stopping += 1;
+            let text = format!(
+                "{} {}: node {} is shutting down",
+                header.op,
+                request.path(),
+                self.cfg.node_id
+            );
+            self.error_reply(meta, libc::ESHUTDOWN, &text);
+            return;
+        }
+        let (work, need, keep) = match request {
+            Request::Ping { len, echo } => {
+                if len > 0 {
+                    // Received at dispatch, like write data (a bandwidth
+                    // measure must move the bytes), and sent back on echo.
+                    meta.bytes = len;
+                    let work = Work::Echo { back: echo };
+                    (work, usize::try_from(len).unwrap_or(usize::MAX), true)
+                } else {
+                    let reply = Reply::Ping {
+                        time_unix_ns: unix_now_ns(),
+                        len: 0,
+                    };
+                    self.reply(meta, &reply, Vec::new(), None);
+                    return;
+                }
+            }
+            Request::Stats => {
+                let json = self.stats_json().into_bytes();
+                let len = json.len() as u64;
+                self.reply(meta, &Reply::Stats { json_len: len }, json, None);
+                return;
+            }
+            Request::Shutdown { force } => {
+                self.reply(meta, &Reply::Shutdown, Vec::new(), None);
+                let reason = format!("shutdown request{}", if force { " (force)" } else { "" });
+                self.begin_stop(reason, force);
+                return;
+            }
+            Request::Create {
+                mode, exclusive, ..
+            } => (Work::Create { mode, exclusive }, 0, false),
+            Request::Open { flags, .. } => (Work::Open { flags }, 0, false),
+            Request::Stat { .. } => (Work::Stat, 0, false),
+            Request::Write {
+                chunk,
+                offset,
+                len,
+                sync,
+                ..
+            } => {
+                meta.bytes = len;
+                let work = Work::Write {
+                    chunk,
+                    offset,
+                    sync,
+                };
+                (work, usize::try_from(len).unwrap_or(usize::MAX), true)
+            }
+            Request::Read {
+                chunk, offset, len, ..
+            } => {
+                let work = Work::Read { chunk, offset, len };
+                (work, usize::try_from(len).unwrap_or(usize::MAX), false)
+            }
+            Request::Fsync { .. } => (Work::Fsync, 0, false),
+            Request::Truncate { size, .. } => (Work::Truncate { size }, 0, false),
+            Request::Unlink { .. } => (Work::Unlink, 0, false),
+            Request::Readdir {
+                cursor,
+                max_entries,
+                ..
+            } => (
+                Work::Readdir {
+                    cursor,
+                    max_entries,
+                },
+                0,
+                false,
+            ),
+        };
+        let job = Job {
+            token: 0,
+            path: request.path().to_owned(),
+            work,
+            buf: Vec::new(),
+        };
+        // Only a message with a payload to use is kept (received at
+        // dispatch); the others release UCX's buffer now.
+        let msg = if keep { Some(msg) } else { None };
+        self.queue.push_back(Queued {
+            msg,
+            job,
+            meta,
+            need,
+        });
+        self.stats.queue_peak = self.stats.queue_peak.max(self.queue.len());
+    }
+
+    /// A storage result: its reply.
+    pub(super) fn complete(&mut self, o: Outcome) {
+        let Some(meta) = self.slots.get_mut(o.token) else {
+            self.bufs.put(o.buf);
+            return;
+        };
+        meta.storage_ns = o.storage_ns;
+        let op = meta.op;
+        let token = Some(o.token);
+        let mut buf = o.buf;
+        let reply = match o.result {
+            Err(f) => {
+                self.bufs.put(buf);
+                let meta = *meta;
+                self.slots_error_reply(meta, token, f.errno, &f.message);
+                return;
+            }
+            Ok(Done::Attr(a)) => match op {
+                Op::Create => Reply::Create(a),
+                Op::Open => Reply::Open(a),
+                _ => Reply::Stat(a),
+            },
+            Ok(Done::Written(n)) => {
+                self.stats.bytes_in += n;
+                Reply::Write { written: n }
+            }
+            Ok(Done::Data) => {
+                let len = buf.len() as u64;
+                meta.bytes = len;
+                self.stats.bytes_out += len;
+                let meta = *meta;
+                self.send(meta, &Reply::Read { len }, buf, true, token, 0);
+                return;
+            }
+            Ok(Done::Echo { back }) => {
+                let mut len = buf.len() as u64;
+                self.stats.bytes_in += len;
+                if !back {
+                    buf.clear();
+                    len = 0;
+                }
+                self.stats.bytes_out += len;
+                let meta = *meta;
+                let reply = Reply::Ping {
+                    time_unix_ns: unix_now_ns(),
+                    len,
+                };
+                self.send(meta, &reply, buf, true, token, 0);
+                return;
+            }
+            Ok(Done::Dir {
+                count,
+                next_cursor,
+                eof,
+            }) => {
+                let reply = Reply::Readdir {
+                    count,
+                    next_cursor,
+                    eof,
+                    entries_len: buf.len() as u64,
+                };
+                let meta = *meta;
+                self.send(meta, &reply, buf, true, token, 0);
+                return;
+            }
+            Ok(Done::Unit) => match op {
+                Op::Fsync => Reply::Fsync,
+                Op::Truncate => Reply::Truncate,
+                _ => Reply::Unlink,
+            },
+        };
+        buf.clear();
+        let meta = *meta;
+        self.bufs.put(buf);
+        self.send(meta, &reply, Vec::new(), false, token, 0);
+    }
+
+    /// An immediate (slot-less) reply.
+    pub(super) fn reply(
+        &mut self,
+        meta: Meta,
+        reply: &Reply<'_>,
+        payload: Vec<u8>,
+        token: Option<u32>,
+    ) {
+        self.send(meta, reply, payload, false, token, 0);
+    }
+
+    /// An error reply to a request that holds no slot.
+    pub(super) fn error_reply(&mut self, meta: Meta, errno: i32, message: &str) {
+        self.slots_error_reply(meta, None, errno, message);
+    }
+
+    fn slots_error_reply(&mut self, meta: Meta, token: Option<u32>, errno: i32, message: &str) {
+        self.stats.error(meta.op);
+        let reply = Reply::Error {
+            op: meta.op,
+            errno,
+            message,
+        };
+        self.send(meta, &reply, Vec::new(), false, token, errno);
+    }
+
+    /// Encodes `reply` and sends it with `payload` on the request's
+    /// channel. The slot (if any) is freed when the send completes.
+    fn send(
+        &mut self,
+        meta: Meta,
+        reply: &Reply<'_>,
+        payload: Vec<u8>,
+        pooled: bool,
+        token: Option<u32>,
+        status: i32,
+    ) {
+        let start = Instant::now();
+        self.scratch.clear();
+        if let Err(e) = wire::encode_reply(&mut self.scratch, meta.route, reply) {
+            // Only a bad errno can fail here: a bug, never the client's.
+            self.log(&format!("cannot encode the reply to {}: {e}", meta.op));
+            self.give_back(payload, pooled);
+            self.finish(token, Some((meta, libc::EIO, start)));
+            return;
+        }
+        let Some(ch) = self.channels.get(meta.route.channel) else {
+            self.stats.replies_dropped += 1;
+            self.give_back(payload, pooled);
+            self.finish(token, Some((meta, status, start)));
+            return;
+        };
+        match ch
+            .ep
+            .am_send(AM_REPLY, &self.scratch, payload, SendOptions::default())
+        {
+            Ok(req) => self.sends.push(Sending {
+                req,
+                token,
+                pooled,
+                done: Some((meta, status, start)),
+            }),
+            Err(e) => {
+                if pooled {
+                    self.bufs.put(Vec::new());
+                }
+                let msg = format!(
+                    "sending the reply to {} {} on channel {} failed: {e}",
+                    meta.op, meta.route.request_id, meta.route.channel
+                );
+                self.log_drop(&msg);
+                self.finish(token, Some((meta, e.errno(), start)));
+            }
+        }
+    }
+
+    fn give_back(&mut self, payload: Vec<u8>, pooled: bool) {
+        if pooled {
+            self.bufs.put(payload);
+        }
+    }
+
+    /// The stats JSON document now.
+    pub(super) fn stats_json(&self) -> String {
+        let id = Identity {
+            node_name: &self.cfg.node_name,
+            node_id: self.cfg.node_id,
+            chunk_size: self.chunk_size,
+            max_concurrency: self.cfg.max_concurrency,
+            durability: self.cfg.durability.name(),
+        };
+        let g = Gauges {
+            queue_depth: self.queue.len(),
+            in_flight: self.slots.len(),
+            channels_open: self.channels.open_count(),
+            channels_opened: self.channels.opened_total(),
+            stopping: self.stopping(),
+        };
+        stats::to_json(&id, &self.stats, &g, &self.store.stats())
+    }
+}
+
+fn unix_now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}

@@ -1,0 +1,177 @@
+//! Sessions: connect opens an endpoint back to the client and gives it a
+//! channel (or refuses: `EBUSY` when every channel is taken, `ESHUTDOWN`
+//! while stopping); disconnect closes the channel's endpoint.
+
+use std::time::Instant;
+
+use benchfs_ucx::{AmMessage, Endpoint, EndpointOptions, SendOptions, WorkerAddress};
+
+use super::channels::Channel;
+use super::event_loop::{CLOSE_DEADLINE, Sending, Server};
+use super::stats::Rejected;
+use crate::rpc::session::{self, AM_SESSION, Session};
+
+/// Fewest bytes of a worker address (header, 64-bit id and at least one
+/// device with one transport).
+const MIN_ADDRESS: usize = 32;
+
+impl Server<'_> {
+    /// An arriving session message.
+    pub(super) fn on_session(&mut self, msg: &AmMessage) {
+        match session::decode(msg.header()) {
+            Ok(Session::Connect {
+                client_id,
+                client_name,
+                address,
+            }) => self.connect(client_id, client_name, address),
+            Ok(Session::Disconnect { client_id, channel }) => self.disconnect(client_id, channel),
+            Ok(Session::Accept { .. }) => {
+                self.stats.reject(Rejected::Session);
+                self.log_drop("dropped an accept message sent to a daemon");
+            }
+            Err(e) => {
+                self.stats.reject(Rejected::Session);
+                self.log_drop(&format!(
+                    "dropped a session message that does not decode: {e}"
+                ));
+            }
+        }
+    }
+
+    fn accept_bytes(&self, client_id: u64, channel: u16, status: i32) -> Vec<u8> {
+        session::encode(&Session::Accept {
+            client_id,
+            channel,
+            status,
+            node_id: self.cfg.node_id,
+            chunk_size: self.chunk_size,
+            node_name: &self.cfg.node_name,
+        })
+    }
+
+    fn connect(&mut self, client_id: u64, client_name: &str, address: &[u8]) {
+        if let Err(why) = self.plausible_address(address) {
+            self.stats.reject(Rejected::Session);
+            self.log_drop(&format!(
+                "dropped the connect of {client_name:?}: its worker address {why}"
+            ));
+            return;
+        }
+        let addr = WorkerAddress::from_bytes(address);
+        let ep = match self.worker.connect(&addr, EndpointOptions::default()) {
+            Ok(ep) => ep,
+            Err(e) => {
+                self.stats.reject(Rejected::Session);
+                self.log_drop(&format!("cannot reach client {client_name:?}: {e}"));
+                return;
+            }
+        };
+        let refusal = if self.stopping() {
+            libc::ESHUTDOWN
+        } else {
+            let ch = Channel {
+                ep,
+                client_id,
+                client_name: client_name.to_owned(),
+            };
+            match self.channels.open(ch) {
+                Ok(id) => {
+                    let bytes = self.accept_bytes(client_id, id, 0);
+                    self.send_accept(id, &bytes);
+                    return;
+                }
+                Err(ch) => {
+                    let Channel { ep, .. } = ch;
+                    return self.refuse(ep, client_id, client_name, libc::EBUSY);
+                }
+            }
+        };
+        self.refuse(ep, client_id, client_name, refusal);
+    }
+
+    /// UCX trusts a packed worker address (it reads it without a length
+    /// and asserts on what it does not expect), so an address from the
+    /// wire is checked first: its header byte (UCX's address version and
+    /// flags, the same for every process of one UCX build and setting) must
+    /// be this worker's, and it must be long enough to hold a transport.
+    /// This refuses garbage and cut addresses; it cannot prove a well-formed
+    /// one (clients are processes of the same job).
+    fn plausible_address(&self, address: &[u8]) -> Result<(), String> {
+        if address.len() < MIN_ADDRESS {
+            return Err(format!(
+                "has {} bytes, a UCX worker address has at least {MIN_ADDRESS}",
+                address.len()
+            ));
+        }
+        if address[0] != self.address_header {
+            return Err(format!(
+                "starts with {:#04x}, this daemon's UCX addresses with {:#04x} (another UCX build or setting?)",
+                address[0], self.address_header
+            ));
+        }
+        Ok(())
+    }
+
+    fn send_accept(&mut self, channel: u16, bytes: &[u8]) {
+        let Some(ch) = self.channels.get(channel) else {
+            return;
+        };
+        match ch
+            .ep
+            .am_send(AM_SESSION, bytes, Vec::new(), SendOptions::default())
+        {
+            Ok(req) => self.sends.push(Sending {
+                req,
+                token: None,
+                pooled: false,
+                done: None,
+            }),
+            Err(e) => {
+                let name = ch.client_name.clone();
+                self.log(&format!("sending the accept to {name:?} failed: {e}"));
+                if let Some(ch) = self.channels.remove(channel) {
+                    let _ = ch.ep.close(Instant::now() + CLOSE_DEADLINE);
+                }
+            }
+        }
+    }
+
+    /// Answers a refused connect and closes the endpoint (the close
+    /// flushes the answer first).
+    fn refuse(&mut self, ep: Endpoint, client_id: u64, client_name: &str, errno: i32) {
+        self.stats.connects_refused += 1;
+        let bytes = self.accept_bytes(client_id, 0, errno);
+        let sent = ep.am_send(AM_SESSION, &bytes, Vec::new(), SendOptions::default());
+        let closed = ep.close(Instant::now() + CLOSE_DEADLINE);
+        drop(sent);
+        let why = if errno == libc::EBUSY {
+            "every channel is in use"
+        } else {
+            "shutting down"
+        };
+        let mut msg = format!("refused the session of {client_name:?}: {why}");
+        if let Err(e) = closed {
+            msg.push_str(&format!(" (closing its endpoint: {e})"));
+        }
+        self.log_drop(&msg);
+    }
+
+    fn disconnect(&mut self, client_id: u64, channel: u16) {
+        let matches = self
+            .channels
+            .get(channel)
+            .is_some_and(|c| c.client_id == client_id);
+        if !matches {
+            self.stats.reject(Rejected::Session);
+            self.log_drop(&format!(
+                "dropped a disconnect of channel {channel} by client {client_id:#x}, which does not hold it"
+            ));
+            return;
+        }
+        if let Some(ch) = self.channels.remove(channel)
+            && let Err(e) = ch.ep.close(Instant::now() + CLOSE_DEADLINE)
+        {
+            self.log(&format!("closing the session of {:?}: {e}", ch.client_name));
+        }
+    }
+}

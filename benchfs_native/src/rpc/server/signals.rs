@@ -1,0 +1,117 @@
+//! SIGTERM and SIGINT while a daemon serves: a handler that only writes an
+//! eventfd (async-signal-safe), so the event loop wakes and drains instead
+//! of dying mid-request. The previous handlers come back when the guard is
+//! dropped (Python's own SIGINT handler, for one).
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use super::poller::{EventFd, notify_raw};
+use crate::error::{Error, Result};
+
+/// The eventfd the handler writes; -1 when no guard is installed.
+static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
+/// The last signal received (0: none).
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // Safety: errno is thread-local; saved and restored so the interrupted
+    // code does not see the handler's `write` result.
+    let saved = unsafe { *libc::__errno_location() };
+    LAST_SIGNAL.store(sig, Ordering::SeqCst);
+    let fd = SIGNAL_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        notify_raw(fd);
+    }
+    // Safety: as above.
+    unsafe { *libc::__errno_location() = saved };
+}
+
+/// Handlers for the stop signals, installed for the guard's lifetime.
+#[derive(Debug)]
+pub struct SignalGuard {
+    fd: EventFd,
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+/// The signals that stop a daemon.
+pub const STOP_SIGNALS: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGINT];
+
+impl SignalGuard {
+    /// Installs the handler for [`STOP_SIGNALS`]. One guard per process at
+    /// a time (`EBUSY` otherwise).
+    pub fn install() -> Result<SignalGuard> {
+        let fd = EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", "signals"))?;
+        if SIGNAL_FD
+            .compare_exchange(-1, fd.raw(), Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Err(Error::os(
+                libc::EBUSY,
+                "install signal handlers",
+                "another daemon in this process handles SIGTERM/SIGINT",
+            ));
+        }
+        LAST_SIGNAL.store(0, Ordering::SeqCst);
+        let mut guard = SignalGuard {
+            fd,
+            old: Vec::new(),
+        };
+        for sig in STOP_SIGNALS {
+            // Safety: zeroed sigaction is a valid "no flags, empty mask"
+            // starting point; the handler is an `extern "C" fn(c_int)`.
+            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            act.sa_flags = libc::SA_RESTART;
+            // Safety: `act.sa_mask` is a live sigset_t.
+            unsafe { libc::sigemptyset(&mut act.sa_mask) };
+            // Safety: zeroed is a valid out-value for the old action.
+            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+            // Safety: valid signal number and live structs.
+            if unsafe { libc::sigaction(sig, &act, &mut old) } != 0 {
+                let e = std::io::Error::last_os_error();
+                // The guard's Drop restores what was already replaced.
+                return Err(Error::from_io(&e, "sigaction", format!("signal {sig}")));
+            }
+            guard.old.push((sig, old));
+        }
+        Ok(guard)
+    }
+
+    /// The eventfd that becomes readable on a signal.
+    pub fn fd(&self) -> RawFd {
+        self.fd.raw()
+    }
+
+    /// The stop signal received so far, if any.
+    pub fn received(&self) -> Option<libc::c_int> {
+        match LAST_SIGNAL.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+
+    /// Resets the eventfd's counter.
+    pub fn drain(&self) {
+        self.fd.drain();
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for (sig, old) in self.old.drain(..).rev() {
+            // Safety: restores the action saved by `install`.
+            unsafe { libc::sigaction(sig, &old, std::ptr::null_mut()) };
+        }
+        SIGNAL_FD.store(-1, Ordering::SeqCst);
+    }
+}
+
+/// The conventional name of a signal, for log lines.
+pub fn signal_name(sig: libc::c_int) -> &'static str {
+    match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        _ => "signal",
+    }
+}

@@ -1,0 +1,210 @@
+//! The server's counters and the stats JSON (docs/RPC.md, "Stats").
+//! Plain integers owned by the event loop: no atomics on the data path.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use crate::rpc::wire::Op;
+use crate::storage::StoreStats;
+
+/// Why a message was refused before it reached the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejected {
+    /// The wire header did not decode: dropped.
+    Header,
+    /// The header decoded, the body did not: EBADMSG reply.
+    Body,
+    /// The payload length differs from the header's: EBADMSG reply.
+    Payload,
+    /// No open channel of that number: dropped.
+    Channel,
+    /// Routed to another node id: ESTALE reply.
+    Node,
+    /// A session message that did not decode (or named a wrong channel).
+    Session,
+}
+
+const REJECTED: [(Rejected, &str); 6] = [
+    (Rejected::Header, "header"),
+    (Rejected::Body, "body"),
+    (Rejected::Payload, "payload"),
+    (Rejected::Channel, "channel"),
+    (Rejected::Node, "node"),
+    (Rejected::Session, "session"),
+];
+
+/// Counters of one server run.
+#[derive(Debug, Clone)]
+pub struct ServerStats {
+    /// Requests by op code (index `code - 1`).
+    pub requests: [u64; 12],
+    /// Error replies by op code.
+    pub errors: [u64; 12],
+    /// Write payload bytes received.
+    pub bytes_in: u64,
+    /// Read payload bytes sent.
+    pub bytes_out: u64,
+    /// Messages refused before any work, by reason ([`Rejected`] order).
+    pub rejected: [u64; 6],
+    /// Longest the wait queue has been.
+    pub queue_peak: usize,
+    /// Most requests in flight at once.
+    pub in_flight_peak: usize,
+    /// Connects refused (EBUSY / ESHUTDOWN).
+    pub connects_refused: u64,
+    /// Requests refused with ESHUTDOWN while stopping.
+    pub refused_stopping: u64,
+    /// Replies dropped because their channel was closed meanwhile.
+    pub replies_dropped: u64,
+    /// When the server started.
+    pub started: Instant,
+}
+
+impl ServerStats {
+    /// Zero counters, started now.
+    pub fn new() -> ServerStats {
+        ServerStats {
+            requests: [0; 12],
+            errors: [0; 12],
+            bytes_in: 0,
+            bytes_out: 0,
+            rejected: [0; 6],
+            queue_peak: 0,
+            in_flight_peak: 0,
+            connects_refused: 0,
+            refused_stopping: 0,
+            replies_dropped: 0,
+            started: Instant::now(),
+        }
+    }
+
+    fn index(op: Op) -> usize {
+        usize::from(op.code()) - 1
+    }
+
+    /// Counts a request of `op`.
+    #[inline]
+    pub fn request(&mut self, op: Op) {
+        self.requests[Self::index(op)] += 1;
+    }
+
+    /// Counts an error reply to `op`.
+    #[inline]
+    pub fn error(&mut self, op: Op) {
+        self.errors[Self::index(op)] += 1;
+    }
+
+    /// Counts a refused message.
+    pub fn reject(&mut self, why: Rejected) {
+        if let Some(i) = REJECTED.iter().position(|(r, _)| *r == why) {
+            self.rejected[i] += 1;
+        }
+    }
+
+    /// Every refused message (the `decode_errors` of the stats).
+    pub fn decode_errors(&self) -> u64 {
+        self.rejected.iter().sum()
+    }
+
+    /// Requests per op name (ops with none left out).
+    pub fn by_op(counts: &[u64; 12]) -> Map<String, Value> {
+        Op::ALL
+            .iter()
+            .zip(counts)
+            .filter(|(_, n)| **n > 0)
+            .map(|(op, n)| (op.name().to_owned(), json!(n)))
+            .collect()
+    }
+
+    /// Refusals per reason name.
+    pub fn rejected_map(&self) -> Map<String, Value> {
+        REJECTED
+            .iter()
+            .zip(self.rejected)
+            .map(|((_, name), n)| ((*name).to_owned(), json!(n)))
+            .collect()
+    }
+}
+
+impl Default for ServerStats {
+    fn default() -> Self {
+        ServerStats::new()
+    }
+}
+
+/// What only the loop knows at the moment of a stats request.
+#[derive(Debug, Clone, Copy)]
+pub struct Gauges {
+    /// Requests waiting for a slot.
+    pub queue_depth: usize,
+    /// Requests holding a slot.
+    pub in_flight: usize,
+    /// Open channels.
+    pub channels_open: usize,
+    /// Channels opened since start.
+    pub channels_opened: u64,
+    /// Whether the server is stopping.
+    pub stopping: bool,
+}
+
+/// Who the server is, for the stats JSON.
+#[derive(Debug, Clone, Copy)]
+pub struct Identity<'a> {
+    /// Node name.
+    pub node_name: &'a str,
+    /// Node id.
+    pub node_id: u32,
+    /// Chunk size.
+    pub chunk_size: u64,
+    /// Concurrency bound.
+    pub max_concurrency: usize,
+    /// Durability mode (clients read it to decide on fsync at close).
+    pub durability: &'a str,
+}
+
+/// The stats JSON document (keys documented in docs/RPC.md).
+pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStats) -> String {
+    let doc = json!({
+        "node_name": id.node_name,
+        "node_id": id.node_id,
+        "pid": std::process::id(),
+        "uptime_s": s.started.elapsed().as_secs_f64(),
+        "chunk_size": id.chunk_size,
+        "max_concurrency": id.max_concurrency,
+        "durability": id.durability,
+        "protocol_version": crate::rpc::wire::VERSION,
+        "requests": Value::Object(ServerStats::by_op(&s.requests)),
+        "errors": Value::Object(ServerStats::by_op(&s.errors)),
+        "requests_total": s.requests.iter().sum::<u64>(),
+        "errors_total": s.errors.iter().sum::<u64>(),
+        "bytes_in": s.bytes_in,
+        "bytes_out": s.bytes_out,
+        "decode_errors": s.decode_errors(),
+        "rejected": Value::Object(s.rejected_map()),
+        "queue_depth": g.queue_depth,
+        "queue_peak": s.queue_peak,
+        "in_flight": g.in_flight,
+        "in_flight_peak": s.in_flight_peak,
+        "channels_open": g.channels_open,
+        "channels_opened": g.channels_opened,
+        "connects_refused": s.connects_refused,
+        "refused_stopping": s.refused_stopping,
+        "replies_dropped": s.replies_dropped,
+        "stopping": g.stopping,
+        "store": {
+            "submits": store.submits,
+            "sqes": store.sqes,
+            "completed_ops": store.completed_ops,
+            "in_flight": store.in_flight,
+            "pool_buffers": store.pool_buffers,
+            "pool_free": store.pool_free,
+            "pool_waits": store.pool_waits,
+            "direct_ops": store.direct_ops,
+            "buffered_ops": store.buffered_ops,
+            "fd_cache_hits": store.fd_cache_hits,
+            "fd_cache_misses": store.fd_cache_misses,
+        },
+    });
+    doc.to_string()
+}

@@ -1,0 +1,14 @@
+"""Fixtures for `benchfs run` tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from launchers.netns_hosts import NamespaceHosts, namespace_hosts_fixture
+
+
+@pytest.fixture(scope="session")
+def three_namespace_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
+    """Three hosts, each a network namespace with its own address (root only)."""
+    yield from namespace_hosts_fixture(tmp_path_factory, count=3)

@@ -1,0 +1,166 @@
+"""Helpers for tests that run `benchfs run` for real: small sizes, the CLI in
+a subprocess, and checks that a run left nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cluster.proc_helpers import alive
+
+SHM = Path("/dev/shm")
+ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def small_args(tmp_path: Path, *extra: str) -> list[str]:
+    """A quick local run: 4 daemons, 4 ranks, 16 transfers of 64 KiB per rank."""
+    return [
+        "--results-dir", str(tmp_path / "results"),
+        "--set", f"cluster.data_dir={tmp_path / 'data'}",
+        "--set", "cluster.chunk_size=256k",
+        "--set", "cluster.buffer_pool_size=16m",
+        "--set", "cluster.deadlines.register_s=60",
+        "--set", "cluster.deadlines.shutdown_s=5",
+        "--set", "preflight.enabled=false",
+        "--transfer-size", "64k",
+        "--block-size", "1m",
+        *extra,
+    ]  # fmt: skip
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, **ROOT_ENV}
+
+
+def benchfs_run(args: list[str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchfs", "run", *args],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=timeout,
+    )
+
+
+@dataclass
+class Running:
+    """A `benchfs run` in progress: its process, scratch dir and output."""
+
+    process: subprocess.Popen[bytes]
+    scratch: Path
+    log: Path
+
+    @property
+    def token(self) -> str:
+        return self.scratch.name.removeprefix(".benchfs-")
+
+    def pids(self, pattern: str) -> list[int]:
+        """Pids recorded in the scratch dir's JSON files (``g0/registry/*.json``)."""
+        return [int(json.loads(p.read_text())["pid"]) for p in self.scratch.glob(pattern)]
+
+    def finish(self, timeout: float = 120) -> tuple[int, str]:
+        code = self.process.wait(timeout=timeout)
+        return code, self.log.read_text()
+
+
+@contextmanager
+def running_phase(tmp_path: Path, args: list[str]) -> Iterator[Running]:
+    """Start `benchfs run` in its own session (so a test can signal it alone)
+    and yield once its first workload phase runs; killed if still there after."""
+    log = tmp_path / "run.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "benchfs", "run", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=environment(),
+            start_new_session=True,
+        )
+
+    def started(check: Callable[[], Any]) -> Callable[[], Any]:
+        def probe() -> Any:
+            if process.poll() is not None:
+                raise AssertionError(f"benchfs run ended early:\n{log.read_text()}")
+            return check()
+
+        return probe
+
+    try:
+        scratch = wait_for(
+            started(lambda: scratch_dirs(tmp_path / "results")), "the run's scratch", log=log
+        )[0]
+        wait_for(
+            started(lambda: (scratch / "p0" / "phase.json").is_file()), "the first phase", log=log
+        )
+        yield Running(process, scratch, log)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def wait_for(
+    check: Callable[[], Any], what: str, timeout: float = 120, log: Path | None = None
+) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    output = f":\n{log.read_text()}" if log is not None else ""
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}{output}")
+
+
+def run_dirs(results: Path) -> list[Path]:
+    return sorted(p for p in results.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def scratch_dirs(results: Path) -> list[Path]:
+    return sorted(results.glob(".benchfs-*")) if results.is_dir() else []
+
+
+def manifest(run_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run_dir / "manifest.json").read_text())
+    return data
+
+
+def summary(run_dir: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run_dir / "workload" / "summary.json").read_text())
+    return data
+
+
+def processes_mentioning(marker: str) -> list[int]:
+    """Live processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def assert_nothing_left(tmp_path: Path, token: str, pids: Sequence[int] = ()) -> None:
+    """No process, scratch, registry, data dir or shared-memory file of the run."""
+    results = tmp_path / "results"
+    assert [pid for pid in pids if alive(pid)] == []
+    assert processes_mentioning(token) == []
+    assert scratch_dirs(results) == []
+    data = tmp_path / "data"
+    assert not data.exists() or list(data.iterdir()) == []
+    assert list(SHM.glob(f"benchfs-{token}*")) == []

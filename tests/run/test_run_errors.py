@@ -1,0 +1,42 @@
+"""`benchfs run` refuses bad input before starting anything, with one line
+naming the file and line or the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from run_helpers import benchfs_run, run_dirs, small_args
+
+
+def test_hostfile_error_names_file_and_line(tmp_path: Path) -> None:
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node01 slots=2\nnode02 slots=0\n")
+    done = benchfs_run([*small_args(tmp_path), "--nodes", str(hosts)], timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {hosts}:2: slots must be a positive integer, got '0'"
+    ]
+    assert not (tmp_path / "results").exists() or run_dirs(tmp_path / "results") == []
+
+
+def test_config_error_names_file_and_key(tmp_path: Path) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text("[workload]\ntransfer_sise = '1m'\n")
+    done = benchfs_run(["--config", str(config)], timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {config}: workload.transfer_sise: unknown key "
+        "(did you mean 'workload.transfer_size'?)"
+    ]
+    bad = benchfs_run([*small_args(tmp_path), "--set", "cluster.durability=sometimes"], timeout=60)
+    assert bad.returncode == 2
+    (line,) = bad.stderr.strip().splitlines()
+    assert line.startswith("error: overrides: cluster.durability:"), line
+
+
+def test_set_needs_key_and_value(tmp_path: Path) -> None:
+    done = benchfs_run(["--set", "workload.transfer_size", "--results-dir", str(tmp_path)], 60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: --set workload.transfer_size: expected KEY=VALUE (e.g. workload.transfer_size=1m)"
+    ]
