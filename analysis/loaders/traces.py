@@ -58,6 +58,11 @@ class TraceSet:
         return sorted({h.node for h in self.headers})
 
     @property
+    def server_nodes(self) -> list[str]:
+        """Nodes that serve data (daemons, stores): the targets of RPCs."""
+        return sorted({h.node for h in self.headers if h.process != CLIENT_PROCESS})
+
+    @property
     def event_count(self) -> int:
         return sum(len(frame) for frame in self.events.values())
 
@@ -263,6 +268,9 @@ def _copy_block(
         out[name][:] = block[:, word]
 
 
+CLIENT_PROCESS = "client"  # the `process` of an RPC client's trace header
+
+
 @dataclass
 class _NameTables:
     """Global categories shared by all files, so frames concatenate as codes."""
@@ -276,8 +284,11 @@ class _NameTables:
 
     @classmethod
     def from_headers(cls, headers: list[TraceHeader]) -> _NameTables:
-        node_by_id = {h.node_id: h.node for h in headers}
-        nodes = sorted(set(node_by_id.values()))
+        # Node ids name daemons: a client's header carries no id of its own,
+        # so its id must not shadow the daemon that has it.
+        node_by_id = {h.node_id: h.node for h in headers if h.process == CLIENT_PROCESS}
+        node_by_id.update({h.node_id: h.node for h in headers if h.process != CLIENT_PROCESS})
+        nodes = sorted({h.node for h in headers} | set(node_by_id.values()))
         ops = sorted({name for h in headers for name in h.ops.values()} | {NO_OP})
         kind_columns: dict[str, tuple[str, str, str]] = {}
         for header in headers:

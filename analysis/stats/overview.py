@@ -76,7 +76,7 @@ def trace_stats(
     if client is not None or server is not None:
         stats.rpc_phases = rpc.rpc_phases(client, server)
     if client is not None:
-        _rpc_client(stats, client, [*traces.nodes, *all_nodes])
+        _rpc_client(stats, client, [*traces.server_nodes, *all_nodes])
     return stats
 
 

@@ -974,14 +974,27 @@ class PhaseResult(TypedDict):
     stonewalled: bool
     rpcs: int
     retries: int
+
+class PingBenchResult(TypedDict):
+    size: int
+    iterations: int
+    window: int
+    echo: bool
+    elapsed_s: float
+    MiBps: float
+    p50_us: float
+    p99_us: float
+    mean_us: float
+    max_us: float
 ";
 
-const CLIENT_TYPED_DICT_NAMES: [&str; 5] = [
+const CLIENT_TYPED_DICT_NAMES: [&str; 6] = [
     "NodeInfo",
     "FileAttr",
     "DirEntry",
     "ClientCounters",
     "PhaseResult",
+    "PingBenchResult",
 ];
 
 /// Adds the client, the placement functions and their TypedDicts.
