@@ -95,6 +95,10 @@ def diagnose(
     preflight_file_size: Annotated[
         str, typer.Option("--preflight-file-size", hidden=True, help="Preflight bytes per file.")
     ] = "16MiB",
+    preflight_runtime: Annotated[
+        float,
+        typer.Option("--preflight-runtime", hidden=True, min=0.1, help="Seconds per phase."),
+    ] = 3.0,
 ) -> None:
     """Measure the storage behind a directory and say plainly whether it is healthy.
 
@@ -117,6 +121,7 @@ def diagnose(
                 transfer_size=_size(transfer_size, "--transfer-size"),
                 files=preflight_files,
                 file_size=_size(preflight_file_size, "--preflight-file-size"),
+                runtime_s=preflight_runtime,
             ).plan()
         with _progress(json_output, f"diagnosing {directory}"):
             report = diagnose_local(

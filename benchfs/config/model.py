@@ -81,15 +81,15 @@ class WorkloadConfig(Section):
 
 
 class Thresholds(Section):
-    latency_ratio: Annotated[float, Field(gt=1)] = 10.0
-    bandwidth_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.25
+    # Mapped onto the health policy's limits by benchfs.run.preflight.health_thresholds.
+    outlier_factor: Annotated[float, Field(gt=1)] = 10.0
     max_await_ms: Annotated[float, Field(gt=0)] = 500.0
 
 
 class PreflightConfig(Section):
     enabled: bool = True
     exclude_slow: bool = True
-    runtime_s: Seconds = 10.0
+    runtime_s: Seconds = 6.0
     min_nodes: Annotated[int, Field(ge=1)] = 1
     thresholds: Thresholds = Thresholds()
 

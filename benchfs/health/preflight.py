@@ -76,6 +76,8 @@ class PreflightPattern:
             str(self.files),
             "--preflight-file-size",
             str(self.file_size),
+            "--preflight-runtime",
+            str(self.runtime_s),
         ]
 
 

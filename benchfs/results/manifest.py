@@ -89,6 +89,8 @@ class Manifest(_Record):
     ranks: RanksRecord | None = None
     # What the preflight step did (or why it did not run), and its evidence.
     preflight: dict[str, Any] | None = None
+    # Nodes whose disk was slow during the workload (iostat), per node and since when.
+    stragglers: dict[str, Any] | None = None
     # The daemons as they registered (node name, id, host, pid).
     daemons: list[dict[str, Any]] = []
     # Anything the reader of the results should know that is not an error.

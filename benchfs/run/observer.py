@@ -35,3 +35,5 @@ class PointResult:
     summary: dict[str, Any] | None = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    # One line per node whose disk was slow during the workload.
+    stragglers: list[str] = field(default_factory=list)

@@ -43,6 +43,7 @@ from benchfs.results.manifest import (
 )
 from benchfs.results.rundir import create_run_dir
 from benchfs.run.cluster import LOGS_DIR, STOP_MARGIN_S, TRACES_DIR, Cluster, Scratch
+from benchfs.run.iostat import RunIostat, straggler_record
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
 from benchfs.run.workload import RunFailed, run_workload, write_summary
@@ -116,13 +117,17 @@ def run_point(
     )
     write_manifest(run_dir, manifest)
     result = PointResult(point.index, run_dir, "running")
+    point_notes: list[str] = []
     try:
         observer.step("preflight")
-        outcome = preflight_step(config, hosts_given, launcher, run_dir)
+        outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
         hosts = outcome.hosts
         manifest.hosts.used = host_entries(hosts)
         manifest.hosts.excluded = list(outcome.excluded)
         manifest.preflight = outcome.record
+        write_manifest(run_dir, manifest)
+        for line in outcome.lines:
+            observer.step(line)
         cluster.ensure(config, hosts, launcher)
         assert cluster.group is not None
         cluster.group.served.append(run_dir)
@@ -149,16 +154,28 @@ def run_point(
             shm_dir=cluster.scratch.shm_dir,
         )
         spec_path = spec.write(state_dir / "spec.json")
-        run_workload(
-            life,
-            cluster,
-            config,
-            spec,
-            spec_path,
-            observer,
-            env,
-            run_dir / LOGS_DIR / "workload.log",
-        )
+        watch = RunIostat(hosts, launcher, run_dir, env)
+        watch.start()
+        try:
+            run_workload(
+                life,
+                cluster,
+                config,
+                spec,
+                spec_path,
+                observer,
+                env,
+                run_dir / LOGS_DIR / "workload.log",
+            )
+        finally:
+            watch.stop()
+            point_notes += watch.notes
+            # Not on Ctrl-C or SIGTERM: then stopping everything comes first.
+            if isinstance(sys.exception(), Exception | None):
+                try:
+                    manifest.stragglers, result.stragglers = straggler_record(run_dir)
+                except Exception as error:  # an observer: the run stands without it
+                    point_notes.append(f"stragglers not checked: {type(error).__name__}: {error}")
         result.summary = write_summary(spec)
         problems = []
         if result.summary["errors"]:
@@ -173,7 +190,7 @@ def run_point(
         result.error = _describe(error)
         raise
     finally:
-        result.notes = list(cluster.notes)
+        result.notes = [*cluster.notes, *point_notes]
         manifest.notes = result.notes
         write_manifest(run_dir, finish_manifest(manifest, result.status, error=result.error))
         observer.point_finished(result)

@@ -1,22 +1,38 @@
-"""Step 2-3 of the flow (DESIGN.md, "The flow"): check the nodes before the
+"""Steps 2-3 of the flow (DESIGN.md, "The flow"): check the nodes before the
 daemons start and leave out the slow ones, with the evidence recorded.
 
-``preflight_step`` is the one place `benchfs run` calls for this. Today it
-keeps every host and records that no preflight ran, so the manifest never
-suggests the nodes were checked when they were not.
+``preflight_step`` is the one place `benchfs run` calls for this: the
+workload's own pattern through fio on every node at once, in the directory
+the daemons will use, then the health policy (strong evidence only, never
+below the minimum node count). Every decision goes into the manifest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchfs.cluster.hostfile import Host
-from benchfs.config.model import RunConfig
+from benchfs.config.model import PreflightConfig, RunConfig
+from benchfs.health.fanout import node_directory
+from benchfs.health.policy import Decision
+from benchfs.health.preflight import PreflightPattern, preflight, preflight_values
+from benchfs.health.thresholds import Thresholds
 from benchfs.launchers.base import Launcher
 from benchfs.results.manifest import ExcludedHost
+from benchfs.tools.process import kill_group
+
+PREFLIGHT_DIR = "preflight"
+MIB = 1024 * 1024
+PREFLIGHT_FILES = 8
+PREFLIGHT_FILE_SIZE = 16 * MIB
+MKDIR_DEADLINE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -26,18 +42,187 @@ class PreflightOutcome:
     hosts: list[Host]
     excluded: list[ExcludedHost] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
+    # One line per decision worth showing: every exclusion and every flagged node kept.
+    lines: list[str] = field(default_factory=list)
+
+
+def health_thresholds(preflight_config: PreflightConfig) -> Thresholds:
+    """The health policy's limits from ``[preflight]``; the rest keep their defaults.
+
+    - ``thresholds.outlier_factor`` -> ``outlier_degraded_factor`` (how many
+      times worse than the median node, for every metric),
+    - ``thresholds.max_await_ms`` -> ``r_await_max_ms`` and ``w_await_max_ms``,
+    - ``min_nodes`` -> ``min_nodes`` (never exclude below it).
+    """
+    limits = preflight_config.thresholds
+    return dataclasses.replace(
+        Thresholds(),
+        outlier_degraded_factor=limits.outlier_factor,
+        r_await_max_ms=limits.max_await_ms,
+        w_await_max_ms=limits.max_await_ms,
+        min_nodes=preflight_config.min_nodes,
+    )
+
+
+def preflight_pattern(config: RunConfig) -> PreflightPattern:
+    """The workload's transfer size over several files, ``runtime_s`` split over write and read."""
+    transfer = config.workload.transfer_size
+    file_size = max(PREFLIGHT_FILE_SIZE // transfer, 1) * transfer
+    return PreflightPattern(
+        transfer_size=transfer,
+        files=PREFLIGHT_FILES,
+        file_size=file_size,
+        runtime_s=config.preflight.runtime_s / 2,
+    )
+
+
+def _evidence(decision: Decision, values: Mapping[str, float]) -> dict[str, Any]:
+    """The node's measured figures, and what the policy found against it."""
+    evidence: dict[str, Any] = {
+        "values": dict(values),
+        "items": [dataclasses.asdict(item) for item in decision.evidence],
+    }
+    if decision.error:
+        evidence["error"] = decision.error
+    return evidence
+
+
+def _prepare_local_dirs(directory: Path, hosts: Sequence[Host]) -> Callable[[], None]:
+    """Create ``directory`` and its per-node subdirectories; return what removes the new ones."""
+    created = [
+        parent for parent in (*reversed(directory.parents), directory) if not parent.exists()
+    ]
+    directory.mkdir(parents=True, exist_ok=True)
+    for host in hosts:
+        node_dir = directory / host.name
+        if not node_dir.exists():
+            node_dir.mkdir()
+            created.append(node_dir)
+
+    def undo() -> None:
+        for path in reversed(created):
+            with suppress(OSError):  # not empty or already gone: leave it
+                path.rmdir()
+
+    return undo
+
+
+def _make_remote_dirs(
+    directory: Path, hosts: Sequence[Host], launcher: Launcher, env: Mapping[str, str] | None
+) -> None:
+    """``mkdir -p`` the data dir on every host (the daemons would create it anyway), so a
+    first run does not take a missing directory for a failed node; a failure here shows
+    as that node's preflight error."""
+    started = []
+    for host in hosts:
+        argv = launcher.command(host, ["mkdir", "-p", str(directory)], env=env)
+        with suppress(OSError):
+            started.append(
+                subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    text=True,
+                )
+            )
+    deadline = time.monotonic() + MKDIR_DEADLINE_S
+    for process in started:
+        try:
+            process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            kill_group(process)
 
 
 def preflight_step(
-    config: RunConfig, hosts: Sequence[Host], launcher: Launcher, run_dir: Path
+    config: RunConfig,
+    hosts: Sequence[Host],
+    launcher: Launcher,
+    run_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
 ) -> PreflightOutcome:
-    """Decide which hosts the run uses; raw output belongs in ``run_dir/preflight``."""
-    if not config.preflight.enabled:
-        record = {"status": "not run", "reason": "preflight.enabled is false"}
+    """Decide which hosts the run uses; raw output goes to ``run_dir/preflight``."""
+    settings = config.preflight
+    if not settings.enabled:
+        disabled = {"status": "not run", "reason": "preflight.enabled is false"}
+        return PreflightOutcome(hosts=list(hosts), record=disabled)
+    directory = Path(config.cluster.data_dir)
+    pattern = preflight_pattern(config)
+    thresholds = health_thresholds(settings)
+    undo = None
+    if launcher.name == "local":
+        undo = _prepare_local_dirs(directory, hosts)
     else:
-        record = {
-            "status": "not run",
-            "reason": "no node measurement in benchfs run: every host is used; "
-            "`benchfs diagnose --nodes ...` measures them",
-        }
-    return PreflightOutcome(hosts=list(hosts), record=record)
+        _make_remote_dirs(directory, hosts, launcher, env)
+    try:
+        result = preflight(
+            hosts,
+            launcher,
+            directory,
+            pattern,
+            thresholds=thresholds,
+            env=env,
+            raw_dir=run_dir / PREFLIGHT_DIR,
+        )
+    finally:
+        if undo is not None:
+            undo()
+    policy = result.policy
+    measured = {node.node: preflight_values(node) for node in result.nodes}
+    apply = settings.exclude_slow
+    excluded_names = set(policy.excluded) if apply else set()
+    excluded: list[ExcludedHost] = []
+    decisions: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for decision in policy.decisions:
+        flagged = decision.excluded or bool(decision.evidence) or decision.error is not None
+        if decision.node in excluded_names:
+            action = "excluded"
+            excluded.append(
+                ExcludedHost(
+                    name=decision.node,
+                    reason=decision.reason,
+                    evidence=_evidence(decision, measured.get(decision.node, {})),
+                )
+            )
+            lines.append(f"preflight: {decision.node} excluded: {decision.reason}")
+        elif decision.excluded:
+            action = "kept (flagged)"
+            lines.append(
+                f"preflight: {decision.node} kept (preflight.exclude_slow is false), "
+                f"would be excluded: {decision.reason}"
+            )
+        else:
+            action = "kept (flagged)" if flagged else "kept"
+            if flagged:
+                lines.append(f"preflight: {decision.node} kept: {decision.reason}")
+        decisions.append(
+            {
+                "node": decision.node,
+                "decision": action,
+                "policy_excluded": decision.excluded,
+                "reason": decision.reason,
+                "evidence": _evidence(decision, measured.get(decision.node, {})),
+            }
+        )
+    kept = [host for host in hosts if host.name not in excluded_names]
+    left_out = f", {len(excluded)} excluded" if excluded else ""
+    lines.append(f"preflight: {len(kept)} nodes kept{left_out}")
+    record: dict[str, Any] = {
+        "status": "run",
+        "exclude_slow": apply,
+        "directory": str(directory),
+        "per_node_directories": {
+            host.name: str(node_directory(directory, host, launcher)) for host in hosts
+        },
+        "pattern": dataclasses.asdict(pattern),
+        "thresholds": thresholds.to_dict(),
+        "minimum_nodes": policy.minimum_nodes,
+        "kept": [host.name for host in kept],
+        "excluded": sorted(excluded_names),
+        "decisions": decisions,
+        "nodes": [node.to_dict() for node in result.nodes],
+    }
+    return PreflightOutcome(hosts=kept, excluded=excluded, record=record, lines=lines)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from fixtures.slowdisk import slow_disk_factory
 from launchers.netns_hosts import NamespaceHosts, namespace_hosts_fixture
+
+__all__ = ["slow_disk_factory", "three_namespace_hosts"]
 
 
 @pytest.fixture(scope="session")

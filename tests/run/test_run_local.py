@@ -39,7 +39,9 @@ def test_write_then_read_verified_file_per_process_and_shared(tmp_path: Path) ->
     daemon_pids = []
     for run_dir, document in zip(points, documents, strict=True):
         assert summary(run_dir) == {
-            key: value for key, value in document.items() if key not in ("results_dir", "notes")
+            key: value
+            for key, value in document.items()
+            if key not in ("results_dir", "notes", "stragglers")
         }
         write, read = document["phases"]
         assert (write["phase"], read["phase"]) == ("write", "read")
@@ -155,7 +157,11 @@ def test_a_killed_process_fails_the_run_naming_it(tmp_path: Path, record: str, n
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_in_the_middle_leaves_nothing_behind(tmp_path: Path, signum: int) -> None:
-    with running_phase(tmp_path, small_args(tmp_path, "--repetitions", "100000")) as run:
+    # 4 KiB transfers travel eagerly: a rank killed mid-rendezvous can abort a
+    # daemon inside UCX's cma transport (docs/RPC.md), which is not what this
+    # test is about.
+    args = small_args(tmp_path, "--repetitions", "100000", "--transfer-size", "4k")
+    with running_phase(tmp_path, args) as run:
         daemons = run.pids("g0/registry/*.json")
         ranks = run.pids("p0/ranks/*.json")
         assert len(daemons) == 4 and len(ranks) == 4
