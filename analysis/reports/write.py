@@ -27,6 +27,8 @@ def write_report(
 
 
 def write_run_report(run: RunData, out_dir: Path) -> ReportFiles:
+    # Absolute: figures are linked relative to the report, whatever the cwd.
+    out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     plots_dir = out_dir / "plots"
     report = build_report(run, plots_dir)

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from analysis.loaders.run import load_run
 from analysis.reports.columns import cell, header
@@ -110,3 +111,13 @@ def test_headers_and_cells() -> None:
     lines = markdown_table(Table("t", pd.DataFrame({"node": ["a|b"], "mean_ms": [1.5]})))
     assert lines[2] == "| node | mean (ms) |"
     assert lines[4] == "| a\\|b | 1.5 |"
+
+
+def test_report_of_a_run_given_by_relative_path(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `benchfs run` names its results dir relative to the cwd ("results/...").
+    monkeypatch.chdir(run_dir.parent.parent)
+    files = write_report(run_dir.relative_to(run_dir.parent.parent))
+    assert all(path.is_file() for path in files.plots)
+    assert "plots/latency_cdf.png" in files.markdown.read_text()
