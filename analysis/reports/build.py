@@ -180,6 +180,7 @@ def _rpc(section: Section, stats: TraceStats) -> None:
         section.bullets.append(
             f"{r.rpcs:,} RPCs; {r.retried_rpcs:,} retried ({r.retried_pct:.2f}%), "
             f"{r.total_retries:,} retries in all; {r.failed_rpcs:,} failed ({r.failed_pct:.2f}%)"
+            + (f": {', '.join(r.failures)}" if r.failures else "")
         )
     for name, balance in (
         ("requests", stats.rpc_request_imbalance),

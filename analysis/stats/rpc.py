@@ -8,6 +8,7 @@ whether the client's fan-out is bounded.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
@@ -50,6 +51,9 @@ class RetrySummary:
     total_retries: int
     failed_rpcs: int
     failed_pct: float
+    # "unlink ENOENT x12", most frequent first: a broadcast unlink or stat
+    # gets ENOENT from every daemon that holds nothing of the file.
+    failures: tuple[str, ...] = ()
 
 
 def rpc_retries(client: pd.DataFrame) -> RetrySummary:
@@ -60,12 +64,27 @@ def rpc_retries(client: pd.DataFrame) -> RetrySummary:
     count = int(retries.size)
     retried = int((retries > 0).sum())
     return RetrySummary(
+        failures=_failures(client),
         rpcs=count,
         retried_rpcs=retried,
         retried_pct=retried / count * 100.0 if count else float("nan"),
         total_retries=int(retries.sum()),
         failed_rpcs=failed,
         failed_pct=failed / count * 100.0 if count else float("nan"),
+    )
+
+
+def _failures(client: pd.DataFrame) -> tuple[str, ...]:
+    if "op" not in client.columns:
+        return ()
+    bad = client[client["status"] != 0]
+    if bad.empty:
+        return ()
+    keys = pd.DataFrame({"op": bad["op"].astype(str), "errno": bad["status"].abs().astype(int)})
+    counts = keys.value_counts()
+    return tuple(
+        f"{op} {errno.errorcode.get(int(code), str(code))} x{n}"
+        for (op, code), n in zip(counts.index.to_list(), counts.to_list(), strict=True)
     )
 
 

@@ -61,6 +61,11 @@ def test_retries() -> None:
     assert summary.retried_rpcs == 2 and summary.retried_pct == pytest.approx(50.0)
     assert summary.total_retries == 3
     assert summary.failed_rpcs == 1 and summary.failed_pct == pytest.approx(25.0)
+    assert summary.failures == ()  # no op column: no breakdown
+    named = _client().assign(
+        op=pd.Categorical(["unlink", "unlink", "read", "read"]), status=[2, 2, 0, -110]
+    )
+    assert rpc_retries(named).failures == ("unlink ENOENT x2", "read ETIMEDOUT x1")
 
 
 def test_concurrency_of_intervals() -> None:
