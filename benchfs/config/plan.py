@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 
 from benchfs.config.model import RunConfig
 from benchfs.config.schema import is_daemon_key, kind_of, suggest
+from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
 
 OVERRIDES = "overrides"
@@ -71,20 +71,12 @@ def load_config(path: Path | None) -> RunPlan:
     """Read and validate a TOML run config; None gives the defaults."""
     if path is None:
         return plan_from_dict({}, "defaults")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read config: {error.strerror or error}") from error
-    return parse_config(text, str(path))
+    return parse_config(read_config_text(path), str(path))
 
 
 def parse_config(text: str, source: str) -> RunPlan:
     """Validate TOML text; ``source`` names it in errors."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{source}: invalid TOML: {error}") from error
-    return plan_from_dict(data, source)
+    return plan_from_dict(parse_toml(text, source), source)
 
 
 def plan_from_dict(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from benchfs.config.sizes import parse_size
+from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
 
 RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
@@ -101,19 +101,12 @@ class DaemonSettings:
 
 def load_daemon_config(path: Path) -> DaemonFile:
     """Read and validate a daemon config file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read config: {error.strerror or error}") from error
-    return parse_daemon_config(text, str(path))
+    return parse_daemon_config(read_config_text(path), str(path))
 
 
 def parse_daemon_config(text: str, source: str) -> DaemonFile:
     """Validate TOML text; ``source`` names it in errors."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{source}: invalid TOML: {error}") from error
+    data = parse_toml(text, source)
     try:
         return DaemonFile.model_validate(data)
     except ValidationError as error:

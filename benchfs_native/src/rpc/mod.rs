@@ -17,3 +17,24 @@ pub mod server;
 pub mod session;
 pub mod transport;
 pub mod wire;
+
+use crate::trace::OpCode;
+use wire::Op;
+
+/// The trace op code of a wire op (client and server records alike).
+pub fn trace_op(op: Op) -> OpCode {
+    match op {
+        Op::Ping => OpCode::Ping,
+        Op::Create => OpCode::Create,
+        Op::Open => OpCode::Lookup,
+        Op::Stat => OpCode::Stat,
+        Op::Write => OpCode::Write,
+        Op::Read => OpCode::Read,
+        Op::Fsync => OpCode::Fsync,
+        Op::Truncate => OpCode::Truncate,
+        Op::Unlink => OpCode::Unlink,
+        Op::Readdir => OpCode::Readdir,
+        Op::Stats => OpCode::Stats,
+        Op::Shutdown => OpCode::Shutdown,
+    }
+}

@@ -27,10 +27,11 @@ use super::connect::Conn;
 use super::retry::{self, Transience};
 use crate::error::{Error, Result, strerror};
 use crate::rpc::session::AM_REQUEST;
+use crate::rpc::trace_op;
 use crate::rpc::transport::ucx_error;
 use crate::rpc::wire::{self, Attr, Limits, Op, Reply, Request, Route};
 use crate::trace::format::status_of;
-use crate::trace::{Kind, OpCode, Record, TraceBuffer};
+use crate::trace::{Kind, Record, TraceBuffer};
 
 /// Longest wait for a ping that decides whether a timed-out daemon is
 /// still reachable.
@@ -276,23 +277,6 @@ impl Pending {
     fn io_done(&self) -> bool {
         self.send.as_ref().is_some_and(UcxRequest::is_done)
             || self.recv.as_ref().is_some_and(UcxRequest::is_done)
-    }
-}
-
-fn trace_op(op: Op) -> OpCode {
-    match op {
-        Op::Ping => OpCode::Ping,
-        Op::Create => OpCode::Create,
-        Op::Open => OpCode::Lookup,
-        Op::Stat => OpCode::Stat,
-        Op::Write => OpCode::Write,
-        Op::Read => OpCode::Read,
-        Op::Fsync => OpCode::Fsync,
-        Op::Truncate => OpCode::Truncate,
-        Op::Unlink => OpCode::Unlink,
-        Op::Readdir => OpCode::Readdir,
-        Op::Stats => OpCode::Stats,
-        Op::Shutdown => OpCode::Shutdown,
     }
 }
 

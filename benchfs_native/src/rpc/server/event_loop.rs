@@ -29,10 +29,11 @@ use super::signals::{SignalGuard, signal_name};
 use super::stats::ServerStats;
 use crate::error::{Error, Result};
 use crate::rpc::session::{AM_REQUEST, AM_SESSION};
+use crate::rpc::trace_op;
 use crate::rpc::transport::ucx_error;
 use crate::rpc::wire::{Limits, Op, Route};
 use crate::storage::ChunkStore;
-use crate::trace::format::{Kind, OpCode, status_of};
+use crate::trace::format::{Kind, status_of};
 use crate::trace::{Record, TraceBuffer};
 
 /// How long the loop spins without news before it sleeps: long enough that
@@ -636,23 +637,5 @@ impl<'w> Server<'w> {
         if let Some(t) = &mut self.trace {
             t.flush();
         }
-    }
-}
-
-/// The trace op code of a wire op.
-pub fn trace_op(op: Op) -> OpCode {
-    match op {
-        Op::Ping => OpCode::Ping,
-        Op::Create => OpCode::Create,
-        Op::Open => OpCode::Lookup,
-        Op::Stat => OpCode::Stat,
-        Op::Write => OpCode::Write,
-        Op::Read => OpCode::Read,
-        Op::Fsync => OpCode::Fsync,
-        Op::Truncate => OpCode::Truncate,
-        Op::Unlink => OpCode::Unlink,
-        Op::Readdir => OpCode::Readdir,
-        Op::Stats => OpCode::Stats,
-        Op::Shutdown => OpCode::Shutdown,
     }
 }
