@@ -72,30 +72,39 @@ def storage(
 
 
 def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int) -> Table:
-    """Two rows a case, engine over fio, so it stays readable in 80 columns."""
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title=f"engine vs fio on {report.directory} "
-        f"(sequential {format_size(seq_bytes)}, random {format_size(rand_bytes)})",
-    )
-    table.add_column("case", no_wrap=True)
-    table.add_column("tool", no_wrap=True)
-    for header in ("MiB/s", "IOPS", "p50 ms", "p99 ms", "ratio", "io_depth"):
-        table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
+    """Two rows a case, engine over fio, so it stays readable in 80 columns:
+    figures keep their full width, only the case names wrap."""
+    rows: list[tuple[str, ...]] = []
     for case in report.cases:
         for tool, side in (("engine", case.engine), ("fio", case.fio)):
             engine_row = tool == "engine"
-            table.add_row(
-                case.name if engine_row else "",
-                tool,
-                f"{side.MiBps:,.0f}",
-                f"{side.iops:,.0f}",
-                f"{side.p50_us / 1000:.2f}",
-                f"{side.p99_us / 1000:.2f}",
-                f"{case.ratio:.2f}" if engine_row else "",
-                f"{case.io_depth_mean:.1f}" if engine_row else "",
-                end_section=not engine_row,
+            rows.append(
+                (
+                    case.name if engine_row else "",
+                    tool,
+                    f"{side.MiBps:,.0f}",
+                    f"{side.iops:,.0f}",
+                    f"{side.p50_us / 1000:.2f}",
+                    f"{side.p99_us / 1000:.2f}",
+                    f"{case.ratio:.2f}" if engine_row else "",
+                    f"{case.io_depth_mean:.1f}" if engine_row else "",
+                )
             )
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        title=f"engine vs fio on {report.directory} "
+        f"(sequential {format_size(seq_bytes)}, random {format_size(rand_bytes)})",
+    )
+    table.add_column("case", overflow="fold")
+    headers = ("tool", "MiB/s", "IOPS", "p50 ms", "p99 ms", "ratio", "io_depth")
+    for index, header in enumerate(headers, start=1):
+        width = max([len(header), *(len(row[index]) for row in rows)])
+        table.add_column(
+            header, justify="left" if index == 1 else "right", no_wrap=True, min_width=width
+        )
+    for row in rows:
+        table.add_row(*row, end_section=row[1] == "fio")
     if report.trace_overhead_ratio is not None:
         table.caption = f"event log on/off throughput: {report.trace_overhead_ratio:.3f}"
     return table

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -26,6 +27,7 @@ from benchfs.tools.iostat import iostat_argv
 from benchfs.tools.process import kill_group
 
 _STOP_GRACE_S = 5.0
+_POLL_S = 0.05
 
 
 class IostatWatch:
@@ -66,6 +68,27 @@ class IostatWatch:
                 f"cannot start iostat on {self.host.name}: {self.argv[0]}: {exc.strerror}"
             ) from exc
         return self
+
+    def reports_written(self) -> int:
+        """Reports iostat has written so far, the since-boot one included.
+
+        iostat flushes its output after every report, so the count is exact.
+        """
+        if self._stdout is None:
+            return 0
+        fd = self._stdout.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).count(b'"timestamp"')
+
+    def wait_for_reports(self, count: int, deadline_s: float) -> bool:
+        """Wait until ``count`` reports are written; False if iostat exited or
+        the deadline passed first."""
+        end = time.monotonic() + deadline_s
+        while self.reports_written() < count:
+            process = self._process
+            if process is None or process.poll() is not None or time.monotonic() > end:
+                return self.reports_written() >= count
+            time.sleep(_POLL_S)
+        return True
 
     def stop(self) -> IostatReport:
         """Stop iostat on the host and return its samples (first, since-boot report dropped)."""

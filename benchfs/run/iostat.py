@@ -10,6 +10,7 @@ start or its output cannot be read, the run goes on and a note says so.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ from benchfs.health.iostat_watch import IostatWatch, _complete_reports
 from benchfs.launchers.base import Launcher
 
 IOSTAT_DIR = "iostat"
+# How long iostat may take to write its first report through the launcher,
+# and one interval report after that. Only a guard against a stuck iostat.
+_REPORT_DEADLINE_S = 30.0
 
 
 class RunIostat:
@@ -45,14 +49,20 @@ class RunIostat:
         self.notes: list[str] = []
 
     def start(self) -> None:
+        """Start iostat on every host and wait until each is sampling (its
+        since-boot report is out), so that the workload's window is covered."""
         for watch in self.watches:
             try:
                 self.started.append(watch.start())
             except (BenchfsError, OSError) as error:
                 self.notes.append(f"iostat not watched on {watch.host.name}: {error}")
+        self._wait_for_reports(1, "no report")
 
     def stop(self) -> None:
-        """Stop every watch; a host's output that was cut off keeps its complete reports."""
+        """Stop every watch once it has written at least one interval report
+        after its since-boot one (a short workload still gets a sample); a
+        host's output that was cut off keeps its complete reports."""
+        self._wait_for_reports(2, "no interval report")
         started, self.started = self.started, []
         for watch in started:
             try:
@@ -68,6 +78,14 @@ class RunIostat:
                 parse_iostat_json(text, str(path))
             except IostatFormatError:
                 path.write_text(_complete_reports(text))
+
+    def _wait_for_reports(self, count: int, missing: str) -> None:
+        end = time.monotonic() + _REPORT_DEADLINE_S  # one deadline for all hosts
+        for watch in self.started:
+            if not watch.wait_for_reports(count, max(0.0, end - time.monotonic())):
+                self.notes.append(
+                    f"iostat on {watch.host.name}: {missing} within {_REPORT_DEADLINE_S:.0f} s"
+                )
 
 
 def _host_frame(path: Path) -> pd.DataFrame:

@@ -285,7 +285,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
     };
     membership::register(&config.registry_dir, &record)?;
     let registered_after = t0.elapsed();
-    eprintln!(
+    crate::log_line!(
         "benchfs daemon {} (node {}) registered in {} ms",
         config.node_name,
         config.node_id,
@@ -344,7 +344,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         buffer_grows: report.buffer_grows,
         trace_path: trace.map(|t| t.path().display().to_string()),
     };
-    eprintln!(
+    crate::log_line!(
         "benchfs daemon {} (node {}) stopped ({}{}): {} requests, {} errors, {} B written, {} B read, {} refused messages, {:.1} s",
         summary.node_name,
         summary.node_id,

@@ -291,7 +291,7 @@ impl<'w> Server<'w> {
 
     /// A log line on stderr, prefixed with the daemon's name.
     pub(super) fn log(&self, msg: &str) {
-        eprintln!("benchfs daemon {}: {msg}", self.cfg.node_name);
+        crate::log_line!("benchfs daemon {}: {msg}", self.cfg.node_name);
     }
 
     /// A log line about a dropped or refused message; a flood is thinned
