@@ -1,8 +1,11 @@
-"""Processes BenchFS starts: each in its own process group, stopped with
-SIGTERM and, after a grace period, SIGKILL, so nothing outlives a run.
+"""Every process BenchFS starts goes through ``start_process``: each in its
+own process group, stopped with SIGTERM and, after a grace period, SIGKILL,
+so nothing outlives a run.
 
 The group matters: mpirun, srun and shells start children of their own, and
-signalling only the direct child would leave those behind.
+signalling only the direct child would leave those behind. fio goes further
+and puts its job processes in sessions of their own: ``kill_group`` finds
+those through /proc.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from benchfs.errors import LaunchError
+from benchfs.errors import BenchfsError, LaunchError
 
 Ending = Literal["exited", "SIGTERM", "SIGKILL"]
 Output = Path | int | IO[Any] | None
@@ -72,14 +75,17 @@ def start_process(
     stdout: Output = None,
     stderr: Output = None,
     die_with_parent: bool = False,
+    error: type[BenchfsError] = LaunchError,
 ) -> ManagedProcess:
-    """Start ``argv`` in a new session (its own process group).
+    """Start ``argv`` in a new session (its own process group), stdin closed.
 
     ``env`` is the full environment (None: inherit). ``stdout``/``stderr`` may
-    be a Path (opened for writing), a file, ``subprocess.PIPE`` or None.
+    be a Path (opened for writing), a file, ``subprocess.PIPE``,
+    ``subprocess.STDOUT`` (stderr only), ``subprocess.DEVNULL`` or None.
     ``die_with_parent`` asks the kernel to SIGTERM the process if this one
     dies first (Linux; tied to the starting thread, so start from a thread
-    that lives as long as the process should).
+    that lives as long as the process should). When ``argv`` cannot be
+    started, ``error`` is raised naming ``name`` and the program.
     """
     files: list[IO[Any]] = []
     targets: list[int | IO[Any] | None] = []
@@ -101,10 +107,10 @@ def start_process(
             start_new_session=True,
             preexec_fn=_die_with_parent if die_with_parent else None,
         )
-    except OSError as error:
+    except OSError as failure:
         for opened in files:
             opened.close()
-        raise LaunchError(f"{name}: cannot start {argv[0]!r}: {error.strerror or error}") from error
+        raise error(f"{name}: cannot start {argv[0]!r}: {failure.strerror or failure}") from failure
     return ManagedProcess(name, list(argv), popen, _files=files)
 
 
@@ -160,3 +166,51 @@ def wait_process(process: ManagedProcess, deadline_s: float) -> int:
 def _signal_group(process: ManagedProcess, signum: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signum)  # the leader's pid is the group id (new session)
+
+
+def kill_group(process: ManagedProcess, grace_s: float = 3.0) -> None:
+    """Stop a process and everything it started, even in sessions of their
+    own, then reap it and close its pipes and files.
+
+    Descendants are found through /proc before anything dies. SIGTERM first
+    (fio then stops its jobs and removes its files), SIGKILL after ``grace_s``.
+    """
+    popen = process.popen
+    pids = [popen.pid, *descendants(popen.pid)]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    _signal_group(process, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(timeout=grace_s)
+    for pid in [popen.pid, *descendants(popen.pid), *pids]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    _signal_group(process, signal.SIGKILL)
+    if process.ending is None:
+        process.ending = "SIGKILL"
+    popen.communicate()
+    process.close_files()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living descendant of ``pid`` (children first), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # The command name is in parentheses and may contain spaces.
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry))
+    found: list[int] = []
+    queue = [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found

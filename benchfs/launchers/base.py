@@ -1,24 +1,62 @@
-"""What a launcher is, and the registry that finds one by name.
+"""What a launcher is, what it can do, and the registry that finds one by name.
 
 A launcher only builds argv tokens; it never starts anything. The caller
 runs the command (see ``benchfs.cluster.processes``), which keeps launchers
-trivially testable: tests assert the exact command lines.
+trivially testable: tests assert the exact command lines. What a launcher
+can do is said by its ``capabilities``, never by its name, so that a new
+launcher is one class here and nothing else changes. Its options come
+from the run config's ``[launcher]`` section through ``from_settings``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from benchfs.cluster.hostfile import Host
+from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the processes a launcher starts have in common.
+
+    - ``runs_here``: every host is this machine. The orchestrator then starts
+      each daemon itself, gives each node its own directory
+      (``<dir>/<node>``) and removes files directly.
+    - ``needs_host_helper``: stopping daemons and removing files on the hosts
+      takes a node job per host (``python -m benchfs.node.host``).
+    - ``inherits_environment``: processes see the orchestrator's environment
+      as is; otherwise the variables that tune UCX and BenchFS are passed on.
+    - ``ranks_here``: this launcher can start an MPI job on this machine
+      (``ranks_on_this_host``), for launchers that delegate rank jobs.
+    """
+
+    runs_here: bool = False
+    needs_host_helper: bool = True
+    inherits_environment: bool = False
+    ranks_here: bool = False
 
 
 class Launcher(ABC):
     """Builds command lines that start processes on hosts."""
 
     name: ClassVar[str]
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    @classmethod
+    def from_settings(cls, settings: LauncherConfig) -> Launcher:
+        """An instance with the options of the ``[launcher]`` section that apply to it."""
+        return cls()
+
+    def ranks_on_this_host(
+        self, count: int, argv: Sequence[str], *, env: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """argv that runs an MPI job of ``count`` ranks of ``argv`` on this machine."""
+        raise LaunchError(f"launcher {self.name!r} cannot start ranks on this machine")
 
     @abstractmethod
     def command(
@@ -59,14 +97,18 @@ def launcher_names() -> list[str]:
     return sorted(_LAUNCHERS)
 
 
-def get_launcher(name: str, **options: Any) -> Launcher:
-    """An instance of the launcher registered as ``name``, built with ``options``."""
+def launcher_class(name: str) -> type[Launcher]:
+    """The launcher registered as ``name``."""
     try:
-        cls = _LAUNCHERS[name]
+        return _LAUNCHERS[name]
     except KeyError:
         known = ", ".join(launcher_names())
         raise LaunchError(f"unknown launcher {name!r}; known: {known}") from None
-    factory: Callable[..., Launcher] = cls
+
+
+def get_launcher(name: str, **options: Any) -> Launcher:
+    """An instance of the launcher registered as ``name``, built with ``options``."""
+    factory: Callable[..., Launcher] = launcher_class(name)
     try:
         return factory(**options)
     except TypeError as error:

@@ -6,27 +6,38 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from benchfs.cluster.hostfile import Host
+from benchfs.config.model import LauncherConfig
+from benchfs.errors import LaunchError
 from benchfs.launchers.base import (
+    Capabilities,
     Launcher,
     env_prefix,
+    get_launcher,
+    launcher_class,
     rank_counts,
     register_launcher,
     require_argv,
 )
-from benchfs.launchers.mpirun import MpirunLauncher
 
 
 @register_launcher
 @dataclass(frozen=True)
 class LocalLauncher(Launcher):
     """One process: argv as is (``env VAR=value`` in front when env is given).
-    Ranks: a local OpenMPI ``mpirun --oversubscribe -np N``, so a local
-    cluster can run more ranks than this machine has cores.
+    Ranks: an MPI job on this machine by the launcher registered as
+    ``ranks_through`` (mpirun: ``mpirun --oversubscribe -np N``), started
+    with ``mpirun`` as its executable.
     """
 
     name = "local"
+    capabilities = Capabilities(runs_here=True, needs_host_helper=False, inherits_environment=True)
     mpirun: str = "mpirun"
     allow_run_as_root: bool | None = None
+    ranks_through: str = "mpirun"
+
+    @classmethod
+    def from_settings(cls, settings: LauncherConfig) -> LocalLauncher:
+        return cls(mpirun=settings.executable) if settings.executable else cls()
 
     def command(
         self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
@@ -42,14 +53,11 @@ class LocalLauncher(Launcher):
         env: Mapping[str, str] | None = None,
     ) -> list[str]:
         total = sum(rank_counts(hosts, ranks_per_host))
-        mpirun = MpirunLauncher(
-            flavour="openmpi", executable=self.mpirun, allow_run_as_root=self.allow_run_as_root
+        if not launcher_class(self.ranks_through).capabilities.ranks_here:
+            raise LaunchError(
+                f"local ranks: launcher {self.ranks_through!r} cannot start ranks on this machine"
+            )
+        ranks = get_launcher(
+            self.ranks_through, executable=self.mpirun, allow_run_as_root=self.allow_run_as_root
         )
-        return [
-            *mpirun.prologue(),
-            "--oversubscribe",
-            "-np",
-            str(total),
-            *mpirun.env_options(env),
-            *require_argv(argv),
-        ]
+        return ranks.ranks_on_this_host(total, argv, env=env)

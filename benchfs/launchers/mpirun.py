@@ -5,6 +5,9 @@ OpenMPI: ``mpirun [--allow-run-as-root] [--mca k v]... -np N -H h1:k,h2:k
 MPICH:   ``mpiexec [extra...] -hosts h1,h2 -ppn k -n N [-genv VAR value]... argv``
 (``-hosts h1:a,h2:b`` without ``-ppn`` when hosts differ in rank counts).
 ``command()`` for one host is the same with one rank on that host.
+On this machine only (``ranks_on_this_host``, what the local launcher uses):
+``mpirun [--allow-run-as-root] --oversubscribe -np N [-x VAR=value]... argv``,
+so a local cluster can run more ranks than the machine has cores.
 """
 
 from __future__ import annotations
@@ -15,8 +18,16 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from benchfs.cluster.hostfile import Host
+from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
-from benchfs.launchers.base import Launcher, check_env, rank_counts, register_launcher, require_argv
+from benchfs.launchers.base import (
+    Capabilities,
+    Launcher,
+    check_env,
+    rank_counts,
+    register_launcher,
+    require_argv,
+)
 
 Flavour = Literal["openmpi", "mpich"]
 
@@ -31,6 +42,7 @@ class MpirunLauncher(Launcher):
     """
 
     name = "mpirun"
+    capabilities = Capabilities(ranks_here=True)
     flavour: Flavour = "openmpi"
     executable: str | None = None
     mca: Mapping[str, str] = field(default_factory=dict)
@@ -43,10 +55,31 @@ class MpirunLauncher(Launcher):
         if self.mca and self.flavour != "openmpi":
             raise LaunchError("mpirun: MCA parameters apply only to the openmpi flavour")
 
+    @classmethod
+    def from_settings(cls, settings: LauncherConfig) -> MpirunLauncher:
+        return cls(
+            flavour=settings.flavour,
+            executable=settings.executable,
+            mca=dict(settings.mca),
+            extra_args=tuple(settings.extra_args),
+        )
+
     def command(
         self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
     ) -> list[str]:
         return self.ranks_command([host], 1, argv, env=env)
+
+    def ranks_on_this_host(
+        self, count: int, argv: Sequence[str], *, env: Mapping[str, str] | None = None
+    ) -> list[str]:
+        placement = ["--oversubscribe", "-np"] if self.flavour == "openmpi" else ["-n"]
+        return [
+            *self.prologue(),
+            *placement,
+            str(count),
+            *self.env_options(env),
+            *require_argv(argv),
+        ]
 
     def ranks_command(
         self,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from benchfs.cluster.hostfile import LOCAL_HOST_PREFIX
 from benchfs.config.model import LauncherConfig
-from benchfs.launchers.base import Launcher, get_launcher
+from benchfs.errors import LaunchError
+from benchfs.launchers.base import Launcher, launcher_class
 
 
 def launcher_name_for(settings: LauncherConfig, nodes_spec: str | None) -> str:
@@ -23,18 +22,7 @@ def launcher_name_for(settings: LauncherConfig, nodes_spec: str | None) -> str:
 def launcher_for(settings: LauncherConfig, nodes_spec: str | None) -> Launcher:
     """A launcher built from the ``[launcher]`` section for this ``--nodes`` value."""
     name = launcher_name_for(settings, nodes_spec)
-    options: dict[str, Any] = {}
-    if name == "mpirun":
-        options = {
-            "flavour": settings.flavour,
-            "executable": settings.executable,
-            "mca": dict(settings.mca),
-            "extra_args": tuple(settings.extra_args),
-        }
-    elif name == "srun":
-        options = {"extra_args": tuple(settings.extra_args)}
-        if settings.executable:
-            options["executable"] = settings.executable
-    elif name == "local" and settings.executable:
-        options = {"mpirun": settings.executable}
-    return get_launcher(name, **options)
+    try:
+        return launcher_class(name).from_settings(settings)
+    except (TypeError, ValueError) as error:
+        raise LaunchError(f"launcher {name!r}: bad options in [launcher]: {error}") from error

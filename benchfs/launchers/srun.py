@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from benchfs.cluster.hostfile import Host
+from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher, check_env, rank_counts, register_launcher, require_argv
 
@@ -24,6 +25,12 @@ class SrunLauncher(Launcher):
     executable: str = "srun"
     overlap: bool = True
     extra_args: Sequence[str] = ()
+
+    @classmethod
+    def from_settings(cls, settings: LauncherConfig) -> SrunLauncher:
+        if settings.executable:
+            return cls(executable=settings.executable, extra_args=tuple(settings.extra_args))
+        return cls(extra_args=tuple(settings.extra_args))
 
     def command(
         self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None

@@ -1,24 +1,46 @@
-"""Sample ``iostat -x -o JSON`` on chosen devices while something else runs.
+"""iostat in the background, on this machine or on a host through a launcher.
 
-iostat is stopped with SIGINT, on which it closes its JSON document; the
-first report (since boot) is dropped by the parser.
+One process wrapper does it all (``Iostat``): it starts ``iostat -x -t -o
+JSON -d [devices] 1`` with its output in a temporary file, counts the
+reports written so far, waits for a number of them, stops iostat with
+SIGINT (on which iostat closes its JSON document) and parses what it wrote.
+Launchers do not always pass SIGINT through intact (srun, for one, wants it
+twice), so the output is read leniently: every complete report counts, a
+cut-off last one is dropped, and the raw file keeps the complete ones. The
+first report covers the time since boot and is dropped by the parser.
+
+- ``IostatSampler``: devices of this machine, one diagnose test at a time;
+  iostat's own failures are errors;
+- ``IostatWatch``: one host through a launcher;
+- ``IostatWatches``: one watch per host of a run, started and stopped
+  together, an observer whose troubles are notes.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import IO, Any, Self
 
 from analysis.loaders.iostat import IostatFormatError, IostatReport, parse_iostat_json
-from benchfs.errors import ToolError
-from benchfs.tools.process import kill_group
+from benchfs.cluster.hostfile import Host
+from benchfs.cluster.processes import ManagedProcess, kill_group, start_process
+from benchfs.errors import BenchfsError, ToolError
+from benchfs.launchers.base import Launcher
 
 _STOP_GRACE_S = 5.0
+_POLL_S = 0.05
+# How long iostat may take to write its first report through the launcher,
+# and one interval report after that. Only a guard against a stuck iostat.
+REPORT_DEADLINE_S = 30.0
 
 
 def iostat_argv(
@@ -41,80 +63,131 @@ def iostat_available(iostat_binary: str = "iostat", path: str | None = None) -> 
     return shutil.which(iostat_binary, path=path) is not None
 
 
-class IostatSampler:
-    """iostat running in the background on ``devices``; ``stop()`` returns the report.
+class Iostat:
+    """One iostat process in the background until ``stop()``.
 
-    Usable as a context manager, which stops (and kills if needed) iostat on
-    exit even when the body raises.
+    ``strict``: iostat runs here, so a failure to start, an exit status other
+    than SIGINT's or output that does not parse is a ToolError. Otherwise
+    (through a launcher) whatever complete reports came back are the result.
     """
 
     def __init__(
         self,
-        devices: Sequence[str],
+        argv: Sequence[str],
         *,
-        interval_s: int = 1,
+        where: str,
         raw_output: Path | None = None,
-        iostat_binary: str = "iostat",
         env: Mapping[str, str] | None = None,
+        strict: bool = False,
     ) -> None:
-        self.devices = list(devices)
-        self.argv = iostat_command(self.devices, interval_s, iostat_binary)
+        self.argv = list(argv)
+        self.where = where
         self.raw_output = raw_output
-        self._env = dict(env) if env is not None else dict(os.environ)
-        self._env.setdefault("S_TIME_FORMAT", "ISO")  # ISO timestamps instead of the locale's
-        self._process: subprocess.Popen[str] | None = None
         self.report: IostatReport | None = None
+        self._env = env
+        self._strict = strict
+        self._process: ManagedProcess | None = None
+        self._stdout: IO[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
 
-    def start(self) -> IostatSampler:
+    def start(self) -> Self:
         if self._process is not None:
-            raise ToolError(f"iostat on {', '.join(self.devices)} is already running")
+            raise ToolError(f"iostat on {self.where} is already running")
+        # Files rather than pipes: iostat never blocks on a full pipe, and the
+        # reports written so far can be counted. They live until stop().
+        self._stdout = tempfile.TemporaryFile()  # noqa: SIM115
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
         try:
-            self._process = subprocess.Popen(
+            self._process = start_process(
                 self.argv,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
+                name=f"iostat on {self.where}",
                 env=self._env,
-                start_new_session=True,
+                stdout=self._stdout,
+                stderr=self._stderr,
+                error=ToolError,
             )
-        except FileNotFoundError as exc:
-            raise ToolError(f"iostat not found: {self.argv[0]} is not on PATH") from exc
+        except ToolError as exc:
+            self._close_files()
+            if self._strict and isinstance(exc.__cause__, FileNotFoundError):
+                raise ToolError(f"iostat not found: {self.argv[0]} is not on PATH") from exc
+            raise
         return self
 
+    def reports_written(self) -> int:
+        """Reports iostat has written so far, the since-boot one included.
+
+        iostat flushes its output after every report, so the count is exact.
+        """
+        if self._stdout is None:
+            return 0
+        fd = self._stdout.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).count(b'"timestamp"')
+
+    def wait_for_reports(self, count: int, deadline_s: float) -> bool:
+        """Wait until ``count`` reports are written; False if iostat exited or
+        the deadline passed first."""
+        end = time.monotonic() + deadline_s
+        while self.reports_written() < count:
+            process = self._process
+            if process is None or process.returncode is not None or time.monotonic() > end:
+                return self.reports_written() >= count
+            time.sleep(_POLL_S)
+        return True
+
     def stop(self) -> IostatReport:
-        """Stop iostat and parse what it printed."""
-        process = self._process
-        if process is None:
-            raise ToolError("iostat was not started")
+        """Stop iostat and return its samples (the since-boot report dropped)."""
+        process, stdout, stderr = self._process, self._stdout, self._stderr
+        if process is None or stdout is None or stderr is None:
+            raise ToolError(f"iostat on {self.where} was not started")
         self._process = None
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
         try:
-            stdout, stderr = process.communicate(timeout=_STOP_GRACE_S)
-        except subprocess.TimeoutExpired as exc:
-            kill_group(process)
-            raise ToolError(f"iostat on {', '.join(self.devices)} ignored SIGINT") from exc
+            ignored = self._interrupt(process)
+            stdout.seek(0)
+            text = stdout.read().decode(errors="replace")
+            stderr.seek(0)
+            messages = stderr.read().decode(errors="replace").strip()
+        finally:
+            self._close_files()
         if self.raw_output is not None:
             self.raw_output.parent.mkdir(parents=True, exist_ok=True)
-            self.raw_output.write_text(stdout)
-        source = str(self.raw_output) if self.raw_output else f"iostat on {self.devices}"
-        if process.returncode not in (0, -signal.SIGINT):
-            detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no message"
-            raise ToolError(
-                f"iostat on {', '.join(self.devices)} failed "
-                f"(exit code {process.returncode}): {detail}"
-            )
-        if not stdout.strip():  # stopped before iostat printed its first report
-            self.report = IostatReport(source=source, nodename="", samples=())
-            return self.report
+            self.raw_output.write_text(text if _parses(text) else _complete_reports(text))
+        if self._strict:
+            if ignored:
+                raise ToolError(f"iostat on {self.where} ignored SIGINT")
+            code = process.popen.returncode
+            if code not in (0, -signal.SIGINT):
+                detail = messages.splitlines()[-1] if messages else "no message"
+                raise ToolError(f"iostat on {self.where} failed (exit code {code}): {detail}")
+        source = str(self.raw_output or f"iostat on {self.where}")
         try:
-            self.report = parse_iostat_json(stdout, source)
+            self.report = parse_lenient(text, source)
         except IostatFormatError as exc:
             raise ToolError(f"iostat: {exc}") from exc
         return self.report
 
-    def __enter__(self) -> IostatSampler:
+    def _interrupt(self, process: ManagedProcess) -> bool:
+        """SIGINT to iostat (and the launcher around it); True if it had to be killed."""
+        if process.returncode is not None:
+            process.close_files()
+            return False
+        try:
+            os.killpg(process.pid, signal.SIGINT)
+            process.popen.wait(timeout=_STOP_GRACE_S)
+        except ProcessLookupError:
+            process.popen.wait()
+        except subprocess.TimeoutExpired:
+            kill_group(process)
+            return True
+        process.close_files()
+        return False
+
+    def _close_files(self) -> None:
+        for handle in (self._stdout, self._stderr):
+            if handle is not None:
+                handle.close()
+        self._stdout = self._stderr = None
+
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
@@ -130,3 +203,141 @@ class IostatSampler:
         else:
             process, self._process = self._process, None
             kill_group(process)
+            self._close_files()
+
+
+class IostatSampler(Iostat):
+    """iostat on ``devices`` of this machine; ``stop()`` returns the report.
+
+    Usable as a context manager, which stops (and kills if needed) iostat on
+    exit even when the body raises.
+    """
+
+    def __init__(
+        self,
+        devices: Sequence[str],
+        *,
+        interval_s: int = 1,
+        raw_output: Path | None = None,
+        iostat_binary: str = "iostat",
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.devices = list(devices)
+        merged = dict(env) if env is not None else dict(os.environ)
+        merged.setdefault("S_TIME_FORMAT", "ISO")  # ISO timestamps instead of the locale's
+        super().__init__(
+            iostat_command(self.devices, interval_s, iostat_binary),
+            where=", ".join(self.devices),
+            raw_output=raw_output,
+            env=merged,
+            strict=True,
+        )
+
+
+class IostatWatch(Iostat):
+    """iostat on one host through the launcher (every device unless named)."""
+
+    def __init__(
+        self,
+        host: Host,
+        launcher: Launcher,
+        devices: Sequence[str] = (),
+        *,
+        interval_s: int = 1,
+        raw_output: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.host = host
+        tool = iostat_argv(devices, interval_s)
+        argv = launcher.command(host, tool, env={"S_TIME_FORMAT": "ISO", **(env or {})})
+        super().__init__(argv, where=host.name, raw_output=raw_output)
+
+
+class IostatWatches:
+    """One ``IostatWatch`` per host, started together and stopped together.
+
+    An observer: a watch that cannot start or whose output cannot be read
+    becomes a line in ``notes``, never an error.
+    """
+
+    def __init__(self, watches: Sequence[IostatWatch]) -> None:
+        self.watches = list(watches)
+        self.started: list[IostatWatch] = []
+        self.notes: list[str] = []
+
+    def start(self) -> None:
+        """Start iostat on every host and wait until each is sampling (its
+        since-boot report is out), so that the workload's window is covered."""
+        for watch in self.watches:
+            try:
+                self.started.append(watch.start())
+            except (BenchfsError, OSError) as error:
+                self.notes.append(f"iostat not watched on {watch.host.name}: {error}")
+        self._wait_for_reports(1, "no report")
+
+    def stop(self) -> None:
+        """Stop every watch once it has written at least one interval report
+        after its since-boot one (a short workload still gets a sample)."""
+        self._wait_for_reports(2, "no interval report")
+        started, self.started = self.started, []
+        for watch in started:
+            try:
+                watch.stop()
+            except (BenchfsError, OSError) as error:
+                self.notes.append(f"iostat on {watch.host.name} unreadable: {error}")
+
+    def _wait_for_reports(self, count: int, missing: str) -> None:
+        end = time.monotonic() + REPORT_DEADLINE_S  # one deadline for all hosts
+        for watch in self.started:
+            if not watch.wait_for_reports(count, max(0.0, end - time.monotonic())):
+                self.notes.append(
+                    f"iostat on {watch.host.name}: {missing} within {REPORT_DEADLINE_S:.0f} s"
+                )
+
+
+def parse_lenient(text: str, source: str) -> IostatReport:
+    """Parse iostat JSON; when it was cut off, keep the reports that were complete.
+    Nothing at all (stopped before the first report) is an empty report."""
+    if not text.strip():
+        return IostatReport(source=source, nodename="", samples=())
+    if _parses(text):
+        return parse_iostat_json(text, source)
+    return parse_iostat_json(_complete_reports(text), source)
+
+
+def _parses(text: str) -> bool:
+    if not text.strip():
+        return True  # nothing written: an empty report, kept as it is
+    try:
+        parse_iostat_json(text, "iostat")
+    except IostatFormatError:
+        return False
+    return True
+
+
+def _complete_reports(text: str) -> str:
+    """Rebuild a document from the whole reports of a cut-off iostat JSON output.
+
+    iostat writes one disk per line and closes each report's disk list with a
+    line holding only ``]``; a report whose list never closed is dropped.
+    """
+    reports: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    nodename = ""
+    for raw in text.splitlines():
+        line = raw.strip().rstrip(",")
+        if line.startswith('"nodename"'):
+            nodename = line.split(":", 1)[1].strip().strip('"')
+        elif line.startswith('"timestamp"'):
+            current = {"timestamp": line.split(":", 1)[1].strip().strip('"'), "disk": []}
+        elif line.startswith('"disk": ['):
+            current = current if current is not None and not current["disk"] else {"disk": []}
+        elif line.startswith('{"disk_device"') and current is not None:
+            try:
+                current["disk"].append(json.loads(line))
+            except json.JSONDecodeError:
+                current = None  # the cut fell inside this line
+        elif line == "]" and current is not None:
+            reports.append(current)
+            current = None
+    return json.dumps({"sysstat": {"hosts": [{"nodename": nodename, "statistics": reports}]}})

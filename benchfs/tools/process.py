@@ -1,14 +1,13 @@
-"""Run one external tool with a deadline; every failure becomes a ToolError naming it."""
+"""Run one external tool to completion with a deadline; every failure
+becomes a ToolError naming it."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from benchfs.cluster.processes import kill_group, start_process
 from benchfs.errors import ToolError
 
 
@@ -28,72 +27,33 @@ def run_tool(
     timeout_s: float,
     env: Mapping[str, str] | None = None,
 ) -> ToolResult:
-    """Run ``argv`` to completion; on the deadline kill its whole process group."""
+    """Run ``argv`` to completion; on the deadline kill it and all it started."""
     try:
-        process = subprocess.Popen(
-            list(argv),
+        process = start_process(
+            argv,
+            name=f"{tool} in {where}",
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,  # own process group, so children die with it
+            error=ToolError,
         )
-    except FileNotFoundError as exc:
-        raise ToolError(f"{tool} not found (needed for {where}): {argv[0]} is not on PATH") from exc
+    except ToolError as exc:
+        if not isinstance(exc.__cause__, FileNotFoundError):
+            raise
+        raise ToolError(
+            f"{tool} not found (needed for {where}): {argv[0]} is not on PATH"
+        ) from exc.__cause__
     try:
-        stdout, stderr = process.communicate(timeout=timeout_s)
+        stdout, stderr = process.popen.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
         kill_group(process)
         raise ToolError(f"{tool} in {where} did not finish within {timeout_s:g} s") from exc
     except BaseException:
         kill_group(process)
         raise
-    return ToolResult(tuple(argv), process.returncode, stdout, stderr)
-
-
-def kill_group(process: subprocess.Popen[str], grace_s: float = 3.0) -> None:
-    """Stop a process started with ``start_new_session`` and everything it started, then reap it.
-
-    fio puts its job processes in sessions of their own, so the process group
-    is not enough: descendants are found through /proc before anything dies.
-    SIGTERM first (fio then stops its jobs and removes its files), SIGKILL
-    after ``grace_s``.
-    """
-    pids = [process.pid, *descendants(process.pid)]
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=grace_s)
-    for pid in [process.pid, *descendants(process.pid), *pids]:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.communicate()
-
-
-def descendants(pid: int) -> list[int]:
-    """Every living descendant of ``pid`` (children first), from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name is in parentheses and may contain spaces.
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry))
-    found: list[int] = []
-    queue = [pid]
-    while queue:
-        for child in children.get(queue.pop(), []):
-            found.append(child)
-            queue.append(child)
-    return found
+    return ToolResult(
+        tuple(argv),
+        process.popen.returncode,
+        stdout.decode(errors="replace"),
+        stderr.decode(errors="replace"),
+    )

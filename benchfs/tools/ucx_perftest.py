@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from benchfs.cluster.processes import ManagedProcess, kill_group, start_process
 from benchfs.errors import ToolError
-from benchfs.tools.process import kill_group, run_tool
+from benchfs.tools.process import run_tool
 
 PerftestName = Literal["ucp_am_lat", "ucp_am_bw"]
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
@@ -71,17 +72,18 @@ def run_perftest(
     port = free_port()
     where = f"{test} {size} B x {iterations}"
     try:
-        server = subprocess.Popen(
+        server = start_process(
             server_argv(port),
+            name=f"ucx_perftest server for {where}",
+            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,
+            error=ToolError,
         )
-    except FileNotFoundError as exc:
-        raise ToolError("ucx_perftest not found (install ucx-utils)") from exc
+    except ToolError as exc:
+        if isinstance(exc.__cause__, FileNotFoundError):
+            raise ToolError("ucx_perftest not found (install ucx-utils)") from exc.__cause__
+        raise
     try:
         _wait_listening(port, server, deadline=time.monotonic() + 10.0, where=where)
         result = run_tool(
@@ -96,12 +98,12 @@ def run_perftest(
             raise ToolError(
                 f"ucx_perftest {where} exited with {result.returncode}: {' '.join(tail)}"
             )
-        server.wait(timeout=10.0)
+        server.popen.wait(timeout=10.0)
     finally:
-        if server.poll() is None:
+        if server.returncode is None:
             kill_group(server)
-        elif server.stderr is not None:
-            server.stderr.close()
+        elif server.popen.stderr is not None:
+            server.popen.stderr.close()
     return parse_report(result.stdout, test=test, size=size)
 
 
@@ -154,12 +156,11 @@ def listening(port: int) -> bool:
     return False
 
 
-def _wait_listening(
-    port: int, server: subprocess.Popen[str], *, deadline: float, where: str
-) -> None:
+def _wait_listening(port: int, server: ManagedProcess, *, deadline: float, where: str) -> None:
     while not listening(port):
-        if server.poll() is not None:
-            error = server.stderr.read().strip() if server.stderr else ""
+        if server.returncode is not None:
+            stream = server.popen.stderr
+            error = stream.read().decode(errors="replace").strip() if stream else ""
             raise ToolError(
                 f"ucx_perftest server for {where} exited with {server.returncode}: {error}"
             )

@@ -10,6 +10,7 @@ from benchfs.cluster.hostfile import Host
 from benchfs.config import LauncherConfig
 from benchfs.errors import LaunchError
 from benchfs.launchers import (
+    Capabilities,
     Launcher,
     LocalLauncher,
     MpirunLauncher,
@@ -177,3 +178,23 @@ def test_launcher_from_config_section() -> None:
     ]  # fmt: skip
     srun = launcher_for(LauncherConfig(name="srun", executable="/opt/srun"), "slurm")
     assert srun.command(A, ["x"]) == ["/opt/srun", "--overlap", "-w", "a", "-N1", "-n1", "x"]
+
+
+def test_capabilities_say_what_a_launcher_can_do() -> None:
+    local, mpirun, srun = LocalLauncher(), MpirunLauncher(), SrunLauncher()
+    assert local.capabilities == Capabilities(
+        runs_here=True, needs_host_helper=False, inherits_environment=True
+    )
+    assert not mpirun.capabilities.runs_here and mpirun.capabilities.needs_host_helper
+    assert mpirun.capabilities.ranks_here and not srun.capabilities.ranks_here
+    assert srun.capabilities.needs_host_helper and not srun.capabilities.inherits_environment
+
+
+def test_local_ranks_go_through_the_launcher_that_can_start_them_here() -> None:
+    assert MpirunLauncher(flavour="mpich").ranks_on_this_host(3, ["x"], env={"A": "1"}) == [
+        "mpiexec", "-n", "3", "-genv", "A", "1", "x",
+    ]  # fmt: skip
+    with pytest.raises(LaunchError, match="'srun' cannot start ranks on this machine"):
+        LocalLauncher(ranks_through="srun").ranks_command([A], 1, ARGV)
+    with pytest.raises(LaunchError, match="cannot start ranks on this machine"):
+        SrunLauncher().ranks_on_this_host(1, ARGV)

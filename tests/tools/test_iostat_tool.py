@@ -10,10 +10,9 @@ import pytest
 
 from benchfs.cluster.hostfile import Host
 from benchfs.errors import ToolError
-from benchfs.health.iostat_watch import IostatWatch, parse_lenient
 from benchfs.launchers import get_launcher
 from benchfs.tools.fsinfo import inspect_directory
-from benchfs.tools.iostat import IostatSampler, iostat_command
+from benchfs.tools.iostat import IostatSampler, IostatWatch, iostat_command, parse_lenient
 
 pytestmark = pytest.mark.skipif(shutil.which("iostat") is None, reason="sysstat is not installed")
 

@@ -1,0 +1,73 @@
+"""The exact command lines of the node programs through each launcher
+(``benchfs.launchers.programs``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchfs.cluster.hostfile import Host
+from benchfs.launchers import get_launcher
+from benchfs.launchers.programs import (
+    PreflightArgs,
+    daemon_argv,
+    daemon_rank_argv,
+    diagnose_argv,
+    diagnose_worker,
+    host_job,
+    workload_job,
+)
+
+PY = "/venv/bin/python"
+HOSTS = [Host("n1", 4), Host("n2", 4)]
+
+
+def test_workload_ranks_commands() -> None:
+    spec = Path("/s/p0/spec.json")
+    env = {"OMPI_MCA_btl_vader_backing_directory": "/dev/shm/benchfs-1"}
+    local = workload_job(
+        get_launcher("local", allow_run_as_root=False),
+        [Host("local0"), Host("local1")], 2, spec, env=env, python=PY,
+    )  # fmt: skip
+    assert local == [
+        "mpirun", "--oversubscribe", "-np", "4",
+        "-x", "OMPI_MCA_btl_vader_backing_directory=/dev/shm/benchfs-1",
+        PY, "-m", "benchfs.node.rank", "/s/p0/spec.json",
+    ]  # fmt: skip
+    mpirun = workload_job(get_launcher("mpirun", allow_run_as_root=True), HOSTS, 3, spec, python=PY)
+    assert mpirun == [
+        "mpirun", "--allow-run-as-root", "-np", "6", "-H", "n1:3,n2:3", "--map-by", "slot",
+        PY, "-m", "benchfs.node.rank", "/s/p0/spec.json",
+    ]  # fmt: skip
+    srun = workload_job(get_launcher("srun"), HOSTS, 3, spec, python=PY)
+    assert srun == [
+        "srun", "--overlap", "-w", "n1,n2", "-N2", "-n6", "--ntasks-per-node=3",
+        PY, "-m", "benchfs.node.rank", "/s/p0/spec.json",
+    ]  # fmt: skip
+
+
+def test_node_jobs_run_once_per_host() -> None:
+    launcher = get_launcher("mpirun", allow_run_as_root=False)
+    assert host_job(launcher, HOSTS, "clean", ["/d/benchfs-1-g0"], python=PY) == [
+        "mpirun", "-np", "2", "-H", "n1:1,n2:1", "--map-by", "slot",
+        PY, "-m", "benchfs.node.host", "clean", "/d/benchfs-1-g0",
+    ]  # fmt: skip
+
+
+def test_program_argv_of_each_node_program() -> None:
+    assert daemon_argv(Path("/c/daemon-0.toml"), python=PY) == [
+        PY, "-m", "benchfs.node.daemon", "--config", "/c/daemon-0.toml",
+    ]  # fmt: skip
+    assert daemon_rank_argv(Path("/c"), None, python=PY) == [
+        PY, "-m", "benchfs.node.daemon", "--config-dir", "/c",
+    ]  # fmt: skip
+    assert diagnose_argv(Path("/d/n1"), "n1", quick=True, python=PY) == [
+        PY, "-m", "benchfs.node.diagnose", "--dir", "/d/n1", "--node-name", "n1", "--quick",
+    ]  # fmt: skip
+    preflight = PreflightArgs(transfer_size=65536, files=8, file_size=1 << 24, runtime_s=1.5)
+    assert diagnose_worker(
+        get_launcher("local"), Host("n1"), Path("/d/n1"), preflight=preflight, python=PY
+    ) == [
+        PY, "-m", "benchfs.node.diagnose", "--dir", "/d/n1", "--node-name", "n1",
+        "--preflight", "--transfer-size", "65536", "--files", "8",
+        "--file-size", "16777216", "--runtime", "1.5",
+    ]  # fmt: skip
