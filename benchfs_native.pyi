@@ -22,6 +22,7 @@ __all__ = [
     "NodeInfo",
     "PhaseResult",
     "PingBenchResult",
+    "RegistryRecord",
     "StorageBenchResult",
     "StoreStats",
     "__version__",
@@ -30,6 +31,7 @@ __all__ = [
     "chunk_loads",
     "metadata_owner",
     "placement_owner",
+    "read_registry",
     "serve_daemon",
 ]
 
@@ -450,4 +452,25 @@ def serve_daemon(
     unregisters and closes the store. Blocks with the GIL released; SIGTERM
     and SIGINT are handled natively meanwhile (the previous handlers are
     restored on return). Returns the daemon's summary.
+    """
+
+class RegistryRecord(TypedDict):
+    """One daemon's registration (docs/RPC.md, "The registry")."""
+
+    node_name: str
+    node_id: int
+    daemon_index: int
+    pid: int
+    host: str
+    worker_address: bytes
+    data_dir: str
+    start_time_unix_ns: int
+    protocol_version: int
+
+def read_registry(registry_dir: str) -> list[RegistryRecord]:
+    """Every daemon record in ``registry_dir``, sorted by node id.
+
+    Temp files and other files are skipped; a record that does not parse,
+    or two records claiming one node id, raise ``ValueError`` naming the
+    files; a missing directory raises ``FileNotFoundError``.
     """

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -31,10 +29,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from benchfs.cluster.processes import ManagedProcess, start_process, stop_process
+from benchfs.daemon.settings import DaemonSettings, write_daemon_config
 from benchfs.errors import LaunchError
+from benchfs.launchers.programs import daemon_argv
 from benchfs.tools.ucx_perftest import run_perftest
 
-Transport = Literal["auto", "tcp"]
+# The transports compared: UCX's own choice (shared memory on one host) and tcp.
+MeasuredTransport = Literal["auto", "tcp"]
 MiB = 1024 * 1024
 _REGISTERED = re.compile(r"registered in (\d+(?:\.\d+)?) ms")
 
@@ -103,7 +105,7 @@ class RpcBenchSettings:
 
 
 def run_rpc_bench(
-    transports: tuple[Transport, ...] = ("auto", "tcp"),
+    transports: tuple[MeasuredTransport, ...] = ("auto", "tcp"),
     settings: RpcBenchSettings | None = None,
     *,
     on_step: Callable[[str], None] = lambda _: None,
@@ -112,7 +114,7 @@ def run_rpc_bench(
     return [_one_transport(t, settings, on_step) for t in transports]
 
 
-def _perftest_env(transport: Transport) -> dict[str, str]:
+def _perftest_env(transport: MeasuredTransport) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("UCX_TLS", None)
     if transport == "tcp":
@@ -121,7 +123,7 @@ def _perftest_env(transport: Transport) -> dict[str, str]:
 
 
 def _one_transport(
-    transport: Transport, settings: RpcBenchSettings, on_step: Callable[[str], None]
+    transport: MeasuredTransport, settings: RpcBenchSettings, on_step: Callable[[str], None]
 ) -> RpcBenchReport:
     import benchfs_native
 
@@ -193,59 +195,42 @@ def _end_to_end(client: Any, ops: int) -> dict[str, float]:
 
 @dataclass
 class _Daemon:
-    process: subprocess.Popen[str]
+    process: ManagedProcess
     registered_ms: float
 
 
 @contextmanager
-def _daemon(tmp: Path, transport: Transport, pool: int) -> Iterator[_Daemon]:
-    config = tmp / "daemon.toml"
-    config.write_text(
-        "\n".join(
-            [
-                'node_name = "bench0"',
-                "node_id = 0",
-                f'data_dir = "{tmp / "data"}"',
-                f'registry_dir = "{tmp / "registry"}"',
-                f'transport = "{transport}"',
-                f"buffer_pool_size = {pool}",
-                "buffered = true",
-                "",
-            ]
-        )
+def _daemon(tmp: Path, transport: MeasuredTransport, pool: int) -> Iterator[_Daemon]:
+    config = write_daemon_config(
+        tmp / "daemon.toml",
+        DaemonSettings(
+            node_name="bench0",
+            node_id=0,
+            data_dir=str(tmp / "data"),
+            registry_dir=str(tmp / "registry"),
+            transport=transport,
+            buffer_pool_size=pool,
+            buffered=True,
+        ),
     )
-    log = (tmp / "daemon.log").open("w+")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "benchfs", "daemon", "--config", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
+    log = tmp / "daemon.log"
+    process = start_process(
+        daemon_argv(config), name="the benchmark daemon", stdout=subprocess.DEVNULL, stderr=log
     )
     try:
         deadline = time.monotonic() + 30
         while True:
-            log.seek(0)
-            match = _REGISTERED.search(log.read())
+            match = _REGISTERED.search(log.read_text(errors="replace"))
             if match:
                 break
-            if process.poll() is not None:
-                log.seek(0)
-                raise LaunchError(f"the benchmark daemon exited: {log.read().strip()}")
+            if process.returncode is not None:
+                raise LaunchError(f"the benchmark daemon exited: {log.read_text().strip()}")
             if time.monotonic() > deadline:
                 raise LaunchError("the benchmark daemon did not register within 30 s")
             time.sleep(0.02)
         yield _Daemon(process, float(match.group(1)))
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        log.close()
+        stop_process(process, grace_s=15)
 
 
 def _peak_rss_MiB(pid: int) -> float:

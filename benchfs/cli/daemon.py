@@ -1,4 +1,8 @@
-"""``benchfs daemon``: run one daemon of the file system in the foreground."""
+"""``benchfs daemon``: run one daemon of the file system in the foreground, by hand.
+
+``benchfs run`` starts its daemons with the node program
+``python -m benchfs.node.daemon`` instead; both serve through ``benchfs.daemon``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from benchfs.daemon import load_daemon_config, resolve_daemon_config, serve
+from benchfs.daemon import serve_file
 
 
 def daemon(
@@ -25,7 +29,4 @@ def daemon(
     ] = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT or a shutdown request; exit 0 after a clean stop."""
-    settings = resolve_daemon_config(
-        load_daemon_config(config), str(config), node_id=node_id, node_name=node_name
-    )
-    serve(settings)
+    serve_file(config, node_id=node_id, node_name=node_name)

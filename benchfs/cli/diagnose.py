@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,8 +13,6 @@ from rich.console import Console
 from rich.table import Table
 
 from benchfs.cluster.hostfile import resolve_nodes
-from benchfs.config.sizes import parse_size
-from benchfs.errors import ConfigError
 from benchfs.health.thresholds import load_thresholds
 from benchfs.launchers import get_launcher
 
@@ -80,58 +77,19 @@ def diagnose(
             "--deadline", min=1, help="Seconds each node may take (default 60 quick, 600 full)."
         ),
     ] = None,
-    node_name: Annotated[
-        str | None, typer.Option("--node-name", hidden=True, help="Name to report this node as.")
-    ] = None,
-    preflight: Annotated[
-        bool, typer.Option("--preflight", hidden=True, help="Run the preflight pattern instead.")
-    ] = False,
-    transfer_size: Annotated[
-        str, typer.Option("--transfer-size", hidden=True, help="Preflight transfer size.")
-    ] = "1MiB",
-    preflight_files: Annotated[
-        int, typer.Option("--preflight-files", hidden=True, min=1, help="Preflight file count.")
-    ] = 8,
-    preflight_file_size: Annotated[
-        str, typer.Option("--preflight-file-size", hidden=True, help="Preflight bytes per file.")
-    ] = "16MiB",
-    preflight_runtime: Annotated[
-        float,
-        typer.Option("--preflight-runtime", hidden=True, min=0.1, help="Seconds per phase."),
-    ] = 3.0,
 ) -> None:
     """Measure the storage behind a directory and say plainly whether it is healthy.
 
     Exit code 0 healthy, 1 degraded, 2 could not run (on any node).
     """
     from benchfs.health.diagnose import diagnose_cluster, diagnose_local
-    from benchfs.health.preflight import PreflightPattern
     from benchfs.health.report import to_json, write_reports
 
     thresholds = load_thresholds(thresholds_file)
     raw_dir = output / "raw" if output else None
-    if node_name is not None:
-        # Worker mode: the coordinator stops a late worker with SIGTERM; leave through the
-        # cleanup code so no scratch files stay behind.
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
     if nodes is None:
-        plan = None
-        if preflight:
-            plan = PreflightPattern(
-                transfer_size=_size(transfer_size, "--transfer-size"),
-                files=preflight_files,
-                file_size=_size(preflight_file_size, "--preflight-file-size"),
-                runtime_s=preflight_runtime,
-            ).plan()
         with _progress(json_output, f"diagnosing {directory}"):
-            report = diagnose_local(
-                directory,
-                quick=quick,
-                thresholds=thresholds,
-                node_name=node_name,
-                plan=plan,
-                raw_dir=raw_dir,
-            )
+            report = diagnose_local(directory, quick=quick, thresholds=thresholds, raw_dir=raw_dir)
     else:
         hosts = resolve_nodes(nodes)
         launcher = get_launcher(launcher_name or _default_launcher(nodes))
@@ -154,17 +112,6 @@ def diagnose(
     else:
         _print_summary(report)
     raise typer.Exit(report.exit_code)
-
-
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
-def _size(text: str, option: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise ConfigError(f"{option}: {exc}") from exc
 
 
 class _progress:

@@ -100,8 +100,8 @@ def run(
     )
     if overrides:
         plan = apply_overrides(plan, overrides)
-    # Imported here: the orchestration pulls in numpy and pandas, which
-    # `benchfs daemon` (same entry point, started once per node) does not need.
+    # Imported here: the orchestration pulls in numpy and pandas, which the
+    # other commands (`benchfs daemon`, `benchfs --version`) do not need.
     from benchfs.cli.run_display import ConsoleObserver, err_console, print_results
     from benchfs.run.orchestrate import run_plan
 

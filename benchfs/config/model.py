@@ -1,7 +1,7 @@
 """The run configuration: every setting of one run, validated, with defaults.
 
 One point of a sweep is a ``RunConfig``; a config file with lists of values
-is a ``RunPlan`` (see ``benchfs.config.sweep``). Unknown keys are errors.
+is a ``RunPlan`` (see ``benchfs.config.plan``). Unknown keys are errors.
 docs/CONFIG.md describes every key.
 """
 

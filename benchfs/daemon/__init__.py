@@ -1,19 +1,26 @@
-"""One daemon of the file system: its config file and how it is served."""
+"""One daemon of the file system: its settings (the daemon contract) and how it is served."""
 
-from benchfs.daemon.config import (
-    DaemonFile,
+from benchfs.daemon.serve import serve, serve_file
+from benchfs.daemon.settings import (
     DaemonSettings,
+    daemon_config_path,
     load_daemon_config,
     parse_daemon_config,
     resolve_daemon_config,
+    settings_for,
+    settings_toml,
+    write_daemon_config,
 )
-from benchfs.daemon.serve import serve
 
 __all__ = [
-    "DaemonFile",
     "DaemonSettings",
+    "daemon_config_path",
     "load_daemon_config",
     "parse_daemon_config",
     "resolve_daemon_config",
     "serve",
+    "serve_file",
+    "settings_for",
+    "settings_toml",
+    "write_daemon_config",
 ]

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import benchfs_native
-from benchfs.daemon.config import DaemonSettings
+from benchfs.daemon.settings import DaemonSettings, load_daemon_config, resolve_daemon_config
 from benchfs.errors import ConfigError, EngineError
 
 
-def serve(settings: DaemonSettings) -> benchfs_native.DaemonSummary:
+def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary:
     """Run the daemon until SIGTERM/SIGINT or a shutdown request.
 
     The engine prints the ``registered in <ms> ms`` line and the summary
     line on stderr. A startup failure raises ``EngineError`` (OS errors,
     with their errno) or ``ConfigError`` (a value the engine refused), one
-    line naming the daemon and the cause.
+    line naming the daemon (and ``source``, its config file) and the cause.
     """
     who = f"daemon {settings.node_name} (node {settings.node_id})"
     try:
@@ -23,4 +25,16 @@ def serve(settings: DaemonSettings) -> benchfs_native.DaemonSummary:
         where = f": {error.filename}" if error.filename else ""
         raise EngineError(error.errno or 0, f"{who}: {detail}{where}") from error
     except ValueError as error:
-        raise ConfigError(f"{settings.source}: {who}: {error}") from error
+        raise ConfigError(f"{source}: {who}: {error}") from error
+
+
+def serve_file(
+    path: Path, *, node_id: int | None = None, node_name: str | None = None
+) -> benchfs_native.DaemonSummary:
+    """Read a daemon config file, resolve its identity (``node_id`` and
+    ``node_name`` override the file), and serve."""
+    source = str(path)
+    settings = resolve_daemon_config(
+        load_daemon_config(path), source, node_id=node_id, node_name=node_name
+    )
+    return serve(settings, source)

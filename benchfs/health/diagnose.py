@@ -1,7 +1,8 @@
 """``benchfs diagnose`` as a library: measure one node or all nodes, then assess.
 
 One node: the plan runs in this process. Several nodes: a worker per node
-through the launcher (see ``fanout``), then this process assesses them all
+(``python -m benchfs.node.diagnose``) through the launcher (see ``fanout``),
+then this process assesses them all
 together, flags cross-node outliers and says which nodes a preflight policy
 would exclude.
 """
@@ -149,7 +150,7 @@ def diagnose_cluster(
         hosts,
         launcher,
         directory,
-        ["--quick"] if quick else [],
+        quick=quick,
         deadline_s=deadline,
         env=env,
         raw_dir=raw_dir,

@@ -1,4 +1,4 @@
-"""Run a node worker (``python -m benchfs diagnose ... --json``) on every host at once.
+"""Run the diagnose node program (``python -m benchfs.node.diagnose``) on every host at once.
 
 Each worker prints its node's JSON result on stdout. Workers start together
 through the launcher and share one deadline; a worker that misses it is
@@ -9,7 +9,6 @@ result, so the other nodes still report.
 from __future__ import annotations
 
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -18,71 +17,58 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from analysis.layout import STDERR_SUFFIX, node_file_name
 from analysis.loaders._jsontext import decode_embedded_object
 from benchfs.cluster.hostfile import Host
+from benchfs.cluster.processes import ManagedProcess, kill_group, start_process
 from benchfs.errors import ToolError
 from benchfs.health.model import NodeMeasurement
 from benchfs.launchers.base import Launcher
-from benchfs.tools.process import kill_group
+from benchfs.launchers.programs import PreflightArgs, diagnose_worker
 
 
 def node_directory(directory: Path, host: Host, launcher: Launcher) -> Path:
     """Where a node works: its own ``<dir>/<node>`` when all nodes share this machine."""
-    return directory / host.name if launcher.name == "local" else directory
-
-
-def worker_argv(node_dir: Path, node: str, options: Sequence[str]) -> list[str]:
-    """The per-node command: this Python running ``benchfs diagnose`` in worker mode."""
-    return [
-        sys.executable,
-        "-m",
-        "benchfs",
-        "diagnose",
-        "--dir",
-        str(node_dir),
-        "--json",
-        "--node-name",
-        node,
-        *options,
-    ]
+    return directory / host.name if launcher.capabilities.runs_here else directory
 
 
 def run_on_nodes(
     hosts: Sequence[Host],
     launcher: Launcher,
     directory: Path,
-    options: Sequence[str],
     *,
+    quick: bool = False,
+    preflight: PreflightArgs | None = None,
     deadline_s: float,
     env: Mapping[str, str] | None = None,
     raw_dir: Path | None = None,
 ) -> list[NodeMeasurement]:
-    """Start the worker on every host, wait for all (one deadline), parse their results."""
-    started: list[tuple[Host, subprocess.Popen[str], IO[str], IO[str]]] = []
+    """Start the worker on every host, wait for all (one deadline), parse their results.
+
+    ``raw_dir`` keeps each worker's output as ``<node>.json`` (and what it
+    said on stderr as ``<node>.stderr``), the names of a results directory's
+    ``preflight/``.
+    """
+    started: list[tuple[Host, ManagedProcess, IO[bytes], IO[bytes]]] = []
     with ExitStack() as files:
         try:
             for host in hosts:
                 node_dir = node_directory(directory, host, launcher)
-                if launcher.name == "local" and directory.is_dir() and not node_dir.exists():
+                if launcher.capabilities.runs_here and directory.is_dir() and not node_dir.exists():
                     node_dir.mkdir()
-                argv = launcher.command(host, worker_argv(node_dir, host.name, options), env=env)
+                argv = diagnose_worker(
+                    launcher, host, node_dir, quick=quick, preflight=preflight, env=env
+                )
                 # Files rather than pipes: no worker can block on a full pipe while we wait.
-                stdout = files.enter_context(tempfile.TemporaryFile("w+"))
-                stderr = files.enter_context(tempfile.TemporaryFile("w+"))
-                try:
-                    process = subprocess.Popen(
-                        argv,
-                        stdout=stdout,
-                        stderr=stderr,
-                        stdin=subprocess.DEVNULL,
-                        text=True,
-                        start_new_session=True,
-                    )
-                except OSError as exc:
-                    raise ToolError(
-                        f"cannot start the diagnose worker for {host.name}: "
-                        f"{argv[0]}: {exc.strerror}"
-                    ) from exc
+                stdout = files.enter_context(tempfile.TemporaryFile())
+                stderr = files.enter_context(tempfile.TemporaryFile())
+                process = start_process(
+                    argv,
+                    name=f"the diagnose worker for {host.name}",
+                    stdout=stdout,
+                    stderr=stderr,
+                    error=ToolError,
+                )
                 started.append((host, process, stdout, stderr))
             stop_at = time.monotonic() + deadline_s
             return [
@@ -91,39 +77,40 @@ def run_on_nodes(
             ]
         finally:
             for _host, process, _out, _err in started:
-                if process.poll() is None:
+                if process.returncode is None:
                     kill_group(process)
 
 
 def _collect(
     host: Host,
-    process: subprocess.Popen[str],
-    stdout: IO[str],
-    stderr: IO[str],
+    process: ManagedProcess,
+    stdout: IO[bytes],
+    stderr: IO[bytes],
     stop_at: float,
     deadline_s: float,
     raw_dir: Path | None,
 ) -> NodeMeasurement:
     error: str | None = None
     try:
-        process.wait(timeout=max(0.0, stop_at - time.monotonic()))
+        process.popen.wait(timeout=max(0.0, stop_at - time.monotonic()))
     except subprocess.TimeoutExpired:
         kill_group(process)
         error = f"diagnose worker on {host.name} did not finish within {deadline_s:g} s"
     stdout.seek(0)
     stderr.seek(0)
-    out, err = stdout.read(), stderr.read()
+    out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
     if raw_dir is not None:
         raw_dir.mkdir(parents=True, exist_ok=True)
-        (raw_dir / f"{host.name}.json").write_text(out)
+        (raw_dir / node_file_name(host.name)).write_text(out)
         if err:
-            (raw_dir / f"{host.name}.stderr").write_text(err)
+            (raw_dir / f"{host.name}{STDERR_SUFFIX}").write_text(err)
     if error is None:
         try:
             return _measurement(out, host.name)
         except ToolError as exc:
             tail = "; ".join(line for line in err.strip().splitlines()[-3:] if line.strip())
-            error = f"{exc} (exit code {process.returncode}{'; ' + tail if tail else ''})"
+            code = process.popen.returncode
+            error = f"{exc} (exit code {code}{'; ' + tail if tail else ''})"
     return failed_node(host.name, error)
 
 

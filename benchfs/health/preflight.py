@@ -20,6 +20,7 @@ from benchfs.health.plan import Plan, PlanStep
 from benchfs.health.policy import PolicyMetric, PolicyResult, decide_exclusions
 from benchfs.health.thresholds import Thresholds
 from benchfs.launchers.base import Launcher
+from benchfs.launchers.programs import PreflightArgs
 from benchfs.tools.fio import FioJob
 
 NS_PER_MS = 1e6
@@ -67,18 +68,9 @@ class PreflightPattern:
         )
         return Plan(steps=steps, runtime_s=self.runtime_s, space_bytes=self.files * self.file_size)
 
-    def worker_options(self) -> list[str]:
-        return [
-            "--preflight",
-            "--transfer-size",
-            str(self.transfer_size),
-            "--preflight-files",
-            str(self.files),
-            "--preflight-file-size",
-            str(self.file_size),
-            "--preflight-runtime",
-            str(self.runtime_s),
-        ]
+    def worker_args(self) -> PreflightArgs:
+        """What the diagnose worker on each node is told (it builds ``plan()`` from it)."""
+        return PreflightArgs(self.transfer_size, self.files, self.file_size, self.runtime_s)
 
 
 @dataclass(frozen=True)
@@ -137,7 +129,7 @@ def preflight(
         hosts,
         launcher,
         directory,
-        pattern.worker_options(),
+        preflight=pattern.worker_args(),
         deadline_s=deadline,
         env=env,
         raw_dir=raw_dir,

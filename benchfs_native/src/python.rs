@@ -16,6 +16,8 @@ use crate::error::{Error, strerror};
 use crate::storage::{ChunkStore, StoreOptions, StoreStats};
 use crate::trace::TraceConfig;
 
+mod registry;
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {
@@ -1211,6 +1213,7 @@ fn benchfs_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_storage, m)?)?;
     add_client_api(m)?;
     add_daemon_api(m)?;
+    registry::add_registry_api(m)?;
     let ns = PyDict::new(py);
     ns.set_item("__name__", "benchfs_native")?;
     py.run(TYPED_DICTS, Some(&ns), None)?;

@@ -1,5 +1,6 @@
-"""Daemon config files written from a RunConfig, and the exact command lines
-that start daemons, workload ranks and node jobs through each launcher."""
+"""Daemon config files written from a RunConfig, the exact command lines
+that start the daemons through each launcher, waiting for their registration,
+and naming what failed."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from node.registry_records import write_record
 
 from benchfs.cluster.hostfile import Host
 from benchfs.config import RunConfig, apply_overrides, load_config
-from benchfs.daemon.config import parse_daemon_config, resolve_daemon_config
+from benchfs.daemon.settings import daemon_config_path, parse_daemon_config, resolve_daemon_config
+from benchfs.errors import LaunchError
 from benchfs.launchers import get_launcher
-from benchfs.run.cluster import node_command
 from benchfs.run.daemons import (
     daemon_commands,
     daemon_config_text,
@@ -22,8 +24,7 @@ from benchfs.run.daemons import (
     ranks_named,
     write_daemon_configs,
 )
-from benchfs.run.node import clean, daemon_config_path, rank_from_env
-from benchfs.run.workload import rank_failure, workload_command
+from benchfs.run.workload import rank_failure
 from benchfs.workload.spec import WorkloadSpec, workload_spec
 
 PY = "/venv/bin/python"
@@ -108,13 +109,13 @@ def test_local_daemons_one_command_each() -> None:
         (
             "daemon local0",
             ["env", "UCX_POSIX_DIR=/dev/shm/benchfs-1",
-             PY, "-m", "benchfs", "daemon", "--config", "/s/configs/daemon-0.toml"],
+             PY, "-m", "benchfs.node.daemon", "--config", "/s/configs/daemon-0.toml"],
             "local0.log",
         ),
         (
             "daemon local1",
             ["env", "UCX_POSIX_DIR=/dev/shm/benchfs-1",
-             PY, "-m", "benchfs", "daemon", "--config", "/s/configs/daemon-1.toml"],
+             PY, "-m", "benchfs.node.daemon", "--config", "/s/configs/daemon-1.toml"],
             "local1.log",
         ),
     ]  # fmt: skip
@@ -130,7 +131,8 @@ def test_mpirun_daemons_one_job_across_hosts() -> None:
     assert command.argv == [
         "mpirun", "--mca", "btl", "tcp,self", "-np", "4", "-H", "n1:2,n2:2", "--map-by", "slot",
         "-x", "UCX_POSIX_DIR=/dev/shm/benchfs-1",
-        PY, "-m", "benchfs.run.node", "daemon", "/s/configs", "/dev/shm/benchfs-1",
+        PY, "-m", "benchfs.node.daemon", "--config-dir", "/s/configs",
+        "--shm-dir", "/dev/shm/benchfs-1",
     ]  # fmt: skip
     assert command.slots == tuple(slots)
 
@@ -142,48 +144,14 @@ def test_mpich_and_srun_daemons() -> None:
     )
     assert mpich.argv == [
         "mpiexec", "-hosts", "n1,n2", "-ppn", "1", "-n", "2",
-        PY, "-m", "benchfs.run.node", "daemon", "/c",
+        PY, "-m", "benchfs.node.daemon", "--config-dir", "/c",
     ]  # fmt: skip
     (srun,) = daemon_commands(
         get_launcher("srun"), slots, HOSTS, 1, Path("/c"), env={"UCX_TLS": "tcp"}, python=PY
     )
     assert srun.argv == [
         "srun", "--overlap", "-w", "n1,n2", "-N2", "-n2", "--ntasks-per-node=1",
-        "--export=ALL,UCX_TLS=tcp", PY, "-m", "benchfs.run.node", "daemon", "/c",
-    ]  # fmt: skip
-
-
-def test_workload_ranks_commands() -> None:
-    spec = Path("/s/p0/spec.json")
-    env = {"OMPI_MCA_btl_vader_backing_directory": "/dev/shm/benchfs-1"}
-    local = workload_command(
-        get_launcher("local", allow_run_as_root=False),
-        [Host("local0"), Host("local1")], 2, spec, env=env, python=PY,
-    )  # fmt: skip
-    assert local == [
-        "mpirun", "--oversubscribe", "-np", "4",
-        "-x", "OMPI_MCA_btl_vader_backing_directory=/dev/shm/benchfs-1",
-        PY, "-m", "benchfs.workload.rank", "/s/p0/spec.json",
-    ]  # fmt: skip
-    mpirun = workload_command(
-        get_launcher("mpirun", allow_run_as_root=True), HOSTS, 3, spec, python=PY
-    )
-    assert mpirun == [
-        "mpirun", "--allow-run-as-root", "-np", "6", "-H", "n1:3,n2:3", "--map-by", "slot",
-        PY, "-m", "benchfs.workload.rank", "/s/p0/spec.json",
-    ]  # fmt: skip
-    srun = workload_command(get_launcher("srun"), HOSTS, 3, spec, python=PY)
-    assert srun == [
-        "srun", "--overlap", "-w", "n1,n2", "-N2", "-n6", "--ntasks-per-node=3",
-        PY, "-m", "benchfs.workload.rank", "/s/p0/spec.json",
-    ]  # fmt: skip
-
-
-def test_node_jobs_run_once_per_host() -> None:
-    launcher = get_launcher("mpirun", allow_run_as_root=False)
-    assert node_command(launcher, HOSTS, ["clean", "/d/benchfs-1-g0"], python=PY) == [
-        "mpirun", "-np", "2", "-H", "n1:1,n2:1", "--map-by", "slot",
-        PY, "-m", "benchfs.run.node", "clean", "/d/benchfs-1-g0",
+        "--export=ALL,UCX_TLS=tcp", PY, "-m", "benchfs.node.daemon", "--config-dir", "/c",
     ]  # fmt: skip
 
 
@@ -207,15 +175,23 @@ def test_spec_ranks_hosts_and_shift(tmp_path: Path) -> None:
 
 def test_membership_names_missing_and_misnumbered(tmp_path: Path) -> None:
     slots = daemon_slots([Host("a"), Host("b"), Host("c")], 1, "/d")
-    (tmp_path / "a.json").write_text('{"node_name": "a", "node_id": 0}')
-    (tmp_path / "b.json").write_text('{"node_name": "b", "node_id": 5}')
+    write_record(tmp_path, "a", 0)
+    write_record(tmp_path, "b", 5)
     (tmp_path / ".c.json.tmp.1.0").write_text("{")
     assert membership_missing(tmp_path, slots) == (
         "missing c (2 of 3 registered); b registered as node 5 (expected 1)"
     )
-    (tmp_path / "b.json").write_text('{"node_name": "b", "node_id": 1}')
-    (tmp_path / "c.json").write_text('{"node_name": "c", "node_id": 2}')
+    write_record(tmp_path, "b", 1)
+    write_record(tmp_path, "c", 2)
     assert membership_missing(tmp_path, slots) is None
+
+
+def test_a_corrupt_record_is_an_error_naming_it(tmp_path: Path) -> None:
+    slots = daemon_slots([Host("a")], 1, "/d")
+    (tmp_path / "a.json").write_text('{"node_name": "a"')
+    with pytest.raises(LaunchError, match=r"a\.json"):
+        membership_missing(tmp_path, slots)
+    assert membership_missing(tmp_path / "not-yet", slots) == "missing a (0 of 1 registered)"
 
 
 def test_launcher_logs_name_the_failed_rank() -> None:
@@ -227,24 +203,6 @@ def test_launcher_logs_name_the_failed_rank() -> None:
     assert ranks_named(log) == [2]
     assert ranks_named("MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD") == [1]
     assert ranks_named("all fine") == []
-
-
-def test_rank_from_the_launchers_environment() -> None:
-    assert rank_from_env({"OMPI_COMM_WORLD_RANK": "3"}) == 3
-    assert rank_from_env({"PMI_RANK": "1"}) == 1
-    assert rank_from_env({"SLURM_PROCID": "7"}) == 7
-    with pytest.raises(RuntimeError, match="no launcher rank"):
-        rank_from_env({})
-
-
-def test_node_clean_removes_only_run_directories(tmp_path: Path) -> None:
-    run_dir = tmp_path / "benchfs-12-ab-g0"
-    (run_dir / "n1").mkdir(parents=True)
-    other = tmp_path / "home"
-    other.mkdir()
-    assert clean([str(run_dir), str(other)]) == 1
-    assert not run_dir.exists()
-    assert other.exists()
 
 
 def test_a_rank_killed_by_a_signal_is_named_before_the_errors_it_caused(tmp_path: Path) -> None:

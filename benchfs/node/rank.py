@@ -1,11 +1,13 @@
-"""One workload rank: ``python -m benchfs.workload.rank SPEC.json`` under MPI.
+"""``python -m benchfs.node.rank SPEC.json``: one workload rank, under MPI.
 
 Per repetition and phase: barrier, the engine runs the whole phase
 (``Client.run_phase``: the hot loop is in Rust), barrier. With a stonewall
 the phase stops after ``stonewall_s``; then every rank catches up to the
 rank that got furthest (IOR's wear-out), so each file ends up the same
 size and the read phase can read it whole. Rank 0 gathers the per-rank
-rows and latencies and writes them (see ``benchfs.workload.spec``).
+rows and latencies and writes them (``workload/ranks.jsonl`` and
+``workload/latency-*.npy`` of the results directory, see
+``benchfs.workload.spec``).
 
 A rank that fails prints one line naming itself, leaves it in
 ``ranks/rank<r>.error`` for the orchestrator, and aborts the MPI job: the
@@ -201,7 +203,7 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m benchfs.workload.rank SPEC.json", file=sys.stderr)
+        print("usage: python -m benchfs.node.rank SPEC.json", file=sys.stderr)
         return 2
     spec = WorkloadSpec.read(Path(args[0]))
     if spec.shm_dir:

@@ -1,0 +1,99 @@
+"""``python -m benchfs.node.host``: the per-host helper of a run, once on
+every host through the launcher (``benchfs.launchers.programs.host_job``):
+
+- ``stop REGISTRY_DIR DEADLINE_S``: SIGTERM the daemons registered from
+  this host, and wait until they have exited;
+- ``clean PATH...``: remove the run's directories on this host.
+
+Launchers whose processes all run here need none of this
+(``Capabilities.needs_host_helper``): the orchestrator does it itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import benchfs_native
+from benchfs.node import run_program
+
+# Only paths holding this marker are removed: a wrong argument cannot delete a home.
+RUN_MARKER = "benchfs-"
+USAGE = "usage: python -m benchfs.node.host stop REGISTRY_DIR DEADLINE_S | clean PATH..."
+
+
+def _is_daemon(pid: int) -> bool:
+    """Whether ``pid`` runs a BenchFS daemon (the node program or ``benchfs daemon``)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"benchfs.node.daemon" in cmdline or (b"benchfs" in cmdline and b"daemon" in cmdline)
+
+
+def local_daemon_pids(registry_dir: Path, hostname: str | None = None) -> list[int]:
+    """Pids of the daemons that registered from this host and still run."""
+    hostname = hostname or socket.gethostname()
+    try:
+        records = benchfs_native.read_registry(str(registry_dir))
+    except FileNotFoundError:
+        return []
+    return [r["pid"] for r in records if r["host"] == hostname and _is_daemon(r["pid"])]
+
+
+def stop_daemons(registry_dir: Path, deadline_s: float) -> int:
+    """SIGTERM this host's daemons; 0 when all exited within the deadline."""
+    pids = local_daemon_pids(registry_dir)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    stop_at = time.monotonic() + deadline_s
+    while pids and time.monotonic() < stop_at:
+        pids = [pid for pid in pids if _is_daemon(pid)]
+        time.sleep(0.05)
+    for pid in pids:
+        print(f"daemon pid {pid} still running after {deadline_s:g} s", file=sys.stderr)
+    return 1 if pids else 0
+
+
+def clean(paths: Iterable[str]) -> int:
+    failed = 0
+    for text in paths:
+        path = Path(text)
+        if RUN_MARKER not in path.name:
+            print(f"not removing {path}: not a run directory", file=sys.stderr)
+            failed = 1
+            continue
+        try:
+            shutil.rmtree(path)
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            print(f"cannot remove {path}: {error}", file=sys.stderr)
+            failed = 1
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+
+    def body() -> int:
+        if len(args) == 3 and args[0] == "stop":
+            return stop_daemons(Path(args[1]), float(args[2]))
+        if len(args) >= 1 and args[0] == "clean":
+            return clean(args[1:])
+        print(USAGE, file=sys.stderr)
+        return 2
+
+    return run_program(body, prefix=f"benchfs node {socket.gethostname()}: ")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
