@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from analysis.layout import TRACE_SUFFIX, RunLayout
 from analysis.loaders.trace_format import FORMAT_VERSION, MAGIC, PREFIX, RECORD_DTYPE, RECORD_SIZE
 
 KINDS: dict[str, dict[str, str]] = {
@@ -88,7 +89,7 @@ def generate_run_traces(
         records = _node_records(rng, int(per_node[node_id]), node_id, nodes, duration_s,
                                 node_id in slow_nodes)  # fmt: skip
         header = trace_header(f"node{node_id:02d}", node_id, 10_000 + node_id, start_unix_ns)
-        path = directory / f"trace-node{node_id:02d}-{10_000 + node_id}.bftrace"
+        path = directory / f"trace-node{node_id:02d}-{10_000 + node_id}{TRACE_SUFFIX}"
         paths.append(write_trace(path, header, records))
     return paths
 
@@ -151,16 +152,17 @@ def write_run_dir(
     phases: list[dict[str, Any]] | None = None,
     tool_outputs: dict[str, str] | None = None,
 ) -> Path:
-    """Write the non-trace files of a results directory (docs/ANALYSIS.md layout).
+    """Write the non-trace files of a results directory (``analysis.layout``).
 
     ``tool_outputs`` maps relative paths (``iostat/node00.json``) to raw text.
     """
     root.mkdir(parents=True, exist_ok=True)
+    paths = RunLayout(root)
     document = {"data_version": 1, "label": root.name, **(manifest or {})}
-    (root / "manifest.json").write_text(json.dumps(document, indent=2))
-    (root / "workload").mkdir(exist_ok=True)
+    paths.manifest.write_text(json.dumps(document, indent=2))
+    paths.workload_dir.mkdir(exist_ok=True)
     summary = {"phases": phases or [{"phase": "write"}, {"phase": "read"}]}
-    (root / "workload" / "summary.json").write_text(json.dumps(summary, indent=2))
+    paths.summary.write_text(json.dumps(summary, indent=2))
     for relative, text in (tool_outputs or {}).items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -161,3 +161,14 @@ def _sample(disk: Any, interval: int, timestamp: Any, where: str) -> IostatSampl
         aqu_sz=number("aqu-sz"),
         util_pct=number("util"),
     )
+
+
+def iostat_frame(text: str, source: str) -> pd.DataFrame:
+    """iostat JSON as a frame of samples, with ``time_ns`` (Unix epoch ns) from
+    the report timestamps when iostat printed ISO ones (``S_TIME_FORMAT=ISO``)."""
+    frame = parse_iostat_json(text, source).to_frame()
+    if "timestamp" in frame.columns:
+        stamps = pd.to_datetime(frame["timestamp"], utc=True, errors="coerce", format="ISO8601")
+        # pandas may pick micro- or nanosecond resolution; the frame wants ns
+        frame["time_ns"] = stamps.dt.as_unit("ns").astype("int64").where(stamps.notna())
+    return frame

@@ -1,31 +1,39 @@
 """Load a whole results directory into one ``RunData``.
 
-Layout (see docs/ANALYSIS.md): ``manifest.json`` and ``workload/summary.json``
-are required; ``traces/``, ``iostat/``, ``preflight/`` and the per-rank rows
-are optional, and what is absent is listed in ``RunData.absent``.
+Layout: ``analysis.layout`` (docs/ANALYSIS.md). ``manifest.json`` and
+``workload/summary.json`` are required; ``traces/``, ``iostat/``,
+``preflight/`` and the per-rank rows are optional, and what is absent is
+listed in ``RunData.absent``; the per-transfer latencies and the logs are
+read when they are there. ``RunData.files`` lists every file that was read.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
+from analysis import layout
 from analysis.errors import DataFormatError, MissingDataError
+from analysis.loaders.diagnose import is_diagnose_document, parse_diagnose_json
 from analysis.loaders.fio import parse_fio_json
 from analysis.loaders.ior import parse_ior_json
-from analysis.loaders.iostat import parse_iostat_json
-from analysis.loaders.traces import TRACE_SUFFIX, TraceSet, load_traces
+from analysis.loaders.iostat import iostat_frame
+from analysis.loaders.traces import TraceSet, load_traces
 
-MANIFEST = "manifest.json"
-WORKLOAD_SUMMARY = "workload/summary.json"
-RANK_FILES = ("workload/ranks.csv", "workload/ranks.jsonl", "workload/ranks.json")
+MANIFEST = layout.MANIFEST
+WORKLOAD_SUMMARY = f"{layout.WORKLOAD_DIR}/{layout.SUMMARY_FILE}"
+RANK_FILES = tuple(f"{layout.WORKLOAD_DIR}/{name}" for name in layout.RANK_FILES)
 OPTIONAL_PARTS = ("traces/", "iostat/", "preflight/", "workload per-rank rows")
+
+ToFrame = Callable[[str, Path], pd.DataFrame]
 
 
 @dataclass
@@ -39,8 +47,14 @@ class RunData:
     ranks: pd.DataFrame | None = None
     iostat: pd.DataFrame | None = None
     preflight: pd.DataFrame | None = None
+    # Every transfer's latency in ns per (phase, repetition), ranks in rank order.
+    latencies: dict[tuple[str, int], npt.NDArray[np.uint64]] = field(default_factory=dict)
+    # Logs by their path relative to the run directory, as text.
+    logs: dict[str, str] = field(default_factory=dict)
     absent: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Every file read, relative to the run directory.
+    files: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -55,6 +69,11 @@ class RunData:
                 return value
         return {}
 
+    def read(self, path: Path) -> Path:
+        """Note ``path`` as read; returns it."""
+        self.files.append(str(path.relative_to(self.path)))
+        return path
+
 
 def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     """Read a results directory; missing required parts raise MissingDataError."""
@@ -64,26 +83,33 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     missing = [part for part in (MANIFEST, WORKLOAD_SUMMARY) if not (root / part).is_file()]
     if missing:
         raise MissingDataError(f"{root}: results directory lacks {', '.join(missing)}")
-    run = RunData(
-        path=root,
-        manifest=_json_object(root / MANIFEST),
-        workload=load_workload_summary(root / WORKLOAD_SUMMARY),
-    )
-    trace_dir = root / "traces"
-    if trace_dir.is_dir() and any(trace_dir.rglob(f"*{TRACE_SUFFIX}")):
-        run.traces = load_traces([trace_dir], allow_partial=allow_partial)
+    paths = layout.RunLayout(root)
+    run = RunData(path=root, manifest={}, workload=pd.DataFrame())
+    run.manifest = _json_object(run.read(paths.manifest))
+    run.workload = load_workload_summary(run.read(paths.summary))
+    trace_files = sorted(paths.traces_dir.rglob(f"*{layout.TRACE_SUFFIX}"))
+    if trace_files:
+        run.traces = load_traces([paths.traces_dir], allow_partial=allow_partial)
+        run.files += [str(p.relative_to(root)) for p in trace_files]
         run.notes += [loss.describe() for loss in run.traces.losses]
     else:
         run.absent.append("traces/")
-    run.ranks = _ranks(root)
+    run.ranks = _ranks(run)
     if run.ranks is None:
         run.absent.append("workload per-rank rows")
-    run.iostat = _tool_frames(root / "iostat", "sysstat", _iostat_frame, allow_partial, run)
+    run.latencies = _latencies(run, paths.workload_dir)
+    iostat_readers = [(_opens_with("sysstat"), _iostat_frame)]
+    run.iostat = _tool_frames(paths.iostat_dir, iostat_readers, allow_partial, run)
     if run.iostat is None:
         run.absent.append("iostat/")
-    run.preflight = _tool_frames(root / "preflight", "fio version", _fio_frame, allow_partial, run)
+    preflight_readers = [
+        (_opens_with("fio version"), _fio_frame),
+        (is_diagnose_document, _diagnose_frame),
+    ]
+    run.preflight = _tool_frames(paths.preflight_dir, preflight_readers, allow_partial, run)
     if run.preflight is None:
         run.absent.append("preflight/")
+    run.logs = _logs(run, paths)
     return run
 
 
@@ -127,17 +153,45 @@ def _json_object(path: Path) -> dict[str, Any]:
     return document
 
 
-def _ranks(root: Path) -> pd.DataFrame | None:
+def _ranks(run: RunData) -> pd.DataFrame | None:
     for name in RANK_FILES:
-        path = root / name
+        path = run.path / name
         if not path.is_file():
             continue
+        run.read(path)
         if path.suffix == ".csv":
             return pd.read_csv(path)
         if path.suffix == ".jsonl":
             return pd.read_json(path, lines=True)
         return pd.DataFrame(json.loads(path.read_text()))
     return None
+
+
+def _latencies(run: RunData, directory: Path) -> dict[tuple[str, int], npt.NDArray[np.uint64]]:
+    found: dict[tuple[str, int], npt.NDArray[np.uint64]] = {}
+    if not directory.is_dir():
+        return found
+    for path in sorted(directory.glob(layout.LATENCY_GLOB)):
+        key = layout.parse_latency_file_name(path.name)
+        if key is None:
+            continue
+        try:
+            values = np.load(run.read(path), mmap_mode="r")
+        except (OSError, ValueError) as error:
+            raise DataFormatError(path, "header", f"not a .npy array: {error}") from error
+        found[key] = values.astype(np.uint64, copy=False)
+    return found
+
+
+def _logs(run: RunData, paths: layout.RunLayout) -> dict[str, str]:
+    logs = sorted(paths.logs_dir.rglob("*")) if paths.logs_dir.is_dir() else []
+    if paths.preflight_dir.is_dir():
+        logs += sorted(paths.preflight_dir.rglob(f"*{layout.STDERR_SUFFIX}"))
+    return {
+        str(path.relative_to(run.path)): run.read(path).read_text(errors="replace")
+        for path in logs
+        if path.is_file()
+    }
 
 
 def node_of(path: Path, part_dir: Path) -> str:
@@ -152,30 +206,33 @@ def node_of(path: Path, part_dir: Path) -> str:
     return name
 
 
-def _is_tool_output(text: str, first_key: str) -> bool:
-    """Whether the first JSON object in ``text`` opens with the tool's own first key.
+def _opens_with(first_key: str) -> Callable[[str], bool]:
+    """Whether the first JSON object in a text opens with the tool's own first key.
 
     Documents that merely embed a tool's output (a summary, a worker's report)
     open with another key and are left alone.
     """
-    pattern = r'^[ \t]*\{\s*"' + re.escape(first_key) + '"'
-    return re.search(pattern, text, re.MULTILINE) is not None
+    pattern = re.compile(r'^[ \t]*\{\s*"' + re.escape(first_key) + '"', re.MULTILINE)
+    return lambda text: pattern.search(text) is not None
 
 
 def _tool_frames(
     directory: Path,
-    first_key: str,
-    to_frame: Callable[[str, Path], pd.DataFrame],
+    readers: Sequence[tuple[Callable[[str], bool], ToFrame]],
     allow_partial: bool,
     run: RunData,
 ) -> pd.DataFrame | None:
+    """Every file under ``directory`` that one of ``readers`` recognizes, as one frame
+    with ``node`` (unless the document names its nodes) and ``source`` (the file)."""
     if not directory.is_dir():
         return None
     frames = []
     for path in sorted(directory.rglob("*.json")):
         text = path.read_text(errors="replace")
-        if not _is_tool_output(text, first_key):
+        to_frame = next((read for recognize, read in readers if recognize(text)), None)
+        if to_frame is None:
             continue  # a parsed summary or another tool's file
+        run.read(path)
         try:
             frame = to_frame(text, path)
         except ValueError as error:  # the tool parsers' format errors are ValueErrors
@@ -183,20 +240,19 @@ def _tool_frames(
                 raise DataFormatError(path, "document", str(error)) from error
             run.notes.append(f"{path}: skipped: {error}")
             continue
-        frames.append(
-            frame.assign(node=node_of(path, directory), source=str(path.relative_to(directory)))
-        )
+        if "node" not in frame.columns:
+            frame = frame.assign(node=node_of(path, directory))
+        frames.append(frame.assign(source=str(path.relative_to(directory))))
     return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def _iostat_frame(text: str, path: Path) -> pd.DataFrame:
-    frame = parse_iostat_json(text, str(path)).to_frame()
-    if "timestamp" in frame.columns:
-        stamps = pd.to_datetime(frame["timestamp"], utc=True, errors="coerce", format="ISO8601")
-        # pandas may pick micro- or nanosecond resolution; the frame wants ns
-        frame["time_ns"] = stamps.dt.as_unit("ns").astype("int64").where(stamps.notna())
-    return frame
+    return iostat_frame(text, str(path))
 
 
 def _fio_frame(text: str, path: Path) -> pd.DataFrame:
     return parse_fio_json(text, str(path)).to_frame()
+
+
+def _diagnose_frame(text: str, path: Path) -> pd.DataFrame:
+    return parse_diagnose_json(text, str(path))

@@ -17,10 +17,11 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from analysis import layout
 from analysis.errors import DataFormatError, MissingDataError
 from analysis.loaders.trace_format import RECORD_SIZE, TraceHeader, read_header
 
-TRACE_SUFFIX = ".bftrace"
+TRACE_SUFFIX = layout.TRACE_SUFFIX
 NO_OP = "none"
 
 

@@ -91,6 +91,8 @@ def _run_section(section: Section, run: RunData) -> None:
     if isinstance(command, list):
         rows.append(("command_line", " ".join(map(str, command))))
     rows.append(("results directory", str(run.path)))
+    if run.logs:
+        section.bullets.append(f"logs: {', '.join(run.logs)}")
     section.tables.append(
         Table("Manifest", pd.DataFrame(rows, columns=["field", "value"]).astype(str))
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.layout import RunLayout
 from analysis.loaders.run import RunData, load_run
 from analysis.reports.build import build_report
 from analysis.reports.html import render_html
@@ -30,10 +31,9 @@ def write_run_report(run: RunData, out_dir: Path) -> ReportFiles:
     # Absolute: figures are linked relative to the report, whatever the cwd.
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots_dir = out_dir / "plots"
-    report = build_report(run, plots_dir)
-    markdown = out_dir / "report.md"
-    html = out_dir / "report.html"
+    paths = RunLayout(out_dir)
+    report = build_report(run, paths.plots_dir)
+    markdown, html = paths.report_markdown, paths.report_html
     markdown.write_text(render_markdown(report, base=out_dir))
     html.write_text(render_html(report, base=out_dir))
     figures = [figure.path for section in report.sections for figure in section.figures]

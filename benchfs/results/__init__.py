@@ -1,4 +1,5 @@
-"""The results directory of a run and its manifest (see DESIGN.md, "Contracts")."""
+"""The results directory of a run and its manifest (docs/ARCHITECTURE.md, "Processes and
+what passes between them"; the file names are ``analysis.layout``)."""
 
 from benchfs.results.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
 from benchfs.results.manifest import (

@@ -1,8 +1,9 @@
 """``manifest.json``: what ran, where, with which settings and build.
 
-Written when a run starts (status ``running``) and rewritten when it ends,
-atomically each time, so a killed run still leaves a readable manifest that
-says it did not finish.
+``ManifestRecorder`` is its one writer during a run: written when the run
+starts (status ``running``), again as each step records what it found, and
+when the run ends; atomically each time, so a killed run still leaves a
+readable manifest that says how far it got.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from analysis.layout import MANIFEST
 from benchfs import __version__
 from benchfs.cluster.hostfile import Host
 from benchfs.errors import BenchfsError
 from benchfs.results.atomic import write_text_atomic
 
 DATA_VERSION = 1
-MANIFEST_NAME = "manifest.json"
+MANIFEST_NAME = MANIFEST
 # Environment that changes how the transport and MPI behave, and the job's identity.
 ENVIRONMENT_PREFIXES = ("UCX_", "OMPI_", "BENCHFS_")
 ENVIRONMENT_NAMES = ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "PBS_JOBID")
@@ -168,6 +170,53 @@ def finish_manifest(
     return manifest.model_copy(
         update={"status": status, "error": error, "end_time": now or datetime.now(UTC)}
     )
+
+
+class ManifestRecorder:
+    """The manifest of one run, written as the run goes: one method per step."""
+
+    def __init__(self, run_dir: Path, manifest: Manifest) -> None:
+        self.run_dir = run_dir
+        self.manifest = manifest
+        self._write()
+
+    def hosts(self, used: Sequence[Host], excluded: Sequence[ExcludedHost]) -> None:
+        """After the preflight: the hosts the run goes on with, and those left out."""
+        self.manifest.hosts.used = host_entries(used)
+        self.manifest.hosts.excluded = list(excluded)
+
+    def preflight(
+        self, record: Mapping[str, Any], used: Sequence[Host], excluded: Sequence[ExcludedHost]
+    ) -> None:
+        """What the preflight did, and the hosts it kept and left out."""
+        self.hosts(used, excluded)
+        self.manifest.preflight = dict(record)
+        self._write()
+
+    def daemons(self, registered: Sequence[Mapping[str, Any]], ranks: RanksRecord) -> None:
+        """The daemons as they registered, and the processes as launched."""
+        keys = ("node_name", "node_id", "host", "pid", "data_dir")
+        self.manifest.daemons = [{key: record.get(key) for key in keys} for record in registered]
+        self.manifest.ranks = ranks
+        self._write()
+
+    def stragglers(self, record: Mapping[str, Any]) -> None:
+        """Nodes whose disk was slow during the workload (written with ``finish``)."""
+        self.manifest.stragglers = dict(record)
+
+    def finish(self, status: Status, *, error: str | None, notes: Sequence[str]) -> None:
+        """The end of the run: how it ended, and what its reader should know."""
+        self.manifest.notes = list(notes)
+        self.manifest = finish_manifest(self.manifest, status, error=error)
+        self._write()
+
+    def add_notes(self, notes: Sequence[str]) -> None:
+        """Notes that came after the end (cleanup on later points, the report)."""
+        self.manifest.notes = [*self.manifest.notes, *notes]
+        self._write()
+
+    def _write(self) -> None:
+        write_manifest(self.run_dir, self.manifest)
 
 
 def write_manifest(run_dir: Path, manifest: Manifest) -> Path:

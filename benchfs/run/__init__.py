@@ -1,5 +1,6 @@
-"""`benchfs run`: orchestration of a run and of a sweep (DESIGN.md, "The flow").
+"""`benchfs run`: orchestration of a run and of a sweep (docs/ARCHITECTURE.md,
+"The flow of benchfs run").
 
-``benchfs.run.orchestrate`` is the entry; ``benchfs.run.node`` runs on the
-nodes and stays free of imports from here so it starts fast.
+``benchfs.run.orchestrate`` is the entry. What runs on the nodes is a node
+program (``benchfs.node``) started with the argv of ``benchfs.launchers.programs``.
 """

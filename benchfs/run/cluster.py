@@ -8,10 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.processes import describe_status, start_process, stop_processes, wait_process
@@ -19,6 +20,7 @@ from benchfs.config.model import RunConfig
 from benchfs.config.plan import needs_daemon_restart
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
+from benchfs.launchers.programs import HostAction, host_job
 from benchfs.run.daemons import (
     DaemonGroup,
     daemon_commands,
@@ -31,8 +33,6 @@ from benchfs.run.observer import RunObserver
 # Beyond the daemons' own drain deadline, before SIGKILL.
 STOP_MARGIN_S = 5.0
 NODE_JOB_DEADLINE_S = 60.0
-TRACES_DIR = "traces"
-LOGS_DIR = "logs"
 
 
 def forwarded_environment(env: Mapping[str, str]) -> dict[str, str]:
@@ -117,7 +117,7 @@ class Cluster:
 
     def launch_env(self) -> dict[str, str]:
         env: dict[str, str] = {}
-        if self.launcher is not None and self.launcher.name != "local":
+        if self.launcher is not None and not self.launcher.capabilities.inherits_environment:
             env.update(forwarded_environment(self.env))
         if self.scratch.shm_dir is not None:
             env["UCX_POSIX_DIR"] = str(self.scratch.shm_dir)
@@ -137,15 +137,15 @@ class Cluster:
         self.node_paths = [data_root]
         if not data_root.parent.exists():
             self.created.add(data_root.parent)
-        if launcher.name == "local":
-            self.life.remove_at_exit(data_root)
-            if self.scratch.shm_dir is not None:
-                self.scratch.shm_dir.mkdir(parents=True, exist_ok=True)
-        else:
+        if launcher.capabilities.needs_host_helper:
             if not self.unclean and not self.shm_used:
                 self.life.on_exit(self.clean_remaining)
             self.unclean.append(data_root)
             self.shm_used = True
+        else:
+            self.life.remove_at_exit(data_root)
+            if self.scratch.shm_dir is not None:
+                self.scratch.shm_dir.mkdir(parents=True, exist_ok=True)
         slots = daemon_slots(hosts, cluster.daemons_per_node, str(data_root))
         trace_dir = base / "traces"
         trace_dir.mkdir(parents=True, exist_ok=True)
@@ -177,9 +177,10 @@ class Cluster:
         self.group = None
         deadline = config.cluster.deadlines.shutdown_s
         self.observer.step(f"stopping {len(group.slots)} daemons")
-        if self.launcher is not None and self.launcher.name != "local":
-            self.node_job(
-                ["stop", str(group.registry_dir), f"{deadline:g}"], "stop daemons", deadline
+        helper = self.launcher is not None and self.launcher.capabilities.needs_host_helper
+        if helper:
+            self.host_job(
+                "stop", [str(group.registry_dir), f"{deadline:g}"], "stop daemons", deadline
             )
             for process in group.processes:
                 with contextlib.suppress(LaunchError):
@@ -187,7 +188,7 @@ class Cluster:
         group.stop(deadline + STOP_MARGIN_S)
         self.notes += group.exit_problems
         self.collect(group)
-        if self.launcher is not None and self.launcher.name != "local":
+        if helper:
             self.clean_remaining()
         else:
             for path in self.node_paths:
@@ -200,8 +201,8 @@ class Cluster:
     def collect(self, group: DaemonGroup) -> None:
         """Daemon traces and logs into every run directory they served."""
         for run_dir in group.served:
-            traces = run_dir / TRACES_DIR
-            logs = run_dir / LOGS_DIR / "daemons"
+            layout = RunLayout(run_dir)
+            traces, logs = layout.traces_dir, layout.daemon_logs_dir
             if group.trace_dir is not None and group.trace_dir.is_dir():
                 traces.mkdir(parents=True, exist_ok=True)
                 for path in sorted(group.trace_dir.iterdir()):
@@ -211,12 +212,12 @@ class Cluster:
                 for path in sorted(group.log_dir.iterdir()):
                     _link_or_copy(path, logs / path.name)
 
-    def node_job(self, args: list[str], what: str, deadline_s: float) -> None:
-        """Run ``benchfs.run.node ARGS`` once on every host, within a deadline."""
+    def host_job(self, action: HostAction, args: list[str], what: str, deadline_s: float) -> None:
+        """Run the per-host helper once on every host, within a deadline."""
         if self.launcher is None or not self.hosts:
             return
-        argv = node_command(self.launcher, self.hosts, args, python=self.python)
-        log = self.scratch.root / f"node-{args[0]}.log"
+        argv = host_job(self.launcher, self.hosts, action, args, python=self.python)
+        log = self.scratch.root / f"host-{action}.log"
         process = start_process(
             argv,
             name=f"{what} on {len(self.hosts)} hosts",
@@ -241,14 +242,7 @@ class Cluster:
         if self.scratch.shm_dir is not None:
             paths.append(str(self.scratch.shm_dir))
         self.unclean, self.shm_used = [], False
-        self.node_job(["clean", *paths], "clean up", 0)
-
-
-def node_command(
-    launcher: Launcher, hosts: Sequence[Host], args: Sequence[str], *, python: str = sys.executable
-) -> list[str]:
-    """``benchfs.run.node ARGS`` once on every host (stop daemons, clean up)."""
-    return launcher.ranks_command(hosts, 1, [python, "-m", "benchfs.run.node", *args])
+        self.host_job("clean", paths, "clean up", 0)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

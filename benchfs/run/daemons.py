@@ -3,12 +3,13 @@ for their registration, watching them, and stopping them.
 
 Node ids follow the hosts in order, ``daemons_per_node`` per host, which is
 also the rank order of a launcher job with ``--map-by slot``: so one launcher
-command can start every daemon and each picks its config by its rank.
+command can start every daemon and each picks its config by its rank. The
+config files are the daemon contract (``benchfs.daemon.settings``); the
+registry is read by the engine's own reader (``benchfs_native.read_registry``).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -16,14 +17,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import benchfs_native
 from benchfs.cluster.deadline import wait_until
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
 from benchfs.config.model import ClusterConfig
+from benchfs.daemon.settings import (
+    DaemonSettings,
+    daemon_config_path,
+    settings_for,
+    settings_toml,
+    write_daemon_config,
+)
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
-from benchfs.run.node import daemon_config_path
+from benchfs.launchers.programs import daemon_argv, daemons_job
 
 
 @dataclass(frozen=True)
@@ -48,34 +57,25 @@ def daemon_slots(hosts: Sequence[Host], daemons_per_node: int, data_root: str) -
     return slots
 
 
-def _toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return json.dumps(str(value))  # a TOML basic string: JSON's escapes are valid TOML
+def slot_settings(
+    slot: DaemonSlot, cluster: ClusterConfig, registry_dir: Path, trace_dir: Path | None
+) -> DaemonSettings:
+    return settings_for(
+        cluster,
+        node_name=slot.node_name,
+        node_id=slot.node_id,
+        daemon_index=slot.daemon_index,
+        data_dir=slot.data_dir,
+        registry_dir=registry_dir,
+        trace_dir=trace_dir,
+    )
 
 
 def daemon_config_text(
     slot: DaemonSlot, cluster: ClusterConfig, registry_dir: Path, trace_dir: Path | None
 ) -> str:
-    """The daemon's config file (``benchfs daemon --config``), every key explicit."""
-    values: dict[str, object] = {
-        "node_name": slot.node_name,
-        "node_id": slot.node_id,
-        "daemon_index": slot.daemon_index,
-        "data_dir": slot.data_dir,
-        "registry_dir": str(registry_dir),
-        "chunk_size": cluster.chunk_size,
-        "buffer_pool_size": cluster.buffer_pool_size,
-        "durability": cluster.durability,
-        "transport": cluster.transport,
-        "trace_dir": "" if trace_dir is None else str(trace_dir),
-        "shutdown_deadline_s": float(cluster.deadlines.shutdown_s),
-    }
-    lines = [f"# daemon {slot.node_name} on {slot.host.name}"]
-    lines += [f"{key} = {_toml_value(value)}" for key, value in values.items()]
-    return "\n".join(lines) + "\n"
+    """The daemon's config file, every key the run decides explicit."""
+    return settings_toml(slot_settings(slot, cluster, registry_dir, trace_dir))
 
 
 def write_daemon_configs(
@@ -86,12 +86,13 @@ def write_daemon_configs(
     trace_dir: Path | None,
 ) -> list[Path]:
     config_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for slot in slots:
-        path = daemon_config_path(config_dir, slot.node_id)
-        path.write_text(daemon_config_text(slot, cluster, registry_dir, trace_dir))
-        paths.append(path)
-    return paths
+    return [
+        write_daemon_config(
+            daemon_config_path(config_dir, slot.node_id),
+            slot_settings(slot, cluster, registry_dir, trace_dir),
+        )
+        for slot in slots
+    ]
 
 
 @dataclass(frozen=True)
@@ -115,22 +116,15 @@ def daemon_commands(
     shm_dir: str | None = None,
     python: str = sys.executable,
 ) -> list[DaemonCommand]:
-    """Local: one command per daemon. Otherwise one launcher job across the
-    hosts, each rank exec'ing the daemon of its node id."""
-    if launcher.name == "local":
+    """On this machine: one command per daemon. Otherwise one launcher job
+    across the hosts, each rank serving the daemon of its node id."""
+    if launcher.capabilities.runs_here:
         return [
             DaemonCommand(
                 f"daemon {slot.node_name}",
                 launcher.command(
                     slot.host,
-                    [
-                        python,
-                        "-m",
-                        "benchfs",
-                        "daemon",
-                        "--config",
-                        str(daemon_config_path(config_dir, slot.node_id)),
-                    ],
+                    daemon_argv(daemon_config_path(config_dir, slot.node_id), python=python),
                     env=env,
                 ),
                 (slot,),
@@ -138,10 +132,9 @@ def daemon_commands(
             )
             for slot in slots
         ]
-    node_argv = [python, "-m", "benchfs.run.node", "daemon", str(config_dir)]
-    if shm_dir:
-        node_argv.append(shm_dir)
-    argv = launcher.ranks_command(hosts, daemons_per_node, node_argv, env=env)
+    argv = daemons_job(
+        launcher, hosts, daemons_per_node, config_dir, env=env, shm_dir=shm_dir, python=python
+    )
     name = f"daemons ({launcher.name} on {len(hosts)} hosts)"
     return [DaemonCommand(name, argv, tuple(slots), f"daemons-{launcher.name}.log")]
 
@@ -179,23 +172,19 @@ def log_tail(path: Path, lines: int = 3) -> str:
     return "; ".join([line for line in kept if not _NOISE.match(line)][-lines:])
 
 
-def read_records(registry_dir: Path) -> dict[str, dict[str, object]]:
-    """The registry's records by node name (temp files and bad records skipped)."""
-    records: dict[str, dict[str, object]] = {}
+def read_records(registry_dir: Path) -> dict[str, benchfs_native.RegistryRecord]:
+    """The registry's records by node name (none while the directory is missing).
+
+    A record that does not parse, or two claiming one node id, is a
+    LaunchError naming the files (the engine's own reader decides).
+    """
     try:
-        paths = sorted(registry_dir.glob("*.json"))
-    except OSError:
-        return records
-    for path in paths:
-        if path.name.startswith("."):
-            continue
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and "node_name" in record:
-            records[str(record["node_name"])] = record
-    return records
+        records = benchfs_native.read_registry(str(registry_dir))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        raise LaunchError(f"registry {registry_dir}: {error}") from error
+    return {record["node_name"]: record for record in records}
 
 
 def membership_missing(registry_dir: Path, slots: Sequence[DaemonSlot]) -> str | None:
@@ -203,10 +192,10 @@ def membership_missing(registry_dir: Path, slots: Sequence[DaemonSlot]) -> str |
     records = read_records(registry_dir)
     missing = [slot.node_name for slot in slots if slot.node_name not in records]
     wrong = [
-        f"{slot.node_name} registered as node {records[slot.node_name].get('node_id')}"
+        f"{slot.node_name} registered as node {records[slot.node_name]['node_id']}"
         f" (expected {slot.node_id})"
         for slot in slots
-        if slot.node_name in records and records[slot.node_name].get("node_id") != slot.node_id
+        if slot.node_name in records and records[slot.node_name]["node_id"] != slot.node_id
     ]
     if not missing and not wrong:
         return None
@@ -237,7 +226,7 @@ class DaemonGroup:
         self.log_dir = log_dir
         self.trace_dir = trace_dir
         self.processes: list[ManagedProcess] = []
-        self.records: dict[str, dict[str, object]] = {}
+        self.records: dict[str, benchfs_native.RegistryRecord] = {}
         self.exit_problems: list[str] = []
         # Results directories of the runs these daemons served.
         self.served: list[Path] = []
@@ -269,7 +258,7 @@ class DaemonGroup:
             raise LaunchError(self._with_logs(str(error))) from None
         self.records = read_records(self.registry_dir)
 
-    def records_by_node_id(self) -> list[dict[str, object]]:
+    def records_by_node_id(self) -> list[benchfs_native.RegistryRecord]:
         return [self.records[s.node_name] for s in self.slots if s.node_name in self.records]
 
     def dead(self) -> str | None:

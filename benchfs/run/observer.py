@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from benchfs.config.plan import SweepPoint
-from benchfs.results.manifest import Status
+from benchfs.results.manifest import ManifestRecorder, Status
 from benchfs.workload.progress import PhaseProgress
 
 
@@ -37,3 +37,5 @@ class PointResult:
     notes: list[str] = field(default_factory=list)
     # One line per node whose disk was slow during the workload.
     stragglers: list[str] = field(default_factory=list)
+    # The writer of the point's manifest.json, for notes that come after its end.
+    manifest: ManifestRecorder | None = field(default=None, repr=False, compare=False)

@@ -1,8 +1,10 @@
-"""`benchfs run`: one run, or one run per point of a sweep (DESIGN.md, "The flow").
+"""`benchfs run`: one run, or one run per point of a sweep (docs/ARCHITECTURE.md,
+"The flow of benchfs run").
 
-Per point: a results directory and its manifest; the preflight step; the
-daemons (started once and kept while no daemon setting changes); the
-workload ranks under MPI, watched together with the daemons; the summary;
+Per point: a results directory (``analysis.layout``) and its manifest (one
+``ManifestRecorder``); the preflight step; the daemons (started once and
+kept while no daemon setting changes); the workload ranks under MPI,
+watched together with the daemons, with iostat on every host; the summary;
 the report. Everything started lives in one ``Lifecycle``: on an error,
 Ctrl-C or SIGTERM, processes are stopped and the run's temporary files
 (configs, registry, data dirs, shared memory) removed before the error
@@ -25,31 +27,22 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host, resolve_nodes
 from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.select import launcher_for
-from benchfs.results.manifest import (
-    Manifest,
-    RanksRecord,
-    SweepRecord,
-    finish_manifest,
-    host_entries,
-    load_manifest,
-    new_manifest,
-    write_manifest,
-)
+from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
 from benchfs.results.rundir import create_run_dir
-from benchfs.run.cluster import LOGS_DIR, STOP_MARGIN_S, TRACES_DIR, Cluster, Scratch
-from benchfs.run.iostat import RunIostat, straggler_record
+from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
+from benchfs.run.stragglers import straggler_record
 from benchfs.run.workload import RunFailed, run_workload, write_summary
+from benchfs.tools.iostat import IostatWatch, IostatWatches
 from benchfs.workload.spec import workload_spec
-
-WORKLOAD_DIR = "workload"
 
 
 def run_token() -> str:
@@ -102,45 +95,39 @@ def run_point(
 ) -> PointResult:
     config = point.config
     run_dir = create_run_dir(Path(config.output.results_dir), _point_label(config, point, count))
+    layout = RunLayout(run_dir)
     observer.point_started(point, count, run_dir)
     hosts_given = resolve_nodes(nodes_spec, env, local_nodes=config.cluster.local_nodes)
     launcher = launcher_for(config.launcher, nodes_spec)
     sweep = SweepRecord(index=point.index, count=count, values=dict(point.values))
-    manifest: Manifest = new_manifest(
-        label=config.output.label,
-        command_line=command_line,
-        effective_config=effective_config(config),
-        hosts_given=hosts_given,
-        hosts_used=hosts_given,
-        sweep=sweep if count > 1 else None,
-        env=env,
+    record = ManifestRecorder(
+        run_dir,
+        new_manifest(
+            label=config.output.label,
+            command_line=command_line,
+            effective_config=effective_config(config),
+            hosts_given=hosts_given,
+            hosts_used=hosts_given,
+            sweep=sweep if count > 1 else None,
+            env=env,
+        ),
     )
-    write_manifest(run_dir, manifest)
-    result = PointResult(point.index, run_dir, "running")
+    result = PointResult(point.index, run_dir, "running", manifest=record)
     point_notes: list[str] = []
     try:
         observer.step("preflight")
         outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
         hosts = outcome.hosts
-        manifest.hosts.used = host_entries(hosts)
-        manifest.hosts.excluded = list(outcome.excluded)
-        manifest.preflight = outcome.record
-        write_manifest(run_dir, manifest)
+        record.preflight(outcome.record, hosts, outcome.excluded)
         for line in outcome.lines:
             observer.step(line)
         cluster.ensure(config, hosts, launcher)
         assert cluster.group is not None
         cluster.group.served.append(run_dir)
-        manifest.daemons = [
-            {key: record.get(key) for key in ("node_name", "node_id", "host", "pid", "data_dir")}
-            for record in cluster.group.records_by_node_id()
-        ]
-        manifest.ranks = _ranks_record(launcher, hosts, config)
-        write_manifest(run_dir, manifest)
-        workload_dir = run_dir / WORKLOAD_DIR
-        workload_dir.mkdir()
-        (run_dir / TRACES_DIR).mkdir(exist_ok=True)
-        (run_dir / LOGS_DIR).mkdir(exist_ok=True)
+        record.daemons(cluster.group.records_by_node_id(), _ranks_record(launcher, hosts, config))
+        layout.workload_dir.mkdir()
+        layout.traces_dir.mkdir(exist_ok=True)
+        layout.logs_dir.mkdir(exist_ok=True)
         state_dir = cluster.scratch.point_dir(point.index)
         state_dir.mkdir(parents=True)
         spec = workload_spec(
@@ -148,32 +135,29 @@ def run_point(
             hosts=[host.name for host in hosts],
             node_names=[slot.node_name for slot in cluster.group.slots],
             registry_dir=cluster.group.registry_dir,
-            workload_dir=workload_dir,
+            workload_dir=layout.workload_dir,
             state_dir=state_dir,
-            trace_dir=run_dir / TRACES_DIR,
+            trace_dir=layout.traces_dir,
             shm_dir=cluster.scratch.shm_dir,
         )
         spec_path = spec.write(state_dir / "spec.json")
-        watch = RunIostat(hosts, launcher, run_dir, env)
-        watch.start()
+        watches = IostatWatches(
+            [
+                IostatWatch(host, launcher, raw_output=layout.iostat_file(host.name), env=env)
+                for host in hosts
+            ]
+        )
+        watches.start()
         try:
-            run_workload(
-                life,
-                cluster,
-                config,
-                spec,
-                spec_path,
-                observer,
-                env,
-                run_dir / LOGS_DIR / "workload.log",
-            )
+            run_workload(life, cluster, config, spec, spec_path, observer, env, layout.workload_log)
         finally:
-            watch.stop()
-            point_notes += watch.notes
+            watches.stop()
+            point_notes += watches.notes
             # Not on Ctrl-C or SIGTERM: then stopping everything comes first.
             if isinstance(sys.exception(), Exception | None):
                 try:
-                    manifest.stragglers, result.stragglers = straggler_record(run_dir)
+                    stragglers, result.stragglers = straggler_record(run_dir)
+                    record.stragglers(stragglers)
                 except Exception as error:  # an observer: the run stands without it
                     point_notes.append(f"stragglers not checked: {type(error).__name__}: {error}")
         result.summary = write_summary(spec)
@@ -191,8 +175,7 @@ def run_point(
         raise
     finally:
         result.notes = [*cluster.notes, *point_notes]
-        manifest.notes = result.notes
-        write_manifest(run_dir, finish_manifest(manifest, result.status, error=result.error))
+        record.finish(result.status, error=result.error, notes=result.notes)
         observer.point_finished(result)
     return result
 
@@ -253,10 +236,6 @@ def run_plan(
                 notes.append(report)
             if notes:
                 result.notes += notes
-                add_manifest_notes(result.run_dir, notes)
+                if result.manifest is not None:
+                    result.manifest.add_notes(notes)
     return results
-
-
-def add_manifest_notes(run_dir: Path, notes: Sequence[str]) -> None:
-    manifest = load_manifest(run_dir)
-    write_manifest(run_dir, manifest.model_copy(update={"notes": [*manifest.notes, *notes]}))

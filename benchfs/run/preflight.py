@@ -1,4 +1,4 @@
-"""Steps 2-3 of the flow (DESIGN.md, "The flow"): check the nodes before the
+"""Steps 2-3 of the flow (docs/ARCHITECTURE.md): check the nodes before the
 daemons start and leave out the slow ones, with the evidence recorded.
 
 ``preflight_step`` is the one place `benchfs run` calls for this: the
@@ -18,17 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
+from benchfs.cluster.processes import kill_group, start_process
 from benchfs.config.model import PreflightConfig, RunConfig
+from benchfs.errors import LaunchError
 from benchfs.health.fanout import node_directory
 from benchfs.health.policy import Decision
 from benchfs.health.preflight import PreflightPattern, preflight, preflight_values
 from benchfs.health.thresholds import Thresholds
 from benchfs.launchers.base import Launcher
 from benchfs.results.manifest import ExcludedHost
-from benchfs.tools.process import kill_group
 
-PREFLIGHT_DIR = "preflight"
 MIB = 1024 * 1024
 PREFLIGHT_FILES = 8
 PREFLIGHT_FILE_SIZE = 16 * MIB
@@ -116,21 +117,19 @@ def _make_remote_dirs(
     started = []
     for host in hosts:
         argv = launcher.command(host, ["mkdir", "-p", str(directory)], env=env)
-        with suppress(OSError):
+        with suppress(LaunchError):
             started.append(
-                subprocess.Popen(
+                start_process(
                     argv,
-                    stdin=subprocess.DEVNULL,
+                    name=f"mkdir on {host.name}",
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                    text=True,
                 )
             )
     deadline = time.monotonic() + MKDIR_DEADLINE_S
     for process in started:
         try:
-            process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+            process.popen.wait(timeout=max(deadline - time.monotonic(), 0.1))
         except subprocess.TimeoutExpired:
             kill_group(process)
 
@@ -152,7 +151,7 @@ def preflight_step(
     pattern = preflight_pattern(config)
     thresholds = health_thresholds(settings)
     undo = None
-    if launcher.name == "local":
+    if launcher.capabilities.runs_here:
         undo = _prepare_local_dirs(directory, hosts)
     else:
         _make_remote_dirs(directory, hosts, launcher, env)
@@ -164,7 +163,7 @@ def preflight_step(
             pattern,
             thresholds=thresholds,
             env=env,
-            raw_dir=run_dir / PREFLIGHT_DIR,
+            raw_dir=RunLayout(run_dir).preflight_dir,
         )
     finally:
         if undo is not None:

@@ -7,7 +7,6 @@ import contextlib
 import json
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from benchfs.cluster.hostfile import Host
+from analysis.layout import SUMMARY_FILE
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
 from benchfs.config.model import RunConfig
 from benchfs.errors import BenchfsError, LaunchError
-from benchfs.launchers.base import Launcher
+from benchfs.launchers.programs import workload_job
 from benchfs.results.atomic import write_json_atomic
 from benchfs.run.cluster import STOP_MARGIN_S, Cluster, process_environment
 from benchfs.run.daemons import log_tail, ranks_named
@@ -30,25 +29,10 @@ from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import RankRow, summarize
 
 POLL_S = 0.2
-SUMMARY_FILE = "summary.json"
 
 
 class RunFailed(BenchfsError):
     """A run ended without results; names the cause and the results directory."""
-
-
-def workload_command(
-    launcher: Launcher,
-    hosts: Sequence[Host],
-    tasks_per_node: int,
-    spec_path: Path,
-    *,
-    env: Mapping[str, str] | None = None,
-    python: str = sys.executable,
-) -> list[str]:
-    """The MPI job of the workload ranks: ``tasks_per_node`` on every host."""
-    argv = [python, "-m", "benchfs.workload.rank", str(spec_path)]
-    return launcher.ranks_command(hosts, tasks_per_node, argv, env=env)
 
 
 def read_rank_rows(spec: WorkloadSpec) -> list[RankRow]:
@@ -126,7 +110,7 @@ def run_workload(
     rank_env = cluster.launch_env()
     if cluster.scratch.shm_dir is not None:
         rank_env["OMPI_MCA_btl_vader_backing_directory"] = str(cluster.scratch.shm_dir)
-    argv = workload_command(
+    argv = workload_job(
         cluster.launcher,
         cluster.hosts,
         config.workload.tasks_per_node,

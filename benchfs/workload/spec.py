@@ -1,7 +1,9 @@
 """What every workload rank is told: one JSON file shared by all ranks.
 
-The orchestrator writes it; ``python -m benchfs.workload.rank SPEC.json``
-reads it. It also names the files ranks leave behind, so both sides agree:
+The orchestrator writes it; ``python -m benchfs.node.rank SPEC.json``
+reads it. It also names the files ranks leave behind, so both sides agree
+(the names in ``workload_dir`` are the results directory's, from
+``analysis.layout``):
 
 - ``<workload_dir>/ranks.jsonl``: one row per rank, repetition and phase;
 - ``<workload_dir>/latency-<phase>-<repetition>.npy``: every op's latency
@@ -20,11 +22,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.layout import RANKS_FILE, latency_file_name
 from benchfs.config.model import RunConfig, Transport
 from benchfs.errors import ConfigError
 from benchfs.workload.summary import WorkloadParameters
 
-RANKS_FILE = "ranks.jsonl"
 PHASE_FILE = "phase.json"
 
 
@@ -86,7 +88,7 @@ class WorkloadSpec:
         return Path(self.workload_dir) / RANKS_FILE
 
     def latency_file(self, phase: str, repetition: int) -> Path:
-        return Path(self.workload_dir) / f"latency-{phase}-{repetition}.npy"
+        return Path(self.workload_dir) / latency_file_name(phase, repetition)
 
     def parameters(self) -> WorkloadParameters:
         """The test's shape as the summary reports it."""

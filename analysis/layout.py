@@ -1,0 +1,146 @@
+"""The results directory of one run: the name of every file and folder in it.
+
+This is the contract between the writers (``benchfs run``, the workload
+ranks, the report) and the readers (``analysis.loaders.run``, the
+notebooks, ``analysis.synthetic``): both take the names from here, so a
+file is never written under one name and looked for under another.
+
+```
+<run>/manifest.json                      the run's record (benchfs.results.manifest)
+<run>/preflight/<node>.json              a node's preflight: a benchfs-diagnose document
+<run>/preflight/<node>.stderr            what that node's worker said on stderr (when anything)
+<run>/iostat/<node>.json                 iostat -x -t -o JSON on that node during the workload
+<run>/workload/summary.json              per phase, IOR's names (benchfs.workload.summary)
+<run>/workload/ranks.jsonl               one row per rank, repetition and phase
+<run>/workload/latency-<phase>-<rep>.npy every transfer's latency in ns (u64)
+<run>/traces/*.bftrace                   the engine's event logs
+<run>/logs/workload.log                  the launcher job of the workload ranks
+<run>/logs/daemons/<name>.log            each daemon (or launcher job of daemons)
+<run>/report.md, report.html, plots/     the report (analysis.reports.write)
+```
+
+Readers also accept what other tools leave in the same places: raw fio
+JSON under ``preflight/`` and per-rank rows as CSV or JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+MANIFEST = "manifest.json"
+PREFLIGHT_DIR = "preflight"
+IOSTAT_DIR = "iostat"
+TRACES_DIR = "traces"
+LOGS_DIR = "logs"
+WORKLOAD_DIR = "workload"
+PLOTS_DIR = "plots"
+REPORT_MARKDOWN = "report.md"
+REPORT_HTML = "report.html"
+
+# Inside workload/.
+SUMMARY_FILE = "summary.json"
+RANKS_FILE = "ranks.jsonl"
+# Per-rank rows other tools may leave instead, in the order they are looked for.
+RANK_FILES = ("ranks.csv", RANKS_FILE, "ranks.json")
+LATENCY_GLOB = "latency-*-*.npy"
+# Inside logs/.
+WORKLOAD_LOG = "workload.log"
+DAEMON_LOGS_DIR = "daemons"
+
+TRACE_SUFFIX = ".bftrace"
+STDERR_SUFFIX = ".stderr"
+
+
+def latency_file_name(phase: str, repetition: int) -> str:
+    """``latency-<phase>-<repetition>.npy``."""
+    return f"latency-{phase}-{repetition}.npy"
+
+
+def parse_latency_file_name(name: str) -> tuple[str, int] | None:
+    """(phase, repetition) of a latency file name, None for any other name."""
+    stem = name.removesuffix(".npy")
+    if stem == name or not stem.startswith("latency-"):
+        return None
+    phase, _, repetition = stem.removeprefix("latency-").rpartition("-")
+    return (phase, int(repetition)) if phase and repetition.isdigit() else None
+
+
+def node_file_name(node: str) -> str:
+    """A per-node file of ``preflight/`` or ``iostat/``: ``<node>.json``."""
+    return f"{node}.json"
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """The paths of one results directory."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / MANIFEST
+
+    @property
+    def preflight_dir(self) -> Path:
+        return self.root / PREFLIGHT_DIR
+
+    @property
+    def iostat_dir(self) -> Path:
+        return self.root / IOSTAT_DIR
+
+    @property
+    def traces_dir(self) -> Path:
+        return self.root / TRACES_DIR
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.root / LOGS_DIR
+
+    @property
+    def daemon_logs_dir(self) -> Path:
+        return self.logs_dir / DAEMON_LOGS_DIR
+
+    @property
+    def workload_log(self) -> Path:
+        return self.logs_dir / WORKLOAD_LOG
+
+    @property
+    def workload_dir(self) -> Path:
+        return self.root / WORKLOAD_DIR
+
+    @property
+    def summary(self) -> Path:
+        return self.workload_dir / SUMMARY_FILE
+
+    @property
+    def ranks(self) -> Path:
+        return self.workload_dir / RANKS_FILE
+
+    def latency(self, phase: str, repetition: int) -> Path:
+        return self.workload_dir / latency_file_name(phase, repetition)
+
+    def preflight_file(self, node: str) -> Path:
+        return self.preflight_dir / node_file_name(node)
+
+    def preflight_stderr(self, node: str) -> Path:
+        return self.preflight_dir / f"{node}{STDERR_SUFFIX}"
+
+    def iostat_file(self, node: str) -> Path:
+        return self.iostat_dir / node_file_name(node)
+
+    @property
+    def report_markdown(self) -> Path:
+        return self.root / REPORT_MARKDOWN
+
+    @property
+    def report_html(self) -> Path:
+        return self.root / REPORT_HTML
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.root / PLOTS_DIR
+
+    def report_files(self) -> list[Path]:
+        """What the report writes: not results, but made from them."""
+        return [self.report_markdown, self.report_html, self.plots_dir]
