@@ -17,7 +17,7 @@ help:
 	@echo "make run    install everything, then run benchfs on the local default cluster"
 	@echo "make test   install everything, then lint and run every test (cargo and pytest)"
 	@echo "make bench  side-by-side benchmarks (engine vs fio); see docs/PERFORMANCE.md"
-	@echo "make lint   cargo fmt/clippy, ruff, mypy, stubtest"
+	@echo "make lint   cargo fmt/clippy, ruff, mypy, import rules, stubtest"
 
 # Debian packages the engine and the tools need (as root; skipped when present).
 system:
@@ -51,6 +51,7 @@ lint: build
 	$(BIN)/ruff check benchfs analysis tests benchmarks
 	$(BIN)/ruff format --check benchfs analysis tests benchmarks
 	$(BIN)/mypy
+	PYTHONPATH=. $(BIN)/lint-imports
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest benchfs_native
 
 test-rust: system

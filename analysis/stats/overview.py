@@ -6,8 +6,9 @@ shown in one place is the number shown in another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import pandas as pd
 
@@ -19,6 +20,8 @@ STORAGE_OP = "storage_op"
 SUBMIT = "submit"
 RPC_CLIENT = "rpc_client"
 RPC_SERVER = "rpc_server"
+Part = Literal["io_depth", "storage", "rpc"]
+ALL_PARTS: tuple[Part, ...] = ("io_depth", "storage", "rpc")
 
 
 @dataclass
@@ -30,8 +33,12 @@ class TraceStats:
     io_depth_histogram: pd.DataFrame | None = None
     io_depth_by_node: pd.DataFrame | None = None
     io_depth_over_time: pd.DataFrame | None = None
+    # Batching that did not happen although ops were waiting (a sentence), if so.
+    io_depth_warning: str | None = None
     latency_by_op: pd.DataFrame | None = None
     latency_buckets: pd.DataFrame | None = None
+    # Operations whose mean is far above their median (sentences).
+    latency_hints: list[str] = field(default_factory=list)
     node_table: pd.DataFrame | None = None
     node_over_time: pd.DataFrame | None = None
     persistence: pd.DataFrame | None = None
@@ -54,11 +61,13 @@ def trace_stats(
     all_nodes: Iterable[str] = (),
     bucket_s: float = 10.0,
     slow_ms: float = nodes.SLOW_MS,
+    parts: Collection[Part] = ALL_PARTS,
 ) -> TraceStats:
-    """Compute every statistic the traces allow; absent kinds leave fields None."""
+    """Compute every statistic the traces allow (of ``parts`` only, when given);
+    absent kinds leave fields None."""
     stats = TraceStats(start_unix_ns=traces.start_unix_ns, bucket_s=bucket_s, slow_ms=slow_ms)
     start = traces.start_unix_ns
-    if traces.has(SUBMIT):
+    if "io_depth" in parts and traces.has(SUBMIT):
         submits = traces.kind(SUBMIT)
         stats.io_depth = io_depth.io_depth_summary(submits)
         stats.io_depth_histogram = io_depth.io_depth_histogram(submits)
@@ -66,11 +75,13 @@ def trace_stats(
         stats.io_depth_over_time = io_depth.io_depth_over_time(
             submits, start_ns=start, bucket_s=bucket_s
         )
-        warning = io_depth.batching_warning(stats.io_depth)
-        if warning:
-            stats.findings.append(warning)
-    if traces.has(STORAGE_OP):
+        stats.io_depth_warning = io_depth.batching_warning(stats.io_depth)
+        if stats.io_depth_warning:
+            stats.findings.append(stats.io_depth_warning)
+    if "storage" in parts and traces.has(STORAGE_OP):
         _storage(stats, traces.kind(STORAGE_OP), start, bucket_s, slow_ms, iostat)
+    if "rpc" not in parts:
+        return stats
     client = traces.kind(RPC_CLIENT) if traces.has(RPC_CLIENT) else None
     server = traces.kind(RPC_SERVER) if traces.has(RPC_SERVER) else None
     if client is not None or server is not None:
@@ -90,7 +101,8 @@ def _storage(
 ) -> None:
     stats.latency_by_op = latency.latency_by_op(ops)
     stats.latency_buckets = latency.latency_buckets(ops)
-    stats.findings += latency.bimodal_hints(stats.latency_by_op)
+    stats.latency_hints = latency.bimodal_hints(stats.latency_by_op)
+    stats.findings += stats.latency_hints
     stats.node_table = nodes.node_latency_table(ops, slow_ms=slow_ms)
     stats.slow_nodes = nodes.flag_slow_nodes(stats.node_table)
     stats.node_over_time = nodes.node_latency_over_time(

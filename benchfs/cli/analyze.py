@@ -1,7 +1,9 @@
 """`benchfs analyze ...`, `benchfs report` and `benchfs compare`: thin commands over analysis/.
 
-analysis/ pulls in pandas and matplotlib; it is imported inside the commands
-so that every other command starts without that cost.
+The tables are the report's own statistics (``analysis.stats.overview``),
+computed once there and only shown here. analysis/ pulls in pandas and
+matplotlib; it is imported inside the commands so that every other command
+starts without that cost.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from analysis.loaders.traces import TraceSet
+    from analysis.stats.overview import Part, TraceStats
 
 SLOW_MS = 100.0  # the default of analysis.stats.nodes.SLOW_MS
 
@@ -61,6 +64,30 @@ def _show(frame: pd.DataFrame, title: str, csv: bool) -> None:
     console.print(table)
 
 
+def _stats(
+    files: list[Path],
+    allow_partial: bool,
+    kinds: tuple[str, ...],
+    part: Part,
+    *,
+    slow_ms: float = SLOW_MS,
+    bucket_s: float = 10.0,
+) -> TraceStats:
+    """The statistics of one part, as the report computes them (``analysis.stats.overview``);
+    traces with none of ``kinds`` are an error naming the kinds present."""
+    from analysis.stats.overview import trace_stats
+
+    traces = _load(files, allow_partial)
+    if not any(traces.has(kind) for kind in kinds):
+        traces.kind(kinds[0])  # raises, naming the kinds that are present
+    return trace_stats(traces, parts=(part,), slow_ms=slow_ms, bucket_s=bucket_s)
+
+
+def _warn(lines: list[str], label: str = "warning") -> None:
+    for line in lines:
+        err_console.print(f"[yellow]{label}:[/] {line}", highlight=False, soft_wrap=True)
+
+
 @app.command("io-depth")
 def io_depth_command(
     files: FilesArgument,
@@ -71,17 +98,13 @@ def io_depth_command(
     """io_depth (SQEs per io_uring submit): summary, histogram, and per node."""
     import pandas as pd
 
-    from analysis.stats import io_depth
-
-    submits = _load(files, allow_partial).kind("submit")
-    summary = io_depth.io_depth_summary(submits)
-    _show(pd.DataFrame(summary.rows(), columns=["metric", "value"]), "io_depth", csv)
-    _show(io_depth.io_depth_histogram(submits), "submits per io_depth bucket", csv)
-    if by_node:
-        _show(io_depth.io_depth_by_node(submits), "io_depth per node", csv)
-    warning = io_depth.batching_warning(summary)
-    if warning:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    stats = _stats(files, allow_partial, ("submit",), "io_depth")
+    assert stats.io_depth is not None and stats.io_depth_histogram is not None
+    _show(pd.DataFrame(stats.io_depth.rows(), columns=["metric", "value"]), "io_depth", csv)
+    _show(stats.io_depth_histogram, "submits per io_depth bucket", csv)
+    if by_node and stats.io_depth_by_node is not None:
+        _show(stats.io_depth_by_node, "io_depth per node", csv)
+    _warn([stats.io_depth_warning] if stats.io_depth_warning else [])
 
 
 @app.command("latency")
@@ -98,23 +121,17 @@ def latency_command(
     ] = 10.0,
 ) -> None:
     """I/O latency per operation: percentiles, buckets; per node and over time with --by-node."""
-    from analysis.stats import latency, nodes
-
-    traces = _load(files, allow_partial)
-    ops = traces.kind("storage_op")
-    by_op = latency.latency_by_op(ops)
-    _show(by_op, "storage op latency per operation", csv)
-    _show(latency.latency_buckets(ops), "share of ops per latency bucket", csv)
-    for hint in latency.bimodal_hints(by_op):
-        err_console.print(f"[yellow]hint:[/] {hint}", highlight=False, soft_wrap=True)
+    stats = _stats(
+        files, allow_partial, ("storage_op",), "storage", slow_ms=slow_ms, bucket_s=bucket_s
+    )
+    assert stats.latency_by_op is not None and stats.latency_buckets is not None
+    _show(stats.latency_by_op, "storage op latency per operation", csv)
+    _show(stats.latency_buckets, "share of ops per latency bucket", csv)
+    _warn(stats.latency_hints, "hint")
     if by_node:
-        table = nodes.node_latency_table(ops, slow_ms=slow_ms)
-        _show(table, f"per node (slow = over {slow_ms:g} ms), worst first", csv)
-        over_time = nodes.node_latency_over_time(
-            ops, start_ns=traces.start_unix_ns, bucket_s=bucket_s, slow_ms=slow_ms
-        )
-        persistence = nodes.slow_node_persistence(over_time)
-        _show(persistence, f"slow ops over time ({bucket_s:g} s buckets)", csv)
+        assert stats.node_table is not None and stats.persistence is not None
+        _show(stats.node_table, f"per node (slow = over {slow_ms:g} ms), worst first", csv)
+        _show(stats.persistence, f"slow ops over time ({bucket_s:g} s buckets)", csv)
 
 
 @app.command("rpc")
@@ -124,23 +141,22 @@ def rpc_command(
     """RPC time per phase, retries, in-flight RPCs, and load per target node with its imbalance."""
     import pandas as pd
 
-    from analysis.stats import rpc
-
-    traces = _load(files, allow_partial)
-    client = traces.kind("rpc_client") if traces.has("rpc_client") else None
-    server = traces.kind("rpc_server") if traces.has("rpc_server") else None
-    if client is None and server is None:
-        traces.kind("rpc_client")  # raises, naming the kinds that are present
-    _show(rpc.rpc_phases(client, server), "RPC time per phase", csv)
-    if client is None:
-        return
-    retries = rpc.rpc_retries(client)
-    _show(pd.DataFrame([vars(retries)]), "RPC retries and failures", csv)
-    _show(rpc.rpc_in_flight(client), "RPCs in flight per client process", csv)
-    load = rpc.rpc_load_by_target(client, all_nodes=traces.nodes)
-    _show(load, "load per target node", csv)
+    stats = _stats(files, allow_partial, ("rpc_client", "rpc_server"), "rpc")
+    assert stats.rpc_phases is not None
+    _show(stats.rpc_phases, "RPC time per phase", csv)
+    if stats.rpc_retries is None or stats.rpc_load is None or stats.rpc_in_flight is None:
+        return  # server events only
+    _show(pd.DataFrame([vars(stats.rpc_retries)]), "RPC retries and failures", csv)
+    _show(stats.rpc_in_flight, "RPCs in flight per client process", csv)
+    _show(stats.rpc_load, "load per target node", csv)
     balance = pd.DataFrame(
-        [{"quantity": name, **vars(rpc.imbalance(load[name]))} for name in ("requests", "bytes")]
+        [
+            {"quantity": name, **vars(imbalance)}
+            for name, imbalance in (
+                ("requests", stats.rpc_request_imbalance),
+                ("bytes", stats.rpc_bytes_imbalance),
+            )
+        ]
     )
     _show(balance, "imbalance across targets (max/mean, coefficient of variation)", csv)
 

@@ -1,43 +1,28 @@
-"""A real store's trace parses per docs/TRACE_FORMAT.md (tiny numpy reader)."""
+"""A real store's trace parses per docs/TRACE_FORMAT.md, record by record,
+with the layout the analysis reads it with (``analysis.loaders.trace_format``)."""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import benchfs_native as bn
-
-RECORD = np.dtype(
-    [
-        ("t_ns", "<u8"),
-        ("kind", "u1"),
-        ("op", "u1"),
-        ("node", "<u2"),
-        ("status", "<i2"),
-        ("retries", "<u2"),
-        ("bytes", "<u8"),
-        ("d0", "<u8"),
-        ("d1", "<u8"),
-        ("d2", "<u8"),
-    ]
-)
+from analysis.loaders.trace_format import FORMAT_VERSION, MAGIC, read_header
+from analysis.loaders.trace_format import RECORD_DTYPE as RECORD
 
 
 def read_trace(path: Path) -> tuple[dict[str, Any], np.ndarray]:
     raw = path.read_bytes()
-    assert raw[:8] == b"BFSTRACE"
-    version, hlen = struct.unpack_from("<II", raw, 8)
-    assert version == 1
-    header = json.loads(raw[16 : 16 + hlen].decode("utf-8"))
-    body = raw[16 + hlen :]
-    assert len(body) % header["record_size"] == 0, "whole records only"
-    return header, np.frombuffer(body, dtype=RECORD)
+    assert raw[:8] == MAGIC
+    header = read_header(path)  # checks the prefix, the version and the record size
+    assert header.raw["version"] == FORMAT_VERSION == 1
+    body = raw[header.data_offset :]
+    assert len(body) % header.raw["record_size"] == 0, "whole records only"
+    return header.raw, np.frombuffer(body, dtype=RECORD)
 
 
 def test_store_trace_matches_the_ops_done(tmp_path: Path) -> None:
