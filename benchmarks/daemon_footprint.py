@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 """A daemon with default settings: time to register and peak memory.
 
-Starts `python -m benchfs daemon` (default config: 256 MiB buffer pool,
-4 MiB chunks, 32 requests at once) in a temporary directory, and reports
+Starts the daemon as `benchfs run` does, the node program
+`python -m benchfs.node.daemon --config FILE` (default settings: 256 MiB
+buffer pool, 4 MiB chunks, 32 requests at once), in a temporary directory,
+and reports
 
 - `registered_after_ms`: from the start of the native `serve` to the
   registry record (the daemon's own `registered in <ms> ms` line);
 - `process_to_record_ms`: from spawning the process to the record file
-  appearing (adds the interpreter and the CLI's imports);
+  appearing (adds the interpreter and the node program's imports);
 - `vmhwm_idle_kib`: /proc/<pid>/status VmHWM once registered;
 - `vmhwm_after_load_kib`: VmHWM after the load: the ignored Rust test
   `load_against_a_running_daemon` (ping and 4 KiB read round trips, then
   1 MiB writes and reads, `--mib` of each, `--depth` in flight), whose
   lines are printed too.
 
-Usage: benchmarks/daemon_footprint.py [--rounds 3] [--mib 1024] [--depth 8]
-Needs `cargo` (builds the test in release mode once).
+Usage: .venv/bin/python benchmarks/daemon_footprint.py [--rounds 3] [--mib 1024] [--depth 8]
+Needs `cargo` (builds the test in release mode once) and the project's
+Python (it starts the daemon with `benchfs.cluster.processes`).
 """
 
 from __future__ import annotations
@@ -24,14 +27,16 @@ import argparse
 import json
 import os
 import re
-import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from benchfs.cluster.processes import start_process, stop_process
+from benchfs.daemon.settings import DaemonSettings, write_daemon_config
+from benchfs.launchers.programs import daemon_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "benchfs_native" / "Cargo.toml"
@@ -86,23 +91,20 @@ class Round:
 def one_round(binary: Path, mib: int, depth: int) -> Round:
     with tempfile.TemporaryDirectory(prefix="benchfs-footprint-") as tmp:
         registry = Path(tmp) / "registry"
-        config = Path(tmp) / "daemon.toml"
-        config.write_text(
-            f'node_name = "fp0"\nnode_id = 0\ndata_dir = "{tmp}/data"\n'
-            f'registry_dir = "{registry}"\n'
+        config = write_daemon_config(
+            Path(tmp) / "daemon.toml",
+            DaemonSettings(
+                node_name="fp0", node_id=0, data_dir=f"{tmp}/data", registry_dir=str(registry)
+            ),
         )
+        log = Path(tmp) / "daemon.log"
         start = time.monotonic()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "benchfs", "daemon", "--config", str(config)],
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
+        proc = start_process(daemon_argv(config), name="the daemon", stderr=log, cwd=ROOT)
         try:
             record = registry / "fp0.json"
             while not record.exists():
-                if proc.poll() is not None or time.monotonic() - start > 60:
-                    raise RuntimeError(f"daemon did not register: {proc.communicate()[1]}")
+                if proc.returncode is not None or time.monotonic() - start > 60:
+                    raise RuntimeError(f"daemon did not register: {log.read_text()}")
                 time.sleep(0.002)
             to_record = (time.monotonic() - start) * 1000
             idle = vmhwm_kib(proc.pid)
@@ -123,19 +125,16 @@ def one_round(binary: Path, mib: int, depth: int) -> Round:
             if load.returncode != 0:
                 raise RuntimeError(f"load failed: {load.stdout}{load.stderr}")
             after = vmhwm_kib(proc.pid)
-            proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=60)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+            code = stop_process(proc, grace_s=60)
+        err = log.read_text()
         match = re.search(r"registered in (\d+) ms", err)
         return Round(
             registered_after_ms=int(match.group(1)) if match else None,
             process_to_record_ms=round(to_record, 1),
             vmhwm_idle_kib=idle,
             vmhwm_after_load_kib=after,
-            exit_code=proc.returncode,
+            exit_code=code,
             load=lines,
         )
 

@@ -8,61 +8,17 @@ medians, the median of the per-round ratios (each measured side by side)
 and the best-of ratios (noise only slows a run down). perftest's latency is half a round trip; it is
 doubled here to compare round trips.
 
-Usage: benchmarks/ucx_am_vs_perftest.py [--rounds 3] [--lat-iters 100000]
+Usage: .venv/bin/python benchmarks/ucx_am_vs_perftest.py [--rounds 3] [--lat-iters 100000]
        [--bw-iters 2000] [--bin benchfs_native/target/release/examples/am_pingpong]
+ucx_perftest runs through benchfs.tools.ucx_perftest (the project's Python).
 """
 
 import argparse
 import os
 import statistics
 import subprocess
-import time
 
-PORT = [13500]
-
-
-def perftest(test, size, iters, env):
-    PORT[0] += 1
-    port = str(PORT[0])
-    server = subprocess.Popen(
-        ["ucx_perftest", "-t", test, "-p", port],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        time.sleep(0.5)
-        out = subprocess.run(
-            [
-                "ucx_perftest",
-                "localhost",
-                "-p",
-                port,
-                "-t",
-                test,
-                "-s",
-                str(size),
-                "-n",
-                str(iters),
-                "-f",
-                "-v",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=True,
-        ).stdout
-    finally:
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-    lines = [line for line in out.splitlines() if line and line[0].isdigit()]
-    head = [line for line in out.splitlines() if line.startswith("iterations")][-1].split(",")
-    row = dict(zip(head, lines[-1].split(","), strict=False))
-    return row
+from benchfs.tools.ucx_perftest import run_perftest
 
 
 def ours(binary, lat_iters, bw_iters, env):
@@ -106,14 +62,14 @@ def main():
         env.update(extra)
         pt_rtt, pt_bw, our_p50, our_p99, our_bw = [], [], [], [], []
         for _ in range(a.rounds):
-            lat = perftest("ucp_am_lat", 4096, a.lat_iters, env)
-            pt_rtt.append(2 * float(lat["50.0_percentile_lat"]))
+            lat = run_perftest("ucp_am_lat", 4096, a.lat_iters, env=env, timeout_s=300)
+            pt_rtt.append(lat.rtt_p50_us)
             r = ours(a.bin, a.lat_iters, a.bw_iters, env)
             our_p50.append(r["rtt_p50_us"])
             our_p99.append(r["rtt_p99_us"])
             our_bw.append(r["MiB/s"])
-            bw = perftest("ucp_am_bw", 1 << 20, a.bw_iters, env)
-            pt_bw.append(float(bw["overall_bw"]))
+            bw = run_perftest("ucp_am_bw", 1 << 20, a.bw_iters, env=env, timeout_s=300)
+            pt_bw.append(bw.bandwidth_MiBps)
         m = statistics.median
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
         print(

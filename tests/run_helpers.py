@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,9 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cluster.proc_helpers import alive
 
 SHM = Path("/dev/shm")
+needs_fio_and_iostat = pytest.mark.skipif(
+    shutil.which("fio") is None or shutil.which("iostat") is None, reason="needs fio and iostat"
+)
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 

@@ -28,11 +28,6 @@ from analysis.loaders.ior import parse_ior_json
 from analysis.loaders.iostat import iostat_frame
 from analysis.loaders.traces import TraceSet, load_traces
 
-MANIFEST = layout.MANIFEST
-WORKLOAD_SUMMARY = f"{layout.WORKLOAD_DIR}/{layout.SUMMARY_FILE}"
-RANK_FILES = tuple(f"{layout.WORKLOAD_DIR}/{name}" for name in layout.RANK_FILES)
-OPTIONAL_PARTS = ("traces/", "iostat/", "preflight/", "workload per-rank rows")
-
 ToFrame = Callable[[str, Path], pd.DataFrame]
 
 
@@ -80,10 +75,11 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     root = Path(path)
     if not root.is_dir():
         raise MissingDataError(f"{root}: not a results directory")
-    missing = [part for part in (MANIFEST, WORKLOAD_SUMMARY) if not (root / part).is_file()]
+    paths = layout.RunLayout(root)
+    required = (paths.manifest, paths.summary)
+    missing = [str(path.relative_to(root)) for path in required if not path.is_file()]
     if missing:
         raise MissingDataError(f"{root}: results directory lacks {', '.join(missing)}")
-    paths = layout.RunLayout(root)
     run = RunData(path=root, manifest={}, workload=pd.DataFrame())
     run.manifest = _json_object(run.read(paths.manifest))
     run.workload = load_workload_summary(run.read(paths.summary))
@@ -94,7 +90,7 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
         run.notes += [loss.describe() for loss in run.traces.losses]
     else:
         run.absent.append("traces/")
-    run.ranks = _ranks(run)
+    run.ranks = _ranks(run, paths.workload_dir)
     if run.ranks is None:
         run.absent.append("workload per-rank rows")
     run.latencies = _latencies(run, paths.workload_dir)
@@ -153,9 +149,9 @@ def _json_object(path: Path) -> dict[str, Any]:
     return document
 
 
-def _ranks(run: RunData) -> pd.DataFrame | None:
-    for name in RANK_FILES:
-        path = run.path / name
+def _ranks(run: RunData, directory: Path) -> pd.DataFrame | None:
+    for name in layout.RANK_FILES:
+        path = directory / name
         if not path.is_file():
             continue
         run.read(path)

@@ -76,6 +76,7 @@ def start_process(
     stderr: Output = None,
     die_with_parent: bool = False,
     error: type[BenchfsError] = LaunchError,
+    missing: str | None = None,
 ) -> ManagedProcess:
     """Start ``argv`` in a new session (its own process group), stdin closed.
 
@@ -85,7 +86,8 @@ def start_process(
     ``die_with_parent`` asks the kernel to SIGTERM the process if this one
     dies first (Linux; tied to the starting thread, so start from a thread
     that lives as long as the process should). When ``argv`` cannot be
-    started, ``error`` is raised naming ``name`` and the program.
+    started, ``error`` is raised naming ``name`` and the program, or saying
+    ``missing`` when the program is not there.
     """
     files: list[IO[Any]] = []
     targets: list[int | IO[Any] | None] = []
@@ -110,6 +112,8 @@ def start_process(
     except OSError as failure:
         for opened in files:
             opened.close()
+        if missing is not None and isinstance(failure, FileNotFoundError):
+            raise error(missing) from failure
         raise error(f"{name}: cannot start {argv[0]!r}: {failure.strerror or failure}") from failure
     return ManagedProcess(name, list(argv), popen, _files=files)
 

@@ -179,7 +179,7 @@ class Cluster:
         self.observer.step(f"stopping {len(group.slots)} daemons")
         helper = self.launcher is not None and self.launcher.capabilities.needs_host_helper
         if helper:
-            self.host_job(
+            self.run_on_hosts(
                 "stop", [str(group.registry_dir), f"{deadline:g}"], "stop daemons", deadline
             )
             for process in group.processes:
@@ -212,7 +212,9 @@ class Cluster:
                 for path in sorted(group.log_dir.iterdir()):
                     _link_or_copy(path, logs / path.name)
 
-    def host_job(self, action: HostAction, args: list[str], what: str, deadline_s: float) -> None:
+    def run_on_hosts(
+        self, action: HostAction, args: list[str], what: str, deadline_s: float
+    ) -> None:
         """Run the per-host helper once on every host, within a deadline."""
         if self.launcher is None or not self.hosts:
             return
@@ -242,7 +244,7 @@ class Cluster:
         if self.scratch.shm_dir is not None:
             paths.append(str(self.scratch.shm_dir))
         self.unclean, self.shm_used = [], False
-        self.host_job("clean", paths, "clean up", 0)
+        self.run_on_hosts("clean", paths, "clean up", 0)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

@@ -105,11 +105,13 @@ class Iostat:
                 stdout=self._stdout,
                 stderr=self._stderr,
                 error=ToolError,
+                # Only here is iostat itself started (through a launcher, the launcher is).
+                missing=f"iostat not found: {self.argv[0]} is not on PATH"
+                if self._strict
+                else None,
             )
-        except ToolError as exc:
+        except ToolError:
             self._close_files()
-            if self._strict and isinstance(exc.__cause__, FileNotFoundError):
-                raise ToolError(f"iostat not found: {self.argv[0]} is not on PATH") from exc
             raise
         return self
 

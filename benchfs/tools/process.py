@@ -28,21 +28,15 @@ def run_tool(
     env: Mapping[str, str] | None = None,
 ) -> ToolResult:
     """Run ``argv`` to completion; on the deadline kill it and all it started."""
-    try:
-        process = start_process(
-            argv,
-            name=f"{tool} in {where}",
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            error=ToolError,
-        )
-    except ToolError as exc:
-        if not isinstance(exc.__cause__, FileNotFoundError):
-            raise
-        raise ToolError(
-            f"{tool} not found (needed for {where}): {argv[0]} is not on PATH"
-        ) from exc.__cause__
+    process = start_process(
+        argv,
+        name=f"{tool} in {where}",
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        error=ToolError,
+        missing=f"{tool} not found (needed for {where}): {argv[0]} is not on PATH",
+    )
     try:
         stdout, stderr = process.popen.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:

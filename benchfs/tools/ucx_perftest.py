@@ -71,19 +71,15 @@ def run_perftest(
     """One server and one client run of ``test``; the parsed final report."""
     port = free_port()
     where = f"{test} {size} B x {iterations}"
-    try:
-        server = start_process(
-            server_argv(port),
-            name=f"ucx_perftest server for {where}",
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            error=ToolError,
-        )
-    except ToolError as exc:
-        if isinstance(exc.__cause__, FileNotFoundError):
-            raise ToolError("ucx_perftest not found (install ucx-utils)") from exc.__cause__
-        raise
+    server = start_process(
+        server_argv(port),
+        name=f"ucx_perftest server for {where}",
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        error=ToolError,
+        missing="ucx_perftest not found (install ucx-utils)",
+    )
     try:
         _wait_listening(port, server, deadline=time.monotonic() + 10.0, where=where)
         result = run_tool(

@@ -9,7 +9,6 @@ directory (``<data_dir>/slow``) is on.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,18 +17,18 @@ from typing import Any
 
 import pytest
 from fixtures.slowdisk import SlowDisk
-from run_helpers import benchfs_run, environment, manifest, run_dirs, small_args
+from run_helpers import (
+    benchfs_run,
+    environment,
+    manifest,
+    needs_fio_and_iostat,
+    run_dirs,
+    small_args,
+)
 
 MIB = 1 << 20
 READ_LIMIT = 4 * MIB
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(400),
-    pytest.mark.skipif(
-        shutil.which("fio") is None or shutil.which("iostat") is None,
-        reason="needs fio and iostat",
-    ),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400), needs_fio_and_iostat]
 
 
 def preflight_args(tmp_path: Path, *extra: str) -> list[str]:

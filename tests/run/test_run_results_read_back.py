@@ -4,23 +4,15 @@ is reported missing."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from run_helpers import benchfs_run, run_dirs, small_args
+from run_helpers import benchfs_run, needs_fio_and_iostat, run_dirs, small_args
 
 from analysis.layout import RunLayout
 from analysis.loaders.run import load_run
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(
-        shutil.which("fio") is None or shutil.which("iostat") is None,
-        reason="needs fio and iostat",
-    ),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), needs_fio_and_iostat]
 HOSTS = ["local0", "local1", "local2", "local3"]
 
 
