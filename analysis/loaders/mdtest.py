@@ -120,10 +120,11 @@ def parse_mdtest_text(text: str, source: str) -> MdtestReport:
 
 
 def parse_mdtest_arguments(argv: list[str]) -> dict[str, Any]:
-    """mdtest's options as given: ``{"n": "200", "F": True, "savePerOpDataCSV": "x"}``.
+    """mdtest's options as given: ``{"n": "200", "F": 1, "savePerOpDataCSV": "x"}``.
 
     Single-letter options that take a value accept ``-n 200`` and ``-n=200``;
-    long options ``--name=value``; repeated flags (``-v -v``) count up.
+    long options ``--name=value`` (``True`` without a value); flags count how
+    often they were given (``-v -v`` is 2).
     """
     options: dict[str, Any] = {}
     index = 1 if argv and not argv[0].startswith("-") else 0  # skip the program

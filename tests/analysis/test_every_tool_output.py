@@ -35,6 +35,7 @@ EXPECTED: dict[str, tuple[ToolOutput | None, int | None]] = {
     "local/ior_fpp_t256k_b8m_i2_csv.stdout": (IOR_CSV, 2),
     "local/ior_fpp_verbose.txt": (IOR_TEXT, 2),
     "local/ior_shared_stonewall_csv.stdout": (IOR_CSV, 2),
+    "local/ior_script_two_tests.txt": (IOR_TEXT, 4),
     "local/ior_stonewall.txt": (IOR_TEXT, 2),
     "local/ior_stonewall_json_on_stdout.stdout": (IOR_JSON, 2),
     "local/mdtest_failed_missing_dir.txt": (MD_TEXT, None),

@@ -14,6 +14,7 @@ from analysis.errors import DataFormatError, MissingDataError
 from analysis.loaders.results import load_phase_source, load_results
 from analysis.loaders.run import load_workload_summary
 from analysis.loaders.tooldir import load_tool_dir, load_tool_outputs
+from analysis.loaders.tools import load_tool_output
 from analysis.phases import MetadataPhase
 
 
@@ -124,3 +125,11 @@ def test_results_directories_still_load_as_runs(run_dir: Path, tmp_path: Path) -
 
 def pd_isnull(value: object) -> bool:
     return value is None or (isinstance(value, float) and value != value)
+
+
+def test_truncated_fio_json_names_line_and_column(tmp_path: Path, fio_text: str) -> None:
+    cut = tmp_path / "fio.json"
+    cut.write_text(fio_text[: len(fio_text) // 2])
+    where = r"fio\.json: corrupt fio JSON.*at line \d+ column \d+"
+    with pytest.raises(DataFormatError, match=where):
+        load_tool_output(cut)

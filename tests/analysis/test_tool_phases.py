@@ -66,6 +66,16 @@ def test_ior_shared_file_stonewall_and_csv() -> None:
     assert csv["write"]["tool"] == "ior" and csv["write"]["bwMaxMIB"] == 1049.8719
 
 
+def test_ior_tests_of_one_run_are_named_apart() -> None:
+    converted = ior_phases(load_ior_text(output("local/ior_script_two_tests.txt")))
+    rows = _by_phase(converted.phases)
+    assert list(rows) == ["write (test 0)", "read (test 0)", "write (test 1)", "read (test 1)"]
+    assert rows["write (test 0)"]["access"] == "single-shared-file"
+    assert rows["write (test 1)"]["access"] == "file-per-process"
+    assert rows["write (test 1)"]["transferSize"] == 262144
+    assert [(r["phase"], r["bwMiB"]) for r in converted.repetitions][2] == ("write (test 1)", 8564)
+
+
 def test_mdtest_phases_rates_items_and_access() -> None:
     phases = mdtest_phases(load_mdtest_text(output("mdtest_n500_F_u.txt")))
     assert [p.phase for p in phases] == [

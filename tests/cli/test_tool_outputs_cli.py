@@ -130,3 +130,18 @@ def test_errors_are_one_line_naming_file_and_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(empty)])
     assert result.exit_code != 0
     assert "holds no IOR, mdtest or fio output" in str(result.exception)
+
+
+def test_fio_output_beside_ior_output(tmp_path: Path, fio_text: str) -> None:
+    outputs = copy_outputs(tmp_path / "o", "ior_fpp_t256k_b8m_i2.json")
+    (outputs / "fio-randread.log").write_text(fio_text)
+    result = runner.invoke(app, ["analyze", "phases", str(outputs), "--csv"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split(",") for line in result.stdout.splitlines()]
+    header = rows[1]
+    fio_rows = [dict(zip(header, row, strict=True)) for row in rows if row[1:2] == ["fio"]]
+    assert [(r["phase"], r["queue_depth"], r["access"]) for r in fio_rows] == [
+        ("read (fio-randread.log)", "1", "file-per-process")  # IOR's read is there too
+    ]
+    assert float(fio_rows[0]["bwMeanMIB"]) > 0
+    assert "fio-randread.log,fio JSON," in result.stdout
