@@ -13,6 +13,8 @@ from analysis.reports.build import WORKLOAD_SKIP, flatten
 from analysis.stats.overview import TraceStats, trace_stats
 
 WORKLOAD_METRICS = ("bwMaxMIB", "bwMinMIB", "bwMeanMIB", "OPsMean", "MeanTime")
+# The figures of a metadata phase (analysis.phases.MetadataPhase), first in its rows.
+METADATA_METRICS = ("rate_max_ops_s", "rate_min_ops_s", "rate_mean_ops_s", "time_mean_s")
 LATENCY_METRICS = ("mean_ms", "p50_ms", "p99_ms", "p99.9_ms", "max_ms")
 # Keys that differ between any two runs and say nothing about the setup.
 _VOLATILE_KEYS = ("start", "end", "time", "pid", "timestamp")
@@ -62,6 +64,7 @@ def _workload_rows(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str, flo
         for column in a.columns
         if column in b.columns
         and column not in WORKLOAD_METRICS
+        and column not in METADATA_METRICS
         and column not in WORKLOAD_SKIP
         and pd.api.types.is_numeric_dtype(a[column])
     ]
@@ -72,9 +75,11 @@ def _workload_rows(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str, flo
         row_b = by_phase_b.get(phase)
         if row_b is None:
             continue
-        for metric in [*WORKLOAD_METRICS, *others]:
+        for metric in [*WORKLOAD_METRICS, *METADATA_METRICS, *others]:
             if metric in row_a and metric in row_b:
-                rows.append((phase, metric, _float(row_a[metric]), _float(row_b[metric])))
+                value_a, value_b = _float(row_a[metric]), _float(row_b[metric])
+                if not (math.isnan(value_a) and math.isnan(value_b)):  # e.g. bw of a metadata phase
+                    rows.append((phase, metric, value_a, value_b))
     return rows
 
 

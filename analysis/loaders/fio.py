@@ -103,6 +103,7 @@ class FioReport:
     source: str
     fio_version: str
     jobs: tuple[FioJobResult, ...]
+    global_options: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def hostnames(self) -> list[str]:
@@ -177,8 +178,16 @@ def parse_fio_json(text: str, source: str) -> FioReport:
         if client_mode and entry.get("jobname") == _CLIENT_SUM_JOBNAME:
             continue
         jobs.append(_job(entry, where, client_mode))
+    global_options = document.get("global options", {})
     return FioReport(
-        source=source, fio_version=str(document.get("fio version", "")), jobs=tuple(jobs)
+        source=source,
+        fio_version=str(document.get("fio version", "")),
+        jobs=tuple(jobs),
+        global_options=(
+            {str(k): str(v) for k, v in global_options.items()}
+            if isinstance(global_options, dict)
+            else {}
+        ),
     )
 
 

@@ -120,7 +120,8 @@ def load_workload_summary(path: Path) -> pd.DataFrame:
         document: Any = json.loads(text)
     except json.JSONDecodeError:
         document = None
-    if document is None or (isinstance(document, dict) and "summary" in document):
+    from_ior = document is None or (isinstance(document, dict) and "summary" in document)
+    if from_ior:
         frame = parse_ior_json(text, str(path)).summary
     elif isinstance(document, dict) and isinstance(document.get("phases"), list):
         frame = pd.DataFrame(document["phases"])
@@ -134,6 +135,11 @@ def load_workload_summary(path: Path) -> pd.DataFrame:
         if "operation" not in frame.columns:
             raise DataFormatError(path, "phases", "phase rows name neither 'phase' nor 'operation'")
         frame.insert(0, "phase", frame["operation"])
+    # summaries written before phase rows named their kind and tool
+    if "kind" not in frame.columns:
+        frame["kind"] = "data"
+    if "tool" not in frame.columns:
+        frame["tool"] = "ior" if from_ior else "benchfs"
     return frame
 
 

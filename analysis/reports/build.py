@@ -11,15 +11,12 @@ import pandas as pd
 from analysis.loaders.run import RunData
 from analysis.reports import plots
 from analysis.reports.model import Figure, Report, Section, Table
+from analysis.reports.phases import DATA_COLUMNS, DATA_SKIP, phase_tables, tool_output_tables
 from analysis.stats.nodes import node_latency_over_time
 from analysis.stats.overview import STORAGE_OP, TraceStats, trace_stats
 
-WORKLOAD_COLUMNS = ("bwMaxMIB", "bwMinMIB", "bwMeanMIB", "bwStdMIB", "OPsMean", "MeanTime")
-# IOR bookkeeping fields that say nothing about performance.
-WORKLOAD_SKIP = {"TestID", "ReferenceNumber", "segmentCount", "blockSize", "transferSize",
-                  "numTasks", "tasksPerNode", "repetitions", "filePerProc", "reorderTasks",
-                  "taskPerNodeOffset", "reorderTasksRandom", "reorderTasksRandomSeed",
-                  "OPsMax", "OPsMin", "OPsSD", "xsizeMiB"}  # fmt: skip
+WORKLOAD_COLUMNS = DATA_COLUMNS
+WORKLOAD_SKIP = DATA_SKIP
 MAX_NODE_ROWS = 32
 # Time series tables are shown for this many slow nodes (all are in the heatmap).
 MAX_SLOW_NODE_SERIES = 3
@@ -32,7 +29,8 @@ def build_report(run: RunData, plots_dir: Path, stats: TraceStats | None = None)
     report = Report(f"BenchFS run {run.label}")
     _findings(report.section("Findings"), run, stats)
     _run_section(report.section("Run"), run)
-    _workload(report.section("Workload (IOR summary names)"), run.workload)
+    workload = report.section("Workload")
+    workload.tables += phase_tables(run.workload) + tool_output_tables(run.manifest)
     if stats is not None and run.traces is not None:
         add_trace_sections(report, run.traces.kind(STORAGE_OP) if run.traces.has(STORAGE_OP)
                            else None, stats, plots_dir)  # fmt: skip
@@ -109,19 +107,6 @@ def _run_section(section: Section, run: RunData) -> None:
                 pd.DataFrame(list(flat.items()), columns=["key", "value"]).astype(str),
             )
         )
-
-
-def _workload(section: Section, workload: pd.DataFrame) -> None:
-    chosen = ["phase"] + [c for c in WORKLOAD_COLUMNS if c in workload.columns]
-    others = [
-        c
-        for c in workload.columns
-        if c not in chosen
-        and c not in WORKLOAD_SKIP
-        and c != "operation"
-        and pd.api.types.is_numeric_dtype(workload[c])
-    ]
-    section.tables.append(Table("Per phase", workload[chosen + others]))
 
 
 def _nodes(section: Section, stats: TraceStats, ops: pd.DataFrame | None, plots_dir: Path) -> None:

@@ -26,6 +26,8 @@ _EXACT = {
     "bwMeanMIB": "bwMeanMIB (MiB/s)", "bwStdMIB": "bwStdMIB (MiB/s)",
     "OPsMax": "OPsMax (ops/s)", "OPsMin": "OPsMin (ops/s)", "OPsMean": "OPsMean (ops/s)",
     "OPsSD": "OPsSD (ops/s)", "MeanTime": "MeanTime (s)", "xsizeMiB": "xsizeMiB (MiB)",
+    "StoneWallTime": "StoneWallTime (s)", "StoneWallbwMeanMIB": "StoneWallbwMeanMIB (MiB/s)",
+    "items": "items (count)", "latency_ops": "latency ops (count)",
     "bw_MiB_s": "bw (MiB/s)", "iops": "IOPS (ops/s)", "io_bytes": "io (bytes)",
     "A": "A", "B": "B", "change_pct": "change (%)", "max_over_mean": "max/mean (ratio)",
     "cv": "coefficient of variation", "idle_targets": "idle targets (count)",
@@ -34,8 +36,8 @@ _EXACT = {
     "failed_pct": "failed (%)",
 }  # fmt: skip
 _SUFFIXES = (
-    ("_sqes", "SQEs"), ("_ms", "ms"), ("_us", "us"), ("_ns", "ns"), ("_pct", "%"),
-    ("_s", "s"), ("_MiB", "MiB"), ("_bytes", "B"),
+    ("_ops_s", "ops/s"), ("_sqes", "SQEs"), ("_ms", "ms"), ("_us", "us"), ("_ns", "ns"),
+    ("_pct", "%"), ("_s", "s"), ("_MiB", "MiB"), ("_bytes", "B"),
 )  # fmt: skip
 
 

@@ -162,17 +162,22 @@ def rpc_command(
 
 
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="A results directory of one run.")],
+    run_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="A results directory of one run, or a directory of IOR/mdtest/fio outputs."
+        ),
+    ],
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the report here instead of RUN_DIR.")
     ] = None,
     allow_partial: AllowPartial = False,
 ) -> None:
-    """Write report.md, report.html and plots/ for a run."""
-    from analysis.loaders.run import load_run
+    """Write report.md, report.html and plots/ for a run (or a directory of tool outputs)."""
+    from analysis.loaders.results import load_results
     from analysis.reports.write import write_run_report
 
-    run = load_run(run_dir, allow_partial=allow_partial)
+    run = load_results(run_dir, allow_partial=allow_partial)
     for note in run.notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     files = write_run_report(run, out or run.path)
@@ -187,10 +192,10 @@ def compare(
 ) -> None:
     """Change from A to B per phase and metric, with the configuration differences."""
     from analysis.compare import compare_runs
-    from analysis.loaders.run import load_run
+    from analysis.loaders.results import load_results
 
-    a = load_run(run_a, allow_partial=allow_partial)
-    b = load_run(run_b, allow_partial=allow_partial)
+    a = load_results(run_a, allow_partial=allow_partial)
+    b = load_results(run_b, allow_partial=allow_partial)
     comparison = compare_runs(a, b)
     _show(comparison.metrics, f"{a.label} (A) -> {b.label} (B)", csv)
     if comparison.config_diff.empty:

@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from analysis.errors import AnalysisError
 from benchfs import __version__
-from benchfs.cli import analyze, bench, daemon, diagnose, run
+from benchfs.cli import analyze, bench, daemon, diagnose, phases, run
 from benchfs.errors import BenchfsError
 
 app = typer.Typer(
@@ -27,6 +27,7 @@ app = typer.Typer(
 )
 app.add_typer(bench.app, name="bench")
 app.add_typer(analyze.app, name="analyze")
+analyze.app.command("phases")(phases.phases)
 app.command("report")(analyze.report)
 app.command("compare")(analyze.compare)
 app.command("diagnose")(diagnose.diagnose)

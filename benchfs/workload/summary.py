@@ -23,6 +23,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from analysis.phases import Provenance
+from benchfs import __version__
+
 MiB = 1024 * 1024
 KiB = 1024
 NS_PER_S = 1_000_000_000
@@ -252,6 +255,7 @@ def phase_row(
     rates = [rate for rate in (r.ops_per_s for r in results) if rate is not None]
     return {
         "phase": phase,
+        **provenance(parameters).fields(),
         "operation": phase,
         **parameters.ior_fields(),
         "bwMaxMIB": max(bandwidths, default=None),
@@ -273,6 +277,18 @@ def phase_row(
         "stonewalled": any(r.stonewalled for r in results),
         **latency_figures(latency_ns),
     }
+
+
+def provenance(parameters: WorkloadParameters) -> Provenance:
+    """What the phase rows say about where they came from (docs/RUN.md)."""
+    return Provenance(
+        tool="benchfs",
+        tool_version=__version__,
+        kind="data",
+        queue_depth=None,  # the client's window of RPCs, not yet a workload setting
+        access="file-per-process" if parameters.file_per_process else "single-shared-file",
+        ordering="sequential",
+    )
 
 
 def summarize(

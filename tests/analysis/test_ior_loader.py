@@ -1,10 +1,10 @@
 """IOR JSON with its real quirks.
 
-The fixtures in data/ reproduce the layout IOR 3.3 and 4.0 print with
-``-O summaryFormat=JSON`` (from IOR's ior-output.c: ", \\n" separators,
-``%.4f`` doubles that print ``inf`` and ``-nan`` for zero times, repeated
-keys in summary entries, warnings before and MPI help messages after the
-document); IOR itself is not installed here.
+Real outputs of IOR 4.1 are in data/tool-outputs. The fixtures in data/
+reproduce the layout IOR 3.3 and 4.0 print with ``-O summaryFormat=JSON``
+(from IOR's ior-output.c: ", \\n" separators, ``%.4f`` doubles that print
+``inf`` and ``-nan`` for zero times, repeated keys in summary entries,
+warnings before and MPI help messages after the document).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import pytest
+from tool_outputs_support import output
 
 from analysis.errors import DataFormatError
 from analysis.loaders.ior import load_ior_json, parse_ior_json
@@ -73,3 +74,45 @@ def test_text_without_json_or_summary() -> None:
         parse_ior_json("ior ERROR: open64() failed\n", "x")
     with pytest.raises(DataFormatError, match="no 'summary'"):
         parse_ior_json('{\n"Version": "3.3.0", "tests": []}\n', "x")
+
+
+def test_real_summary_file_and_its_results() -> None:
+    report = load_ior_json(output("ior_fpp_t256k_b8m_i2.json"))
+    assert report.version == "4.1.0+dev" and report.format == "json"
+    write = report.operation("write")
+    assert write["bwMaxMIB"] == 1225.2180 and write["bwMinMIB"] == 1169.5107
+    assert write["OPsSD"] == 111.4145 and write["xsizeMiB"] == 16.0
+    # IOR 4.1 lists the repetitions flat: write, read, write, read
+    assert list(report.results["repetition"]) == [0, 0, 1, 1]
+    assert report.results["bwMiB"].iloc[3] == 36118.8719
+    assert report.options[0]["access"] == "file-per-process"
+    assert report.notes.warnings == () and report.notes.stonewall == ()
+
+
+def test_json_on_stdout_with_stonewall_lines_inside_the_document() -> None:
+    path = output("local/ior_stonewall_json_on_stdout.stdout")
+    text = path.read_text()
+    assert "WARNING: Maybe caused by deadlineForStonewalling\n, \n" in text  # inside the document
+    report = load_ior_json(path)
+    write = report.operation("write")
+    assert write["StoneWallTime"] == 1.015 and write["StoneWallbwMeanMIB"] == 601.8296
+    assert write["bwMeanMIB"] == 751.1264 and write["xsizeMiB"] == 1246.8281
+    assert list(report.results["access"]) == ["write", "read", "write", "read"]
+    notes = report.notes
+    assert len(notes.stonewall) == 4 and notes.pairs_accessed == 159594
+    first = notes.stonewall[0]
+    assert (first.pairs_min, first.pairs_max, first.time_s) == (154758, 159594, 1.0)
+    assert sum("Maybe caused by deadlineForStonewalling" in w for w in notes.warnings) == 4
+
+
+def test_truncated_json_names_where_it_ends(tmp_path: Path) -> None:
+    text = output("ior_fpp_t256k_b8m_i2.json").read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: text.index('"summary"')])
+    with pytest.raises(DataFormatError, match=r"cut\.json: .*truncated output.*at line \d+"):
+        load_ior_json(cut)
+
+
+def test_wrong_tool_is_named() -> None:
+    with pytest.raises(DataFormatError, match="looks like mdtest text output"):
+        load_ior_json(output("mdtest_n500_F_u.txt"))

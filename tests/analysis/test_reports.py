@@ -31,7 +31,7 @@ def test_report_files(run_dir: Path) -> None:
 
 def test_markdown_answers_the_field_questions(run_dir: Path) -> None:
     text = write_report(run_dir).markdown.read_text()
-    for heading in ("## Findings", "## Workload (IOR summary names)", "## Storage I/O latency",
+    for heading in ("## Findings", "## Workload", "## Storage I/O latency",
                     "## Nodes", "## io_depth (SQEs per io_uring submit)", "## RPC",
                     "## Cross-check with iostat", "## Preflight (fio)"):  # fmt: skip
         assert heading in text

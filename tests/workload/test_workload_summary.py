@@ -9,6 +9,7 @@ import pytest
 
 from analysis.loaders.ior import load_ior_json
 from analysis.loaders.run import load_workload_summary
+from benchfs import __version__
 from benchfs.results.atomic import write_json_atomic
 from benchfs.workload.summary import (
     RankRow,
@@ -162,3 +163,11 @@ def test_rank_rows_round_trip() -> None:
     original = row(0, 3, 0.5, 1.5)
     assert RankRow.from_json(original.to_json()) == original
     assert original.to_json()["elapsed_s"] == pytest.approx(1.0)
+
+
+def test_phase_rows_name_their_tool_and_layout() -> None:
+    phase = summarize(REP0, PARAMETERS)["phases"][0]
+    assert phase["kind"] == "data" and phase["tool"] == "benchfs"
+    assert phase["tool_version"] == __version__
+    assert phase["access"] == "file-per-process" and phase["ordering"] == "sequential"
+    assert "queue_depth" in phase

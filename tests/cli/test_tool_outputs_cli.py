@@ -1,0 +1,147 @@
+"""`benchfs report`, `compare` and `analyze phases` on directories of real IOR and
+mdtest outputs that `benchfs run` did not make."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from analysis_support import REPO, fio_text, iostat_text, run_dir
+from tool_outputs_support import TOOL_OUTPUTS, copy_outputs, output
+from typer.testing import CliRunner
+
+from benchfs.cli.main import app
+
+__all__ = ["fio_text", "iostat_text", "run_dir"]  # fixtures used below
+
+runner = CliRunner()
+
+
+def _all_outputs(tmp_path: Path) -> Path:
+    """Every real output of the data folder, the failed runs aside."""
+    target = tmp_path / "outputs"
+    shutil.copytree(TOOL_OUTPUTS, target)
+    for failed in target.rglob("*failed*"):
+        failed.unlink()
+    return target
+
+
+def test_report_on_a_directory_of_real_outputs(tmp_path: Path) -> None:
+    outputs = _all_outputs(tmp_path)
+    result = runner.invoke(app, ["report", str(outputs)])
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and "0 plots" in result.output
+    markdown = (outputs / "report.md").read_text()
+    for caption in (
+        "**Data phases (IOR's summary names)**",
+        "**Metadata phases (mdtest's names; rates over repetitions)**",
+        "**Tool outputs read**",
+        "**Files that are no tool's output (ignored)**",
+    ):
+        assert caption in markdown, caption
+    assert "| write (local/ior_stonewall.txt) | ior | 1 | file-per-process | 510 |" in markdown
+    assert (
+        "| File creation (mdtest_n500_F_u.txt) | mdtest | 1 | unique-dir-per-rank | 2 | 1 | 1,000 |"
+        in markdown
+    )
+    assert "| local/per op-File stat-00001.csv | mdtest per-op CSV |" in markdown
+    assert "ior_fpp_t256k_b8m_i2.json.stdout" in markdown  # listed as ignored
+    assert "tool outputs (not made by benchfs run)" in markdown
+    assert (outputs / "report.html").stat().st_size > 5_000
+    # a second report over the same directory skips the first one's files
+    again = runner.invoke(app, ["report", str(outputs)])
+    assert again.exit_code == 0, again.output
+    assert "report.md" not in (outputs / "report.md").read_text().split("(ignored)**")[1]
+
+
+def test_compare_an_ior_directory_with_a_benchfs_run(run_dir: Path, tmp_path: Path) -> None:
+    ior = copy_outputs(tmp_path / "ior", "ior_fpp_t256k_b8m_i2.json")
+    result = runner.invoke(app, ["compare", str(run_dir), str(ior), "--csv"])
+    assert result.exit_code == 0, result.output
+    rows = {tuple(line.split(",")[:2]): line.split(",")[2:] for line in result.stdout.splitlines()}
+    # the built run's write bwMeanMIB is 1000 MiB/s; IOR's 1197.3643
+    a_value, b_value, change = (float(value) for value in rows[("write", "bwMeanMIB")])
+    assert (a_value, b_value) == (1000.0, 1197.3643)
+    assert change == pytest.approx(19.73643)
+    assert ("read", "bwMaxMIB") in rows
+
+
+def test_compare_two_mdtest_directories(tmp_path: Path) -> None:
+    a = copy_outputs(tmp_path / "a", "mdtest_n500_F_u.txt")
+    b = copy_outputs(tmp_path / "b", "local/mdtest_n200000_F_W1.txt")
+    result = runner.invoke(app, ["compare", str(a), str(b), "--csv"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split(",") for line in result.stdout.splitlines()]
+    creation = [row for row in rows if row[0] == "File creation"]
+    assert creation[0][:4] == ["File creation", "rate_max_ops_s", "9538.514", "3038.633"]
+    assert not any(row[1] == "bwMeanMIB" for row in creation)  # no data figures on metadata
+
+
+def test_analyze_phases_tables_csv_and_json(tmp_path: Path) -> None:
+    outputs = copy_outputs(
+        tmp_path / "o",
+        "ior_fpp_t256k_b8m_i2.txt",
+        "mdtest_n200_F_rankdetails.stdout",
+        "mdtest_n200_F_rankdetails.csv",
+    )
+    result = runner.invoke(app, ["analyze", "phases", str(outputs), "--csv", "--ranks"])
+    assert result.exit_code == 0, result.output
+    titles = [part.splitlines()[0] for part in result.stdout.split("# ")[1:]]
+    assert titles == [
+        "Data phases (IOR's summary names)",
+        "Metadata phases (mdtest's names; rates over repetitions)",
+        "Tool outputs read",
+        "per-rank rows",
+    ]
+    assert "\nwrite,ior,1,file-per-process,1259.34,1176.21," in result.stdout
+    as_json = runner.invoke(
+        app, ["analyze", "phases", str(output("mdtest_n500_F_u.txt")), "--json"]
+    )
+    assert as_json.exit_code == 0, as_json.output
+    document = json.loads(as_json.stdout)
+    assert [row["phase"] for row in document["phases"]][:2] == ["File creation", "File stat"]
+    assert document["phases"][0]["rate_max_ops_s"] == 9538.514
+    assert document["tool_outputs"][0]["format"] == "mdtest text"
+
+
+def test_errors_are_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    text = output("mdtest_n300_dirs_and_files_i2.txt").read_text()
+    (tmp_path / "cut.txt").write_text(text[: text.index("   File stat")])
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for command in (["report", str(tmp_path)], ["analyze", "phases", str(tmp_path / "cut.txt")]):
+        done = subprocess.run(
+            [sys.executable, "-m", "benchfs", *command],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert "cut.txt: mdtest output ends inside its SUMMARY" in done.stderr
+        assert "(at line 18)" in done.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["report", str(empty)])
+    assert result.exit_code != 0
+    assert "holds no IOR, mdtest or fio output" in str(result.exception)
+
+
+def test_fio_output_beside_ior_output(tmp_path: Path, fio_text: str) -> None:
+    outputs = copy_outputs(tmp_path / "o", "ior_fpp_t256k_b8m_i2.json")
+    (outputs / "fio-randread.log").write_text(fio_text)
+    result = runner.invoke(app, ["analyze", "phases", str(outputs), "--csv"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split(",") for line in result.stdout.splitlines()]
+    header = rows[1]
+    fio_rows = [dict(zip(header, row, strict=True)) for row in rows if row[1:2] == ["fio"]]
+    assert [(r["phase"], r["queue_depth"], r["access"]) for r in fio_rows] == [
+        ("read (fio-randread.log)", "1", "file-per-process")  # IOR's read is there too
+    ]
+    assert float(fio_rows[0]["bwMeanMIB"]) > 0
+    assert "fio-randread.log,fio JSON," in result.stdout
