@@ -12,14 +12,15 @@ import pandas as pd
 
 from analysis.convert.summary import summarize_outputs
 from analysis.errors import DataFormatError, MissingDataError
-from analysis.loaders.run import MANIFEST, WORKLOAD_SUMMARY, RunData, load_run
+from analysis.layout import RunLayout
+from analysis.loaders.run import RunData, load_run
 from analysis.loaders.tooldir import load_tool_dir, load_tool_outputs, no_outputs_error
 from analysis.loaders.tools import load_tool_output
 
 
 def is_results_dir(path: Path) -> bool:
     """Whether ``path`` is a results directory of `benchfs run` (it has a manifest)."""
-    return (path / MANIFEST).is_file()
+    return RunLayout(path).manifest.is_file()
 
 
 def load_results(path: Path | str, *, allow_partial: bool = False) -> RunData:
@@ -46,7 +47,7 @@ def load_phase_source(path: Path | str, *, allow_partial: bool = False) -> Phase
     target = Path(path)
     if target.is_dir() and is_results_dir(target):
         run = load_run(target, allow_partial=allow_partial)
-        document = _summary_document(target / WORKLOAD_SUMMARY)
+        document = _summary_document(RunLayout(target).summary)
         return PhaseSource(target, run.workload, document, run.ranks, run.notes)
     if not target.exists():
         raise MissingDataError(f"{target}: no such file or directory")

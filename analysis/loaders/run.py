@@ -29,6 +29,8 @@ from analysis.loaders.iostat import iostat_frame
 from analysis.loaders.traces import TraceSet, load_traces
 
 ToFrame = Callable[[str, Path], pd.DataFrame]
+# What ``RunData.absent`` may name: the parts a run may lack.
+OPTIONAL_PARTS = ("traces/", "iostat/", "preflight/", "workload per-rank rows")
 
 
 @dataclass
