@@ -35,6 +35,8 @@ class RunData:
     path: Path
     manifest: dict[str, Any]
     workload: pd.DataFrame
+    # One row per phase and repetition (IOR's per-repetition names), when the summary has them.
+    repetitions: pd.DataFrame | None = None
     traces: TraceSet | None = None
     ranks: pd.DataFrame | None = None
     iostat: pd.DataFrame | None = None
@@ -68,6 +70,7 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
         path=root,
         manifest=_json_object(root / MANIFEST),
         workload=load_workload_summary(root / WORKLOAD_SUMMARY),
+        repetitions=load_workload_repetitions(root / WORKLOAD_SUMMARY),
     )
     trace_dir = root / "traces"
     if trace_dir.is_dir() and any(trace_dir.rglob(f"*{TRACE_SUFFIX}")):
@@ -112,6 +115,32 @@ def load_workload_summary(path: Path) -> pd.DataFrame:
         if "operation" not in frame.columns:
             raise DataFormatError(path, "phases", "phase rows name neither 'phase' nor 'operation'")
         frame.insert(0, "phase", frame["operation"])
+    return frame
+
+
+def load_workload_repetitions(path: Path) -> pd.DataFrame | None:
+    """Per-repetition rows with a ``phase`` column, or None when the summary has none.
+
+    ``{"repetitions": [...]}`` as ``benchfs run`` writes it, or the ``Results``
+    of IOR's own JSON (their ``access`` names the phase).
+    """
+    text = path.read_text(errors="replace")
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError:
+        document = None
+    if document is None or (isinstance(document, dict) and "summary" in document):
+        frame = parse_ior_json(text, str(path)).results
+    elif isinstance(document, dict) and isinstance(document.get("repetitions"), list):
+        frame = pd.DataFrame(document["repetitions"])
+    else:
+        return None
+    if frame.empty:
+        return None
+    if "phase" not in frame.columns:
+        if "access" not in frame.columns:
+            raise DataFormatError(path, "repetitions", "rows name neither 'phase' nor 'access'")
+        frame.insert(0, "phase", frame["access"])
     return frame
 
 
