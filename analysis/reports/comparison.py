@@ -180,7 +180,7 @@ def _signed(value: float) -> str:
 
 
 def _needed(needed: Any, verdict: Any) -> str:
-    if needed is not None and not (isinstance(needed, float) and math.isnan(needed)):
+    if not pd.isna(needed):
         return f"{int(needed):,}"
     if verdict in (noise.CHANGED, noise.WITHIN_NOISE, noise.NO_ESTIMATE_ONE):
         return f"> {noise.MAX_REPETITIONS:,}" if verdict != noise.NO_ESTIMATE_ONE else "-"

@@ -226,12 +226,11 @@ def repetitions_needed(
     dof = sum(x.size - 1 for x in logs)
     spread = math.sqrt(sum(float(((x - x.mean()) ** 2).sum()) for x in logs) / dof)
     alpha = 1 - confidence
-    for n in range(2, MAX_REPETITIONS + 1):
-        df = 2 * n - 2
-        quantiles = scipy_stats.t.ppf(1 - alpha / 2, df) + scipy_stats.t.ppf(power, df)
-        if float(quantiles) * spread * math.sqrt(2 / n) <= shift:
-            return n
-    return None
+    n = np.arange(2, MAX_REPETITIONS + 1)
+    df = 2 * n - 2
+    quantiles = scipy_stats.t.ppf(1 - alpha / 2, df) + scipy_stats.t.ppf(power, df)
+    enough = np.flatnonzero(quantiles * spread * np.sqrt(2 / n) <= shift)
+    return int(n[enough[0]]) if enough.size else None
 
 
 def _finite(values: npt.ArrayLike) -> Samples:

@@ -206,7 +206,8 @@ def compare(
         a = load_run(run_a, allow_partial=allow_partial)
         b = load_run(run_b, allow_partial=allow_partial)
         comparison = compare_runs(a, b, method=method)
-        label_a, label_b = a.label, b.label
+        # Runs of one setup share their label: their directory names tell them apart.
+        label_a, label_b = (a.label, b.label) if a.label != b.label else (a.path.name, b.path.name)
     elif not is_run_dir(run_a) and not is_run_dir(run_b):
         comparison = compare_sets(
             load_run_set(run_a, allow_partial=allow_partial),
