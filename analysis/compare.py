@@ -106,9 +106,9 @@ class Comparison:
         tested = self.tested()
         alpha = 1 - self.method.confidence
         return (
-            f"{tested} rows tested at {self.method.confidence:.0%}: between two runs of the same "
-            f"setup about {tested * alpha:.1f} of them (up to {alpha:.0%}) can read 'changed' by "
-            "chance alone, more when a row is close to the line."
+            f"{tested} rows tested at {self.method.confidence:.0%}: between two runs of one "
+            f"setup each row can read 'changed' by chance with a probability of up to "
+            f"{alpha:.0%}, about {tested * alpha:.1f} rows in all."
         )
 
 

@@ -35,14 +35,14 @@ class RunData:
     path: Path
     manifest: dict[str, Any]
     workload: pd.DataFrame
-    # One row per phase and repetition (IOR's per-repetition names), when the summary has them.
-    repetitions: pd.DataFrame | None = None
     traces: TraceSet | None = None
     ranks: pd.DataFrame | None = None
     iostat: pd.DataFrame | None = None
     preflight: pd.DataFrame | None = None
     absent: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # One row per phase and repetition (IOR's per-repetition names), when the summary has them.
+    repetitions: pd.DataFrame | None = None
 
     @property
     def label(self) -> str:
