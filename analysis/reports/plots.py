@@ -153,7 +153,12 @@ def repetition_values(samples: pd.DataFrame, metric: str, label: str, path: Path
             position += 1.0
     ax.set_xticks(ticks, names, fontsize=8)
     ax.set_xlim(-0.6, position - 0.4)
-    ax.set_ylabel(label)
+    values = rows["value"].to_numpy(dtype=np.float64)
+    if values.size and values.min() > 0 and values.max() / values.min() > 20:
+        ax.set_yscale("log")  # a run many times slower would flatten the other to a line
+        ax.set_ylabel(f"{label}, log scale")
+    else:
+        ax.set_ylabel(label)
     ax.set_title(f"{label} per repetition (bar: mean of the repetitions)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
