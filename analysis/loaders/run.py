@@ -52,6 +52,8 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     # Every file read, relative to the run directory.
     files: list[str] = field(default_factory=list)
+    # One row per phase and repetition (IOR's per-repetition names), when the summary has them.
+    repetitions: pd.DataFrame | None = None
 
     @property
     def label(self) -> str:
@@ -85,6 +87,7 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     run = RunData(path=root, manifest={}, workload=pd.DataFrame())
     run.manifest = _json_object(run.read(paths.manifest))
     run.workload = load_workload_summary(run.read(paths.summary))
+    run.repetitions = load_workload_repetitions(paths.summary)
     trace_files = sorted(paths.traces_dir.rglob(f"*{layout.TRACE_SUFFIX}"))
     if trace_files:
         run.traces = load_traces([paths.traces_dir], allow_partial=allow_partial)
@@ -142,6 +145,32 @@ def load_workload_summary(path: Path) -> pd.DataFrame:
         frame["kind"] = "data"
     if "tool" not in frame.columns:
         frame["tool"] = "ior" if from_ior else "benchfs"
+    return frame
+
+
+def load_workload_repetitions(path: Path) -> pd.DataFrame | None:
+    """Per-repetition rows with a ``phase`` column, or None when the summary has none.
+
+    ``{"repetitions": [...]}`` as ``benchfs run`` writes it, or the ``Results``
+    of IOR's own JSON (their ``access`` names the phase).
+    """
+    text = path.read_text(errors="replace")
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError:
+        document = None
+    if document is None or (isinstance(document, dict) and "summary" in document):
+        frame = parse_ior_json(text, str(path)).results
+    elif isinstance(document, dict) and isinstance(document.get("repetitions"), list):
+        frame = pd.DataFrame(document["repetitions"])
+    else:
+        return None
+    if frame.empty:
+        return None
+    if "phase" not in frame.columns:
+        if "access" not in frame.columns:
+            raise DataFormatError(path, "repetitions", "rows name neither 'phase' nor 'access'")
+        frame.insert(0, "phase", frame["access"])
     return frame
 
 

@@ -126,3 +126,40 @@ def _save(fig: Figure, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     return path
+
+
+def repetition_values(samples: pd.DataFrame, metric: str, label: str, path: Path) -> Path:
+    """Each repetition's value of one metric, run A beside run B per phase, means marked:
+    the spread that the comparison's verdicts weigh a change against."""
+    rows = samples[samples["metric"] == metric]
+    if "point" not in rows.columns:  # two runs, not two sweeps
+        rows = rows.assign(point="")
+    groups = [str(group) for group in dict.fromkeys(rows["point"])]
+    fig, ax = _figure(max(6.5, 1.6 * len(groups) * rows["phase"].nunique() + 2), 4.5)
+    ticks, names = [], []
+    position = 0.0
+    for group in groups:
+        of_group = rows[rows["point"] == group]
+        for phase in dict.fromkeys(of_group["phase"]):
+            for offset, run, colour in ((-0.18, "A", "#1f77b4"), (0.18, "B", "#d62728")):
+                values = of_group[(of_group["phase"] == phase) & (of_group["run"] == run)]["value"]
+                x = np.full(len(values), position + offset)
+                first = position == 0.0
+                ax.scatter(x, values, color=colour, s=22, alpha=0.8, label=run if first else None)
+                ax.hlines(values.mean(), position + offset - 0.12, position + offset + 0.12,
+                          color=colour, linewidth=2)  # fmt: skip
+            ticks.append(position)
+            names.append(f"{group}\n{phase}" if group else str(phase))
+            position += 1.0
+    ax.set_xticks(ticks, names, fontsize=8)
+    ax.set_xlim(-0.6, position - 0.4)
+    values = rows["value"].to_numpy(dtype=np.float64)
+    if values.size and values.min() > 0 and values.max() / values.min() > 20:
+        ax.set_yscale("log")  # a run many times slower would flatten the other to a line
+        ax.set_ylabel(f"{label}, log scale")
+    else:
+        ax.set_ylabel(label)
+    ax.set_title(f"{label} per repetition (bar: mean of the repetitions)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)

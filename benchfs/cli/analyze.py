@@ -185,19 +185,88 @@ def report(
 
 
 def compare(
-    run_a: Annotated[Path, typer.Argument(help="The baseline results directory (A).")],
-    run_b: Annotated[Path, typer.Argument(help="The results directory to compare (B).")],
+    run_a: Annotated[
+        Path,
+        typer.Argument(help="The baseline results directory, or a directory of a sweep's (A)."),
+    ],
+    run_b: Annotated[
+        Path, typer.Argument(help="The results directory, or sweep directory, to compare (B).")
+    ],
     csv: Csv = False,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help="Print JSON: every row's interval, p-value, test, verdict."),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Also write compare.md, compare.html and plots/ here."),
+    ] = None,
+    confidence: Annotated[
+        float, typer.Option(min=0.5, max=0.999, help="Confidence of the intervals and tests.")
+    ] = 0.95,
     allow_partial: AllowPartial = False,
 ) -> None:
-    """Change from A to B per phase and metric, with the configuration differences."""
-    from analysis.compare import compare_runs
-    from analysis.loaders.results import load_results
+    """Change from A to B per phase and metric, whether it is beyond run-to-run noise
+    (from the repetitions), and the configuration differences."""
+    import json
 
-    a = load_results(run_a, allow_partial=allow_partial)
-    b = load_results(run_b, allow_partial=allow_partial)
-    comparison = compare_runs(a, b)
-    _show(comparison.metrics, f"{a.label} (A) -> {b.label} (B)", csv)
+    from analysis.compare import Method, compare_runs, compare_sets, comparison_json
+    from analysis.errors import MissingDataError
+    from analysis.loaders.results import is_results_dir, load_results
+    from analysis.loaders.run_set import is_run_set, load_run_set
+    from analysis.reports.comparison import (
+        ONE_VALUE_CAPTION,
+        comparison_table,
+        one_value_table,
+        verdict_lines,
+        write_comparison_report,
+    )
+
+    method = Method(confidence=confidence)
+    if is_run_set(run_a) and is_run_set(run_b):
+        comparison = compare_sets(
+            load_run_set(run_a, allow_partial=allow_partial),
+            load_run_set(run_b, allow_partial=allow_partial),
+            method=method,
+        )
+        label_a, label_b = run_a.name, run_b.name
+    elif is_run_set(run_a) or is_run_set(run_b):
+        sweep, other = (run_a, run_b) if is_run_set(run_a) else (run_b, run_a)
+        if not is_results_dir(other):
+            load_run_set(other)  # names what ``other`` lacks: it is no run either
+        raise MissingDataError(
+            f"{other} is one results directory but {sweep} is not: compare a run with a run, "
+            "or a sweep's directory with a sweep's directory"
+        )
+    else:
+        # A results directory or a directory of tool outputs on each side.
+        a = load_results(run_a, allow_partial=allow_partial)
+        b = load_results(run_b, allow_partial=allow_partial)
+        comparison = compare_runs(a, b, method=method)
+        # Runs of one setup share their label: their directory names tell them apart.
+        label_a, label_b = (a.label, b.label) if a.label != b.label else (a.path.name, b.path.name)
+    if out is not None:
+        files = write_comparison_report(comparison, label_a, label_b, out)
+        err_console.print(f"wrote {files.markdown}, {files.html} and {len(files.plots)} plots")
+    if json_output:
+        document = {
+            "A": {"label": label_a, "path": str(run_a)},
+            "B": {"label": label_b, "path": str(run_b)},
+            **comparison_json(comparison),
+        }
+        typer.echo(json.dumps(document, indent=2))
+        return
+    if csv:
+        _show(comparison.metrics, f"{label_a} (A) -> {label_b} (B)", csv)
+    else:
+        _show(comparison_table(comparison), f"{label_a} (A) -> {label_b} (B)", csv)
+        once = one_value_table(comparison)
+        if not once.empty:
+            _show(once, ONE_VALUE_CAPTION, csv)
+        for line in verdict_lines(comparison):
+            console.print(f"- {line}", highlight=False, soft_wrap=True)
+        for line in comparison.method.describe():
+            console.print(f"[dim]{line}[/]", highlight=False, soft_wrap=True)
     if comparison.config_diff.empty:
         if not csv:
             console.print("effective configurations are identical")

@@ -11,7 +11,7 @@ import pytest
 from analysis_support import engine_trace_support
 
 from analysis.errors import DataFormatError, MissingDataError
-from analysis.loaders.run import load_run, load_workload_summary
+from analysis.loaders.run import load_run, load_workload_repetitions, load_workload_summary
 
 DATA = Path(__file__).parent / "data"
 
@@ -101,6 +101,24 @@ def test_workload_summary_may_be_ior_output(tmp_path: Path) -> None:
     frame = load_workload_summary(path)
     assert frame["phase"].tolist() == ["write", "read"]
     assert frame["bwMeanMIB"].iloc[0] == 1000.0
+    # IOR's per-repetition Results are the repetitions, their access the phase
+    repetitions = load_workload_repetitions(path)
+    assert repetitions is not None
+    assert repetitions["phase"].tolist() == ["write", "read", "write", "read"]
+    assert repetitions["bwMiB"].iloc[2] == 750.0
+
+
+def test_workload_repetitions_as_benchfs_writes_them(tmp_path: Path) -> None:
+    path = tmp_path / "summary.json"
+    rows = [{"phase": "write", "repetition": r, "bwMiB": 100.0 + r} for r in range(3)]
+    path.write_text(json.dumps({"phases": [{"phase": "write"}], "repetitions": rows}))
+    repetitions = load_workload_repetitions(path)
+    assert repetitions is not None and repetitions["bwMiB"].tolist() == [100.0, 101.0, 102.0]
+    path.write_text(json.dumps({"phases": [{"phase": "write"}]}))
+    assert load_workload_repetitions(path) is None
+    path.write_text(json.dumps({"phases": [], "repetitions": [{"bwMiB": 1.0}]}))
+    with pytest.raises(DataFormatError, match="neither 'phase' nor 'access'"):
+        load_workload_repetitions(path)
 
 
 def test_tool_output_in_per_node_directories_and_embedded_documents(

@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from analysis_support import REPO, build_run, fio_text, iostat_text, run_dir, write_records
 from typer.testing import CliRunner
 
+from analysis.synthetic import write_run_dir
 from benchfs.cli.main import app
 
 __all__ = ["fio_text", "iostat_text", "run_dir"]  # fixtures used below
@@ -72,6 +74,96 @@ def test_compare_command(run_dir: Path, tmp_path: Path, iostat_text: str, fio_te
     assert "write,bwMeanMIB,1000.0,2000.0,100.0" in result.stdout
     assert "storage.fsync,on_close,never" in result.stdout
     assert "storage.direct,True,-" in result.stdout
+    assert "no noise estimate (1 repetition)" in result.stdout
+
+
+def _summary_run(
+    root: Path, bandwidths: list[float], sweep: dict[str, object] | None = None
+) -> Path:
+    """A results directory whose summary has per-repetition rows (as `benchfs run` writes)."""
+    config = {"workload": {"repetitions": 5}}
+    write_run_dir(root, manifest={"label": "run", "sweep": sweep, "effective_config": config})
+    repetitions = [{"phase": phase, "repetition": index, "bwMiB": bw, "iops": bw * 16,
+                    "wrRdTime": 64 / bw, "p99_us": 900.0 + index}
+                   for phase in ("write", "read")
+                   for index, bw in enumerate(bandwidths)]  # fmt: skip
+    phases = [{"phase": phase, "bwMeanMIB": sum(bandwidths) / len(bandwidths)}
+              for phase in ("write", "read")]  # fmt: skip
+    summary = {"phases": phases, "repetitions": repetitions}
+    (root / "workload" / "summary.json").write_text(json.dumps(summary))
+    return root
+
+
+BW = [100.0, 104.0, 97.0, 101.0, 99.0]
+
+
+def test_compare_json_carries_interval_test_and_verdict(tmp_path: Path) -> None:
+    a = _summary_run(tmp_path / "a", BW)
+    b = _summary_run(tmp_path / "b", [x / 10 for x in BW])
+    result = runner.invoke(app, ["compare", str(a), str(b), "--json", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["A"] == {"label": "a", "path": str(a)}
+    rows = {(row["phase"], row["metric"]): row for row in document["metrics"]}
+    write_bw = rows[("write", "bwMeanMIB")]
+    assert write_bw["verdict"] == "changed" and write_bw["direction"] == "worse"
+    assert write_bw["ci_pct"][0] <= write_bw["change_pct"] == pytest.approx(-90.0)
+    assert write_bw["ci_pct"][1] < 0 and write_bw["confidence"] == 0.95
+    assert write_bw["test"] == "Mann-Whitney U (exact)" and write_bw["p_value"] < 0.01
+    assert write_bw["reps_needed"] == 2 and write_bw["n_A"] == write_bw["n_B"] == 5
+    assert rows[("read", "p99_us")]["verdict"] == "within noise"
+    assert document["method"]["confidence"] == 0.95 and document["tested"] == 8
+    report = (tmp_path / "r" / "compare.md").read_text()
+    assert "changed (worse): write bwMeanMIB -90%" in report
+    assert "| write | bwMeanMIB (MiB/s) | 100 | 10 | -90 |" in report
+    assert "Mann-Whitney U" in report and "seed 0" in report
+    assert (tmp_path / "r" / "plots" / "compare_bwMeanMIB.png").is_file()
+    assert "data:image/png;base64" in (tmp_path / "r" / "compare.html").read_text()
+
+
+def test_compare_table_shows_verdicts_and_the_method(tmp_path: Path) -> None:
+    a = _summary_run(tmp_path / "a", BW)
+    b = _summary_run(tmp_path / "b", BW[::-1])
+    result = runner.invoke(app, ["compare", str(a), str(b), "--confidence", "0.99"],
+                           env={"COLUMNS": "200"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "99% CI (%)" in result.stdout and "within noise" in result.stdout
+    assert "no tested metric changed beyond run-to-run noise (8 rows tested)" in result.stdout
+    assert "exact two-sided Mann-Whitney U" in result.stdout
+    assert "changed (" not in result.stdout and "│ changed" not in result.stdout
+
+
+def test_compare_two_sweeps(tmp_path: Path) -> None:
+    for side, slow in (("a", 1.0), ("b", 5.0)):
+        for index, size in enumerate((65536, 1048576)):
+            values = {"workload.transfer_size": size}
+            bandwidths = [x / slow for x in BW] if size == 1048576 else BW
+            _summary_run(tmp_path / side / f"run-p{index}", bandwidths,
+                         sweep={"index": index, "count": 2, "values": values})  # fmt: skip
+    result = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--csv"])
+    assert result.exit_code == 0, result.output
+    assert "point,phase,metric,A,B,change_pct" in result.stdout
+    lines = [line for line in result.stdout.splitlines() if ",bwMeanMIB," in line]
+    assert len(lines) == 4
+    assert all(",changed,worse," in line for line in lines if "=1048576" in line)
+    assert all(",within noise,," in line for line in lines if "=65536" in line)
+
+
+def test_compare_a_run_with_a_sweep_is_one_clear_error(tmp_path: Path) -> None:
+    run = _summary_run(tmp_path / "one", BW)
+    _summary_run(tmp_path / "sweep" / "p0", BW)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchfs", "compare", str(run), str(tmp_path / "sweep")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "is one results directory but" in done.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["compare", str(empty), str(tmp_path / "sweep")])
+    assert result.exit_code != 0
+    assert "neither a results directory" in str(result.exception)
 
 
 def test_errors_are_one_line_through_the_real_entry_point(tmp_path: Path) -> None:

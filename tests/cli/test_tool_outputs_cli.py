@@ -65,7 +65,7 @@ def test_compare_an_ior_directory_with_a_benchfs_run(run_dir: Path, tmp_path: Pa
     assert result.exit_code == 0, result.output
     rows = {tuple(line.split(",")[:2]): line.split(",")[2:] for line in result.stdout.splitlines()}
     # the built run's write bwMeanMIB is 1000 MiB/s; IOR's 1197.3643
-    a_value, b_value, change = (float(value) for value in rows[("write", "bwMeanMIB")])
+    a_value, b_value, change = (float(value) for value in rows[("write", "bwMeanMIB")][:3])
     assert (a_value, b_value) == (1000.0, 1197.3643)
     assert change == pytest.approx(19.73643)
     assert ("read", "bwMaxMIB") in rows

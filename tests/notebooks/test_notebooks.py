@@ -72,3 +72,6 @@ def test_run_comparison_notebook(
     text = _text(_execute("run_comparison.ipynb", tmp_path))
     assert "bwMeanMIB" in text and "slow nodes (count)" in text
     assert "same effective configuration" in text
+    # one repetition per run: the verdicts say so, and the method is stated
+    assert "no noise estimate (1 repetition)" in text
+    assert "exact two-sided Mann-Whitney U" in text and "seed 0" in text
