@@ -42,14 +42,14 @@ setup: build
 
 fmt:
 	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all
-	$(BIN)/ruff format benchfs analysis tests benchmarks
-	$(BIN)/ruff check --fix benchfs analysis tests benchmarks
+	$(BIN)/ruff format benchfs analysis benchfs_native/python tests benchmarks
+	$(BIN)/ruff check --fix benchfs analysis benchfs_native/python tests benchmarks
 
 lint: build
 	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all --check
 	cargo clippy --manifest-path $(CRATE)/Cargo.toml --workspace --all-targets --all-features -- -D warnings
-	$(BIN)/ruff check benchfs analysis tests benchmarks
-	$(BIN)/ruff format --check benchfs analysis tests benchmarks
+	$(BIN)/ruff check benchfs analysis benchfs_native/python tests benchmarks
+	$(BIN)/ruff format --check benchfs analysis benchfs_native/python tests benchmarks
 	$(BIN)/mypy
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest benchfs_native
 

@@ -1,29 +1,30 @@
-"""The BenchFS engine: an io_uring chunk store on node-local disks.
+"""Stub of the compiled module ``benchfs_native._native`` (src/python/).
 
-Every I/O call releases the GIL. Errors from the kernel arrive as ``OSError``
-(or its errno-specific subclasses such as ``FileNotFoundError``) with the
-original ``errno``; bad arguments raise ``ValueError`` naming the argument.
+The package ``benchfs_native`` re-exports everything here; the dicts the
+functions return are the TypedDicts of ``benchfs_native._types``.
 """
 
-from typing import Any, Literal, TypedDict, final
+from typing import Any, Literal, final
 
 from typing_extensions import Buffer
 
+from benchfs_native._types import (
+    BuildInfo,
+    ClientCounters,
+    DaemonSummary,
+    DirEntry,
+    FileAttr,
+    FileStat,
+    NodeInfo,
+    PhaseResult,
+    PingBenchResult,
+    StorageBenchResult,
+    StoreStats,
+)
+
 __all__ = [
-    "BuildInfo",
     "ChunkStore",
     "Client",
-    "ClientCounters",
-    "DaemonSummary",
-    "DirEntry",
-    "FileAttr",
-    "FileStat",
-    "LatencyStats",
-    "NodeInfo",
-    "PhaseResult",
-    "PingBenchResult",
-    "StorageBenchResult",
-    "StoreStats",
     "__version__",
     "bench_storage",
     "build_info",
@@ -35,43 +36,8 @@ __all__ = [
 
 __version__: str
 
-class BuildInfo(TypedDict):
-    version: str
-    profile: str
-    git_revision: str
-    rustc: str
-
 def build_info() -> BuildInfo:
     """Version, cargo profile and git revision the extension was built from."""
-
-class FileStat(TypedDict):
-    path: str
-    size: int
-
-class PingBenchResult(TypedDict):
-    size: int
-    iterations: int
-    window: int
-    echo: bool
-    elapsed_s: float
-    MiBps: float
-    p50_us: float
-    p99_us: float
-    mean_us: float
-    max_us: float
-
-class StoreStats(TypedDict):
-    submits: int
-    sqes: int
-    completed_ops: int
-    in_flight: int
-    pool_buffers: int
-    pool_free: int
-    pool_waits: int
-    direct_ops: int
-    buffered_ops: int
-    fd_cache_hits: int
-    fd_cache_misses: int
 
 @final
 class ChunkStore:
@@ -145,29 +111,6 @@ class ChunkStore:
     def __enter__(self) -> ChunkStore: ...
     def __exit__(self, *exc: object) -> None: ...
 
-class LatencyStats(TypedDict):
-    count: int
-    mean_ns: float
-    p50_ns: int
-    p90_ns: int
-    p99_ns: int
-    p999_ns: int
-    max_ns: int
-
-class StorageBenchResult(TypedDict):
-    pattern: str
-    block_size: int
-    queue_depth: int
-    files: int
-    bytes: int
-    ops: int
-    seconds: float
-    MiBps: float
-    iops: float
-    latency: LatencyStats
-    io_depth_mean: float
-    direct: bool
-
 def bench_storage(
     root: str,
     *,
@@ -189,59 +132,6 @@ def bench_storage(
     reserve each file's size (``fallocate``), as fio does. With ``trace_dir``
     the run is recorded as ``trace-<node>-<pid>.bftrace``.
     """
-
-# ---------------------------------------------------------------- RPC client
-
-class NodeInfo(TypedDict):
-    node_name: str
-    node_id: int
-    host: str
-
-class FileAttr(TypedDict):
-    size: int
-    mtime_unix_ns: int
-    mode: int
-
-class DirEntry(TypedDict):
-    name: str
-    mode: int
-    size: int
-
-class ClientCounters(TypedDict):
-    rpcs: int
-    failed: int
-    retries: int
-    timeouts: int
-    late_replies: int
-    bad_replies: int
-
-class PhaseResult(TypedDict):
-    phase: str
-    path: str
-    bytes: int
-    ops: int
-    ops_reached: int
-    total_ops: int
-    start_unix_ns: int
-    end_unix_ns: int
-    elapsed_s: float
-    open_s: float
-    io_s: float
-    close_s: float
-    latency_ns: bytes
-    min_ns: int
-    mean_ns: float
-    p50_ns: int
-    p90_ns: int
-    p99_ns: int
-    p999_ns: int
-    max_ns: int
-    errors: int
-    verify_errors: int
-    first_bad_offset: int | None
-    stonewalled: bool
-    rpcs: int
-    retries: int
 
 @final
 class Client:
@@ -400,31 +290,6 @@ def metadata_owner(path: str, nodes: int) -> int:
 
 def chunk_loads(files: list[tuple[str, int]], nodes: int) -> list[int]:
     """Chunks per node of ``files`` (``(path, chunk count)`` pairs)."""
-
-class DaemonSummary(TypedDict):
-    node_name: str
-    node_id: int
-    registered_after_s: float
-    uptime_s: float
-    stop_reason: str
-    drained: bool
-    forced: bool
-    requests: dict[str, int]
-    errors: dict[str, int]
-    requests_total: int
-    errors_total: int
-    bytes_written: int
-    bytes_read: int
-    decode_errors: int
-    rejected: dict[str, int]
-    queue_peak: int
-    in_flight_peak: int
-    channels_opened: int
-    connects_refused: int
-    refused_stopping: int
-    fsynced_files: int
-    buffer_grows: int
-    trace_path: str | None
 
 def serve_daemon(
     *,
