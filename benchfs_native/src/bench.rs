@@ -20,7 +20,7 @@ use crate::storage::buffer::{BUF_ALIGN, BufferPool, FixedBuf};
 use crate::storage::driver::{Completion, Driver};
 use crate::storage::ops::{Op, Read, Write};
 use crate::storage::stats::Counters;
-use crate::storage::sys;
+use crate::sys;
 use crate::trace::{TraceBuffer, TraceConfig, TraceFile};
 
 /// Largest block size (64 MiB).

@@ -24,6 +24,7 @@ pub mod membership;
 pub mod placement;
 pub mod rpc;
 pub mod storage;
+pub mod sys;
 pub mod trace;
 
 #[cfg(feature = "python")]

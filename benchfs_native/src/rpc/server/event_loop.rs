@@ -23,7 +23,6 @@ use super::ServerConfig;
 use super::buffers::BufPool;
 use super::channels::Channels;
 use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
-use super::poller::Epoll;
 use super::pool::StoragePool;
 use super::signals::{SignalGuard, signal_name};
 use super::stats::ServerStats;
@@ -33,6 +32,7 @@ use crate::rpc::trace_op;
 use crate::rpc::transport::ucx_error;
 use crate::rpc::wire::{Limits, Op, Route};
 use crate::storage::ChunkStore;
+use crate::sys::Epoll;
 use crate::trace::format::{Kind, status_of};
 use crate::trace::{Record, TraceBuffer};
 

@@ -45,8 +45,8 @@ use super::driver::{Driver, RingSetup};
 use super::fd_cache::FdCache;
 use super::layout::{self, Piece};
 use super::stats::{Counters, StoreStats};
-use super::sys::{self, DioAlign};
 use crate::error::{Error, Result};
+use crate::sys::{self, DioAlign, EventFd};
 use crate::trace::{TraceBuffer, TraceFile};
 
 /// A chunk store rooted at a local directory. See the module docs.
@@ -111,7 +111,7 @@ impl ChunkStore {
         let trace_path = trace.as_ref().map(|t| t.path().to_path_buf());
         let counters = Arc::new(Counters::default());
         let wake = Arc::new(Wake {
-            fd: sys::eventfd().map_err(|e| Error::from_io(&e, "eventfd", &root_str))?,
+            fd: EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", &root_str))?,
             parked: AtomicBool::new(false),
         });
         let (tx, rx) = mpsc::channel();
@@ -138,7 +138,7 @@ impl ChunkStore {
                         return;
                     }
                 };
-                driver.set_wake_fd(std::os::fd::AsRawFd::as_raw_fd(&worker_wake.fd));
+                driver.set_wake_fd(worker_wake.fd.raw());
                 let _ = ready_tx.send(Ok(driver.setup()));
                 RingThread {
                     driver,

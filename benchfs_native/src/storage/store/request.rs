@@ -2,7 +2,6 @@
 //! what comes back on its reply channel ([`Done`]), and how a caller wakes
 //! the thread.
 
-use std::os::fd::{AsFd as _, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::mpsc::Sender;
@@ -10,7 +9,7 @@ use std::time::Instant;
 
 use crate::error::Error;
 use crate::storage::buffer::FixedBuf;
-use crate::storage::sys;
+use crate::sys::EventFd;
 
 /// Why a piece failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +96,7 @@ pub(super) enum Msg {
 /// The driver thread's wake-up: an eventfd polled by the ring, written
 /// only while the thread is parked.
 pub(super) struct Wake {
-    pub(super) fd: OwnedFd,
+    pub(super) fd: EventFd,
     pub(super) parked: AtomicBool,
 }
 
@@ -105,7 +104,7 @@ impl Wake {
     pub(super) fn notify(&self) {
         fence(Ordering::SeqCst);
         if self.parked.load(Ordering::Relaxed) {
-            let _ = sys::eventfd_signal(self.fd.as_fd());
+            self.fd.notify();
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::storage::driver::{Completion, Driver};
 use crate::storage::fd_cache::{Access, FdCache, Mode, Opened};
 use crate::storage::ops::{Fsync, Ftruncate, Op, Read, Statx, Unlink, Write};
 use crate::storage::stats::{Counters, bump};
-use crate::storage::sys;
+use crate::sys;
 
 /// The driver thread's state.
 pub(super) struct RingThread {
@@ -70,7 +70,7 @@ impl RingThread {
             let res = self.driver.submit_and_wait(1);
             self.wake.parked.store(false, Ordering::Relaxed);
             if self.driver.take_woken() {
-                sys::eventfd_drain(self.wake.fd.as_fd());
+                self.wake.fd.drain();
             }
             self.complete_ready();
             if res.is_err() {

@@ -1,56 +1,9 @@
-//! An eventfd and an epoll set: how the event loop sleeps without a timer.
-//!
-//! The loop sleeps in `epoll_wait` on the UCX worker's event fd, the
-//! storage pool's completion eventfd and the signal eventfd; whoever has
-//! news writes its eventfd (or UCX signals its own), and the loop wakes.
+//! epoll: one thread sleeping until any of several descriptors is
+//! readable.
 
 use std::io;
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
 use std::time::Duration;
-
-/// A non-blocking eventfd.
-#[derive(Debug)]
-pub struct EventFd(OwnedFd);
-
-impl EventFd {
-    /// A new eventfd (counter 0, non-blocking, close-on-exec).
-    pub fn new() -> io::Result<EventFd> {
-        // Safety: eventfd has no memory preconditions; the result is checked.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // Safety: `fd` is a fresh descriptor that nothing else owns.
-        Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd) }))
-    }
-
-    /// The descriptor, for an epoll set.
-    pub fn raw(&self) -> RawFd {
-        self.0.as_raw_fd()
-    }
-
-    /// Makes the eventfd readable.
-    pub fn notify(&self) {
-        notify_raw(self.raw());
-    }
-
-    /// Resets the counter; returns it (0 when nothing was pending).
-    pub fn drain(&self) -> u64 {
-        let mut v: u64 = 0;
-        // Safety: reads 8 bytes into a live u64 from our own descriptor.
-        let n = unsafe { libc::read(self.raw(), (&raw mut v).cast(), 8) };
-        if n == 8 { v } else { 0 }
-    }
-}
-
-/// Adds 1 to the eventfd `fd`. Async-signal-safe (one `write`); a full
-/// counter (EAGAIN) is already readable, so errors are ignored.
-pub fn notify_raw(fd: RawFd) {
-    let one: u64 = 1;
-    // Safety: writes 8 bytes from a live u64; a bad or closed fd only
-    // makes the call fail.
-    let _ = unsafe { libc::write(fd, (&raw const one).cast(), 8) };
-}
 
 /// An epoll set of readable-event sources, each with a token.
 #[derive(Debug)]

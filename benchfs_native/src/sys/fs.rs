@@ -1,9 +1,9 @@
-//! Thin wrappers over the few system calls the store makes outside the ring
-//! (eventfd, statx probe, fallocate). Every `unsafe` FFI call lives here.
+//! File system calls made outside the ring: the direct-I/O alignment
+//! probe, `fallocate`, `ftruncate`, the network file system check.
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::Path;
 
@@ -27,43 +27,6 @@ impl DioAlign {
             && (len as u64).is_multiple_of(o)
             && addr.is_multiple_of(m)
     }
-}
-
-/// A new non-blocking, close-on-exec eventfd.
-pub fn eventfd() -> io::Result<OwnedFd> {
-    // Safety: eventfd has no memory arguments; a non-negative result is a
-    // new descriptor that nothing else owns.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // Safety: `fd` is a fresh descriptor owned by no one else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Adds 1 to an eventfd's counter (wakes whoever polls it).
-pub fn eventfd_signal(fd: BorrowedFd<'_>) -> io::Result<()> {
-    let one: u64 = 1;
-    // Safety: writes 8 bytes from a live local u64 to a valid descriptor.
-    let n = unsafe { libc::write(fd.as_raw_fd(), (&raw const one).cast(), 8) };
-    if n == 8 {
-        return Ok(());
-    }
-    let err = io::Error::last_os_error();
-    // EAGAIN: the counter is saturated, so the reader is being woken anyway.
-    if err.raw_os_error() == Some(libc::EAGAIN) {
-        Ok(())
-    } else {
-        Err(err)
-    }
-}
-
-/// Resets an eventfd's counter (non-blocking; a zero counter is fine).
-pub fn eventfd_drain(fd: BorrowedFd<'_>) {
-    let mut v: u64 = 0;
-    // Safety: reads at most 8 bytes into a live local u64. A failure
-    // (EAGAIN when the counter is already zero) needs no handling.
-    let _ = unsafe { libc::read(fd.as_raw_fd(), (&raw mut v).cast(), 8) };
 }
 
 fn statx_dio(file: &File) -> Option<libc::statx> {
@@ -202,15 +165,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn eventfd_signal_and_drain() {
-        let fd = eventfd().expect("eventfd");
-        eventfd_signal(fd.as_fd()).expect("signal");
-        eventfd_signal(fd.as_fd()).expect("signal");
-        eventfd_drain(fd.as_fd());
-        eventfd_drain(fd.as_fd());
-    }
-
-    #[test]
     fn dio_align_rules() {
         let a = DioAlign {
             offset: 512,
@@ -233,6 +187,4 @@ mod tests {
         // Whatever the file system, the probe answers without error.
         let _ = dio_alignment(&std::env::temp_dir());
     }
-
-    use std::os::fd::AsFd as _;
 }
