@@ -19,6 +19,7 @@ pub mod bench;
 pub mod build_info;
 pub mod daemon;
 pub mod error;
+pub mod latency;
 pub mod log;
 pub mod membership;
 pub mod placement;

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use super::Client;
 use super::buf::SharedBuf;
 use super::inflight::{Answer, Call};
-use super::latency::{LatencySummary, summarize};
 use super::pattern::Pattern;
 use super::split::{ChunkPiece, Split, split};
 use crate::error::{Error, Result};
+use crate::latency::{LatencySummary, summarize};
 use crate::membership::Record;
 use crate::rpc::wire::Request;
 
