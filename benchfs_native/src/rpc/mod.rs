@@ -39,3 +39,15 @@ pub fn trace_op(op: Op) -> OpCode {
         Op::Shutdown => OpCode::Shutdown,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_has_a_trace_code() {
+        let codes: std::collections::HashSet<u8> =
+            Op::ALL.iter().map(|&o| trace_op(o) as u8).collect();
+        assert_eq!(codes.len(), Op::ALL.len());
+    }
+}
