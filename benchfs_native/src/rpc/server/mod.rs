@@ -8,6 +8,7 @@
 //!   call the blocking chunk store API ([`dispatch`]); requests beyond the
 //!   bound wait in a FIFO queue; data lives in a bounded pool of reusable
 //!   buffers ([`buffers`]);
+//! * a dispatched request holds one of the loop's `slots`;
 //! * clients are known by their [`channels`]; [`stats`] are counters of
 //!   the loop; [`signals`] turn SIGTERM/SIGINT into a drain.
 
@@ -19,6 +20,7 @@ pub mod pool;
 pub mod requests;
 pub mod sessions;
 pub mod signals;
+mod slots;
 pub mod stats;
 
 use std::fmt;
