@@ -46,7 +46,7 @@ fmt:
 	$(BIN)/ruff check --fix benchfs analysis benchfs_native/python tests benchmarks
 
 # The engine's module rules (which layer may use which) are a cargo test:
-# benchfs_native/tests/layers.rs.
+# benchfs_native/tests/layers/.
 lint: build
 	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all --check
 	cargo clippy --manifest-path $(CRATE)/Cargo.toml --workspace --all-targets --all-features -- -D warnings

@@ -2,7 +2,7 @@
 //! over UCX active messages, their client, and the Python boundary.
 //!
 //! Layers, lowest first; a module uses only those below it (checked by
-//! `tests/layers.rs` in `make lint`):
+//! `tests/layers/` in `make lint`):
 //!
 //! * [`sys`]: every libc call (file system probes, eventfd, epoll, the
 //!   buffer mapping, signal handlers, the host name). [`error`]: the one
