@@ -17,7 +17,7 @@ help:
 	@echo "make run    install everything, then run benchfs on the local default cluster"
 	@echo "make test   install everything, then lint and run every test (cargo and pytest)"
 	@echo "make bench  side-by-side benchmarks (engine vs fio); see docs/PERFORMANCE.md"
-	@echo "make lint   cargo fmt/clippy, ruff, mypy, import rules, stubtest"
+	@echo "make lint   cargo fmt/clippy, the engine's module rules, ruff, mypy, import rules, stubtest"
 
 # Debian packages the engine and the tools need (as root; skipped when present).
 system:
@@ -42,14 +42,17 @@ setup: build
 
 fmt:
 	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all
-	$(BIN)/ruff format benchfs analysis tests benchmarks
-	$(BIN)/ruff check --fix benchfs analysis tests benchmarks
+	$(BIN)/ruff format benchfs analysis benchfs_native/python tests benchmarks
+	$(BIN)/ruff check --fix benchfs analysis benchfs_native/python tests benchmarks
 
+# The engine's module rules (which layer may use which) are a cargo test:
+# benchfs_native/tests/layers/.
 lint: build
 	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all --check
 	cargo clippy --manifest-path $(CRATE)/Cargo.toml --workspace --all-targets --all-features -- -D warnings
-	$(BIN)/ruff check benchfs analysis tests benchmarks
-	$(BIN)/ruff format --check benchfs analysis tests benchmarks
+	cargo test --manifest-path $(CRATE)/Cargo.toml --test layers --quiet
+	$(BIN)/ruff check benchfs analysis benchfs_native/python tests benchmarks
+	$(BIN)/ruff format --check benchfs analysis benchfs_native/python tests benchmarks
 	$(BIN)/mypy
 	PYTHONPATH=. $(BIN)/lint-imports
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest benchfs_native

@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from analysis.errors import MissingDataError
-from analysis.loaders.run import RunData
-from analysis.reports.build import WORKLOAD_SKIP, flatten
+from analysis.loaders.run import RunData, flatten
+from analysis.phases import DATA_SKIP
 from analysis.stats import noise
 from analysis.stats.overview import TraceStats, trace_stats
 
@@ -281,7 +281,7 @@ def _phase_values(
             if column in b.columns
             and column not in WORKLOAD_METRICS
             and column not in METADATA_METRICS
-            and column not in WORKLOAD_SKIP
+            and column not in DATA_SKIP
             and pd.api.types.is_numeric_dtype(a[column])
         ]
         metrics = [*WORKLOAD_METRICS, *METADATA_METRICS, *others]

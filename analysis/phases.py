@@ -18,6 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+# Columns of a data phase row that describe the test rather than measure it.
+DATA_SKIP = frozenset({"TestID", "ReferenceNumber", "segmentCount", "blockSize", "transferSize",
+                       "numTasks", "tasksPerNode", "repetitions", "filePerProc", "reorderTasks",
+                       "taskPerNodeOffset", "reorderTasksRandom", "reorderTasksRandomSeed",
+                       "OPsMax", "OPsMin", "OPsSD", "xsizeMiB"})  # fmt: skip
+
 Tool = Literal["ior", "mdtest", "fio", "benchfs"]
 Kind = Literal["data", "metadata"]
 TOOLS: tuple[str, ...] = ("ior", "mdtest", "fio", "benchfs")

@@ -289,3 +289,15 @@ def _fio_frame(text: str, path: Path) -> pd.DataFrame:
 
 def _diagnose_frame(text: str, path: Path) -> pd.DataFrame:
     return parse_diagnose_json(text, str(path))
+
+
+def flatten(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as dotted keys: {"a": {"b": 1}} -> {"a.b": 1}."""
+    flat: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat

@@ -8,15 +8,14 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.loaders.run import RunData
+from analysis.loaders.run import RunData, flatten
 from analysis.reports import plots
 from analysis.reports.model import Figure, Report, Section, Table
-from analysis.reports.phases import DATA_COLUMNS, DATA_SKIP, phase_tables, tool_output_tables
+from analysis.reports.phases import DATA_COLUMNS, phase_tables, tool_output_tables
 from analysis.stats.nodes import node_latency_over_time
 from analysis.stats.overview import STORAGE_OP, TraceStats, trace_stats
 
 WORKLOAD_COLUMNS = DATA_COLUMNS
-WORKLOAD_SKIP = DATA_SKIP
 MAX_NODE_ROWS = 32
 # Time series tables are shown for this many slow nodes (all are in the heatmap).
 MAX_SLOW_NODE_SERIES = 3
@@ -182,18 +181,6 @@ def _rpc(section: Section, stats: TraceStats) -> None:
         section.tables.append(Table("Load per target node", stats.rpc_load))
     if stats.rpc_in_flight is not None:
         section.tables.append(Table("RPCs in flight per client process", stats.rpc_in_flight))
-
-
-def flatten(mapping: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as dotted keys: {"a": {"b": 1}} -> {"a.b": 1}."""
-    flat: dict[str, Any] = {}
-    for key, value in mapping.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
 
 
 def _hosts_used(run: RunData) -> list[str]:

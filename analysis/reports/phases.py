@@ -7,15 +7,11 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.phases import PROVENANCE_FIELDS
+from analysis.phases import DATA_SKIP, PROVENANCE_FIELDS
 from analysis.reports.model import Table
 
 DATA_COLUMNS = ("bwMaxMIB", "bwMinMIB", "bwMeanMIB", "bwStdMIB", "OPsMean", "MeanTime")
 # IOR bookkeeping fields that say nothing about performance.
-DATA_SKIP = frozenset({"TestID", "ReferenceNumber", "segmentCount", "blockSize", "transferSize",
-                       "numTasks", "tasksPerNode", "repetitions", "filePerProc", "reorderTasks",
-                       "taskPerNodeOffset", "reorderTasksRandom", "reorderTasksRandomSeed",
-                       "OPsMax", "OPsMin", "OPsSD", "xsizeMiB"})  # fmt: skip
 METADATA_COLUMNS = ("tasks", "repetitions", "items", "rate_max_ops_s", "rate_min_ops_s",
                     "rate_mean_ops_s", "rate_stddev_ops_s", "time_mean_s", "rank_rate_min_ops_s",
                     "rank_rate_max_ops_s", "p50_us", "p99_us", "p99.9_us")  # fmt: skip

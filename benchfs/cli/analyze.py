@@ -174,8 +174,8 @@ def report(
     allow_partial: AllowPartial = False,
 ) -> None:
     """Write report.md, report.html and plots/ for a run (or a directory of tool outputs)."""
-    from analysis.loaders.results import load_results
     from analysis.reports.write import write_run_report
+    from analysis.sources.results import load_results
 
     run = load_results(run_dir, allow_partial=allow_partial)
     for note in run.notes:
@@ -212,8 +212,6 @@ def compare(
 
     from analysis.compare import Method, compare_runs, compare_sets, comparison_json
     from analysis.errors import MissingDataError
-    from analysis.loaders.results import is_results_dir, load_results
-    from analysis.loaders.run_set import is_run_set, load_run_set
     from analysis.reports.comparison import (
         ONE_VALUE_CAPTION,
         comparison_table,
@@ -221,6 +219,8 @@ def compare(
         verdict_lines,
         write_comparison_report,
     )
+    from analysis.sources.results import is_results_dir, load_results
+    from analysis.sources.run_set import is_run_set, load_run_set
 
     method = Method(confidence=confidence)
     if is_run_set(run_a) and is_run_set(run_b):

@@ -1,6 +1,6 @@
 """`benchfs analyze phases`: the phase tables of tool outputs or results directories.
 
-A thin command over analysis.loaders.results; analysis/ is imported inside
+A thin command over analysis.sources.results; analysis/ is imported inside
 the command so that other commands start without pandas.
 """
 
@@ -34,8 +34,8 @@ def phases(
     allow_partial: AllowPartial = False,
 ) -> None:
     """Data and metadata phases (IOR's and mdtest's names) with the tool that produced them."""
-    from analysis.loaders.results import load_phase_source
     from analysis.reports.phases import phase_tables, tool_output_tables
+    from analysis.sources.results import load_phase_source
 
     documents = []
     for path in paths:

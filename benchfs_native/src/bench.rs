@@ -16,11 +16,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::latency::{Histogram, LatencySummary};
 use crate::storage::buffer::{BUF_ALIGN, BufferPool, FixedBuf};
 use crate::storage::driver::{Completion, Driver};
 use crate::storage::ops::{Op, Read, Write};
 use crate::storage::stats::Counters;
-use crate::storage::sys;
+use crate::sys;
 use crate::trace::{TraceBuffer, TraceConfig, TraceFile};
 
 /// Largest block size (64 MiB).
@@ -102,25 +103,6 @@ pub struct BenchConfig {
     pub trace: Option<TraceConfig>,
 }
 
-/// Latency percentiles (ns).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LatencyStats {
-    /// Operations measured.
-    pub count: u64,
-    /// Mean.
-    pub mean_ns: f64,
-    /// Median.
-    pub p50_ns: u64,
-    /// 90th percentile.
-    pub p90_ns: u64,
-    /// 99th percentile.
-    pub p99_ns: u64,
-    /// 99.9th percentile.
-    pub p999_ns: u64,
-    /// Maximum.
-    pub max_ns: u64,
-}
-
 /// What a run measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BenchResult {
@@ -143,105 +125,11 @@ pub struct BenchResult {
     /// Operations per second.
     pub iops: f64,
     /// Per-operation latency (submission to completion).
-    pub latency: LatencyStats,
+    pub latency: LatencySummary,
     /// Mean operations per `io_uring_enter` that submitted work.
     pub io_depth_mean: f64,
     /// Whether O_DIRECT was used.
     pub direct: bool,
-}
-
-/// Log-linear latency histogram: exact below 256 ns, else 128 buckets per
-/// power of two (under 0.8% error), constant memory for any run length.
-#[derive(Debug, Clone)]
-pub struct Histogram {
-    buckets: Vec<u64>,
-    count: u64,
-    sum: u128,
-    max: u64,
-}
-
-const SUB_BITS: u32 = 7;
-const SUB: u64 = 1 << SUB_BITS;
-const BUCKETS: usize = (2 * SUB + 56 * SUB) as usize;
-
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram {
-            buckets: vec![0; BUCKETS],
-            count: 0,
-            sum: 0,
-            max: 0,
-        }
-    }
-}
-
-impl Histogram {
-    fn bucket(v: u64) -> usize {
-        if v < 2 * SUB {
-            return v as usize;
-        }
-        let e = 63 - v.leading_zeros();
-        let shift = e - SUB_BITS;
-        let m = v >> shift;
-        (2 * SUB + u64::from(shift - 1) * SUB + (m - SUB)) as usize
-    }
-
-    /// Middle of bucket `i`.
-    fn value(i: usize) -> u64 {
-        let i = i as u64;
-        if i < 2 * SUB {
-            return i;
-        }
-        let k = i - 2 * SUB;
-        let shift = k / SUB + 1;
-        let m = k % SUB + SUB;
-        (m << shift) + ((1u64 << shift) >> 1)
-    }
-
-    /// Adds one value.
-    #[inline]
-    pub fn record(&mut self, v: u64) {
-        let b = Self::bucket(v);
-        if let Some(c) = self.buckets.get_mut(b) {
-            *c += 1;
-        }
-        self.count += 1;
-        self.sum += u128::from(v);
-        self.max = self.max.max(v);
-    }
-
-    /// The value at quantile `q` (0..=1).
-    pub fn quantile(&self, q: f64) -> u64 {
-        if self.count == 0 {
-            return 0;
-        }
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        let mut seen = 0;
-        for (i, &c) in self.buckets.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return Self::value(i).min(self.max);
-            }
-        }
-        self.max
-    }
-
-    /// The summary.
-    pub fn stats(&self) -> LatencyStats {
-        LatencyStats {
-            count: self.count,
-            mean_ns: if self.count == 0 {
-                0.0
-            } else {
-                self.sum as f64 / self.count as f64
-            },
-            p50_ns: self.quantile(0.50),
-            p90_ns: self.quantile(0.90),
-            p99_ns: self.quantile(0.99),
-            p999_ns: self.quantile(0.999),
-            max_ns: self.max,
-        }
-    }
 }
 
 /// splitmix64: a cheap, well-mixed PRNG.
@@ -506,55 +394,6 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn histogram_buckets_are_contiguous_and_close() {
-        let mut prev = 0;
-        for v in [
-            0u64,
-            1,
-            255,
-            256,
-            257,
-            511,
-            512,
-            1000,
-            4095,
-            4096,
-            1 << 40,
-            u64::MAX,
-        ] {
-            let b = Histogram::bucket(v);
-            assert!(b >= prev && b < BUCKETS, "{v} -> {b}");
-            prev = b;
-            let mid = Histogram::value(b);
-            let err = (mid as f64 - v as f64).abs() / (v.max(1) as f64);
-            assert!(err <= 1.0 / 128.0, "{v}: {mid}");
-        }
-        assert_eq!(Histogram::bucket(256), 256);
-        assert_eq!(Histogram::bucket(511), 383);
-        assert_eq!(Histogram::bucket(512), 384);
-    }
-
-    #[test]
-    fn quantiles() {
-        let mut h = Histogram::default();
-        for v in 1..=1000u64 {
-            h.record(v * 1000);
-        }
-        let s = h.stats();
-        assert_eq!(s.count, 1000);
-        assert_eq!(s.max_ns, 1_000_000);
-        assert!(
-            (s.p50_ns as f64 - 500_000.0).abs() < 500_000.0 / 100.0,
-            "{s:?}"
-        );
-        assert!(
-            (s.p99_ns as f64 - 990_000.0).abs() < 990_000.0 / 100.0,
-            "{s:?}"
-        );
-        assert!((s.mean_ns - 500_500.0).abs() < 1.0);
-    }
 
     #[test]
     fn rng_below_is_in_range() {

@@ -179,17 +179,6 @@ fn counts(c: &[u64; 12]) -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // Safety: writes at most `buf.len()` bytes into a live buffer.
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if r != 0 {
-        return "localhost".to_owned();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
 /// Creates `data_dir` (with its parents: a run's data root is often new
 /// on every host) and checks that files can be created in it, so a bad
 /// directory fails at startup with one line, not at the first write.
@@ -277,7 +266,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         node_id: config.node_id,
         daemon_index: config.daemon_index,
         pid: std::process::id(),
-        host: host_name(),
+        host: crate::sys::hostname().unwrap_or_else(|| "localhost".to_owned()),
         worker_address: address.as_bytes().to_vec(),
         data_dir: config.data_dir.display().to_string(),
         start_time_unix_ns: Record::now_unix_ns(),

@@ -16,7 +16,7 @@ pub fn line(args: fmt::Arguments<'_>) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-/// `log_line!("fmt", args...)`: [`line`] with `format!` syntax.
+/// `log_line!("fmt", args...)`: [`line`](fn@line) with `format!` syntax.
 #[macro_export]
 macro_rules! log_line {
     ($($arg:tt)*) => {

@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from analysis.loaders.ior_model import summary_from_results
-from analysis.loaders.tooldir import load_tool_dir
 from analysis.loaders.tools import load_tool_output
+from analysis.sources.tool_dir import load_tool_dir
 from benchfs.cli.main import app
 
 SEARCH = os.pathsep.join(

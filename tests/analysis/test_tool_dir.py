@@ -11,11 +11,11 @@ from tool_outputs_support import copy_outputs, output
 
 from analysis.convert.summary import summarize_outputs
 from analysis.errors import DataFormatError, MissingDataError
-from analysis.loaders.results import load_phase_source, load_results
 from analysis.loaders.run import load_workload_summary
-from analysis.loaders.tooldir import load_tool_dir, load_tool_outputs
 from analysis.loaders.tools import load_tool_output
 from analysis.phases import MetadataPhase
+from analysis.sources.results import load_phase_source, load_results
+from analysis.sources.tool_dir import load_tool_dir, load_tool_outputs
 
 
 def test_files_found_by_content_not_by_name(tmp_path: Path) -> None:

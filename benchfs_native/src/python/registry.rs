@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use super::error::BoundaryResult;
 use crate::membership::{self, Record};
 
 /// Every daemon record in ``registry_dir``, sorted by node id.
@@ -15,9 +16,15 @@ use crate::membership::{self, Record};
 /// or two records claiming one node id, raise ``ValueError`` naming the
 /// files; a missing directory raises ``FileNotFoundError``.
 #[pyfunction]
-fn read_registry(py: Python<'_>, registry_dir: PathBuf) -> PyResult<Vec<Bound<'_, PyDict>>> {
+pub(crate) fn read_registry(
+    py: Python<'_>,
+    registry_dir: PathBuf,
+) -> BoundaryResult<Vec<Bound<'_, PyDict>>> {
     let records = py.detach(|| membership::read_all(&registry_dir))?;
-    records.iter().map(|r| record_dict(py, r)).collect()
+    Ok(records
+        .iter()
+        .map(|r| record_dict(py, r))
+        .collect::<PyResult<_>>()?)
 }
 
 fn record_dict<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'py, PyDict>> {
@@ -32,32 +39,4 @@ fn record_dict<'py>(py: Python<'py>, r: &Record) -> PyResult<Bound<'py, PyDict>>
     d.set_item("start_time_unix_ns", r.start_time_unix_ns)?;
     d.set_item("protocol_version", r.protocol_version)?;
     Ok(d)
-}
-
-const REGISTRY_TYPED_DICT: &std::ffi::CStr = c"
-from typing import TypedDict
-
-class RegistryRecord(TypedDict):
-    node_name: str
-    node_id: int
-    daemon_index: int
-    pid: int
-    host: str
-    worker_address: bytes
-    data_dir: str
-    start_time_unix_ns: int
-    protocol_version: int
-";
-
-/// Adds `read_registry` and its TypedDict.
-pub(super) fn add_registry_api(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    m.add_function(wrap_pyfunction!(read_registry, m)?)?;
-    let ns = PyDict::new(py);
-    ns.set_item("__name__", "benchfs_native")?;
-    py.run(REGISTRY_TYPED_DICT, Some(&ns), None)?;
-    if let Some(v) = ns.get_item("RegistryRecord")? {
-        m.add("RegistryRecord", v)?;
-    }
-    Ok(())
 }

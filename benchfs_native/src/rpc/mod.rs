@@ -1,9 +1,10 @@
 //! Remote procedure calls between clients and daemons.
 //!
 //! * [`wire`]: the versioned message encoding (docs/WIRE_PROTOCOL.md). It
-//!   is plain logic over byte slices and knows nothing of the transport or
-//!   the storage layer; the client and server built on it carry a message
-//!   in a UCX active message's header and the bulk data in its payload.
+//!   is plain logic over byte slices (paths checked with the storage
+//!   layout's rules) and knows nothing of the transport; the client and
+//!   server built on it carry a message in a UCX active message's header
+//!   and the bulk data in its payload.
 //! * [`session`]: connect / accept / disconnect, which give each client a
 //!   channel on each daemon and the daemon an endpoint back to the client;
 //!   and the active message ids of the RPC layer.
@@ -36,5 +37,17 @@ pub fn trace_op(op: Op) -> OpCode {
         Op::Readdir => OpCode::Readdir,
         Op::Stats => OpCode::Stats,
         Op::Shutdown => OpCode::Shutdown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_has_a_trace_code() {
+        let codes: std::collections::HashSet<u8> =
+            Op::ALL.iter().map(|&o| trace_op(o) as u8).collect();
+        assert_eq!(codes.len(), Op::ALL.len());
     }
 }

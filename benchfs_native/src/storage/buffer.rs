@@ -10,63 +10,22 @@
 
 use std::fmt;
 use std::io;
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+use crate::sys::AnonMapping;
 
 /// Alignment of every buffer (a page: enough for any O_DIRECT alignment).
 pub const BUF_ALIGN: usize = 4096;
 /// Most buffers one ring can register (`IORING_MAX_REG_BUFFERS`).
 pub const MAX_BUFFERS: usize = 1 << 14;
 
-struct Region {
-    base: NonNull<u8>,
-    len: usize,
-}
-
-// Safety: the region is plain memory; who may touch which part of it is
-// governed by the pool's free list (one owner per buffer), not by threads.
-unsafe impl Send for Region {}
-// Safety: as above; `&Region` only exposes the base pointer.
-unsafe impl Sync for Region {}
-
-impl Region {
-    fn map(len: usize) -> io::Result<Region> {
-        // Safety: an anonymous private mapping has no preconditions; the
-        // result is checked for MAP_FAILED before use.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let base = NonNull::new(p.cast::<u8>())
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        Ok(Region { base, len })
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // Safety: `base`/`len` are exactly the mapping made in `map`, and the
-        // region is dropped only when the last `FixedBuf` and the pool are
-        // gone, i.e. when no operation can be using it (the driver keeps the
-        // pool alive until every operation has completed).
-        unsafe {
-            libc::munmap(self.base.as_ptr().cast(), self.len);
-        }
-    }
-}
-
 struct Shared {
-    region: Region,
+    /// Unmapped only when the last `FixedBuf` and the pool are gone, i.e.
+    /// when no operation can be using it (the driver keeps the pool alive
+    /// until every operation has completed); who may touch which buffer is
+    /// governed by the free list (one owner per buffer).
+    region: AnonMapping,
     size: usize,
     count: usize,
     free: Mutex<Vec<u32>>,
@@ -99,7 +58,7 @@ impl BufferPool {
             return Err(einval());
         }
         let len = count.checked_mul(size).ok_or_else(einval)?;
-        let region = Region::map(len)?;
+        let region = AnonMapping::new(len)?;
         let free = (0..count as u32).rev().collect();
         Ok(BufferPool {
             shared: Arc::new(Shared {
@@ -144,7 +103,7 @@ impl BufferPool {
 
     /// The iovecs to register, in buffer-index order.
     pub fn iovecs(&self) -> Vec<libc::iovec> {
-        let base = self.shared.region.base.as_ptr();
+        let base = self.shared.region.base().as_ptr();
         (0..self.shared.count)
             .map(|i| libc::iovec {
                 iov_base: base.wrapping_add(i * self.shared.size).cast(),
@@ -284,7 +243,7 @@ impl FixedBuf {
         self.pool
             .shared
             .region
-            .base
+            .base()
             .as_ptr()
             .wrapping_add(self.index as usize * self.pool.shared.size)
     }

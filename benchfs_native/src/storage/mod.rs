@@ -7,7 +7,6 @@
 //! * [`ops`]: one kernel operation per file.
 //! * [`driver`]: the ring and its submit loop.
 //! * [`store`]: [`ChunkStore`], the driver on its own thread.
-//! * [`sys`]: the few direct system calls (eventfd, statx probe, ...).
 
 pub mod buffer;
 pub mod driver;
@@ -16,7 +15,6 @@ pub mod layout;
 pub mod ops;
 pub mod stats;
 pub mod store;
-pub mod sys;
 
 pub use driver::{Completion, Driver, RingSetup};
 pub use stats::{Counters, StoreStats};

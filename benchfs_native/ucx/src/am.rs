@@ -21,8 +21,8 @@ use std::rc::{Rc, Weak};
 use crate::buf::{IoBuf, IoBufMut};
 use crate::error::{Error, Result, Status, check};
 use crate::request::{CbKind, Request, start};
+use crate::shared::{CbOutcome, RegisteredHandler, WorkerShared};
 use crate::sys;
-use crate::worker::{CbOutcome, WorkerShared};
 
 /// Which AM protocol a send uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -77,6 +77,12 @@ pub(crate) struct HandlerSlot {
     worker: Weak<WorkerShared>,
     id: u16,
     f: RefCell<Box<HandlerFn>>,
+}
+
+impl RegisteredHandler for HandlerSlot {
+    fn is_running(&self) -> bool {
+        self.f.try_borrow_mut().is_err()
+    }
 }
 
 /// Where the message body is.
@@ -426,7 +432,7 @@ pub(crate) fn set_handler(worker: &Rc<WorkerShared>, id: u16, f: Box<HandlerFn>)
         )
     })?;
     if let Some(old) = handlers.get(&id)
-        && old.f.try_borrow_mut().is_err()
+        && old.is_running()
     {
         return Err(Error::new(
             format!("ucp_worker_set_am_recv_handler({id}) from inside its own handler"),

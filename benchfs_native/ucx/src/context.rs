@@ -7,13 +7,12 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result, check};
 use crate::sys;
-use crate::worker::Worker;
 
 /// A UCP context (`ucp_context_h`) with the active-message feature and,
 /// unless disabled, the wake-up feature (worker event fds).
 ///
 /// Cheap to clone; the context is destroyed when the last clone and the
-/// last [`Worker`] created from it are gone. It may be shared between
+/// last [`Worker`](crate::Worker) created from it are gone. It may be shared between
 /// threads: it is created with `mt_workers_shared`, and each thread then
 /// creates its own worker.
 #[derive(Clone, Debug)]
@@ -63,7 +62,7 @@ impl Default for ContextBuilder {
 
 impl ContextBuilder {
     /// Enable `UCP_FEATURE_WAKEUP` (default: on), needed for
-    /// [`Worker::event_fd`].
+    /// [`Worker::event_fd`](crate::Worker::event_fd).
     pub fn wakeup(mut self, on: bool) -> Self {
         self.wakeup = on;
         self
@@ -167,11 +166,6 @@ impl Context {
     /// Options before creation.
     pub fn builder() -> ContextBuilder {
         ContextBuilder::default()
-    }
-
-    /// Create a worker owned by the calling thread.
-    pub fn create_worker(&self) -> Result<Worker> {
-        Worker::new(self)
     }
 
     /// Whether the wake-up feature (event fds) is enabled.

@@ -7,12 +7,14 @@ use std::ptr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crate::address::WorkerAddress;
 use crate::am::{SendOptions, send_on};
 use crate::buf::IoBuf;
 use crate::error::{Error, Result, Status, StatusPtr, check, decode_ptr};
+use crate::print::print_to_string;
 use crate::request::Request;
+use crate::shared::WorkerShared;
 use crate::sys;
-use crate::worker::{WorkerAddress, WorkerShared};
 
 /// How an endpoint learns that its peer is gone.
 ///
@@ -85,30 +87,6 @@ unsafe extern "C" fn ep_error_cb(arg: *mut c_void, _ep: sys::ucp_ep_h, status: S
     // until the endpoint is closed (or forever if the close never ends).
     let state = unsafe { &*(arg as *const EpState) };
     state.failed.set(Some(status));
-}
-
-/// Runs `f` with a memory stream and returns what it printed.
-pub(crate) fn print_to_string(f: impl FnOnce(*mut libc::FILE)) -> String {
-    let mut buf: *mut libc::c_char = ptr::null_mut();
-    let mut size: libc::size_t = 0;
-    // Safety: valid out-pointers; the stream is closed below.
-    let stream = unsafe { libc::open_memstream(&mut buf, &mut size) };
-    if stream.is_null() {
-        return String::new();
-    }
-    f(stream);
-    // Safety: `stream` is the open memstream; closing it finalises `buf`.
-    unsafe { libc::fclose(stream) };
-    if buf.is_null() {
-        return String::new();
-    }
-    // Safety: after fclose, `buf` holds `size` bytes allocated by libc.
-    let out =
-        String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(buf as *const u8, size) })
-            .into_owned();
-    // Safety: `buf` was allocated by open_memstream and is freed once.
-    unsafe { libc::free(buf.cast()) };
-    out
 }
 
 impl Endpoint {

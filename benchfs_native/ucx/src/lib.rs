@@ -14,6 +14,20 @@
 //! Everything except [`Context`] belongs to the thread that created the
 //! worker. See `docs/TRANSPORT.md` for the design and measured figures.
 //!
+//! Modules, each using only those above it (no cycle):
+//!
+//! - `sys` (the bindgen output), `buf` (what a request may own),
+//!   `address` (a worker's address bytes), `print` (UCX's `FILE *`
+//!   printers to a string); `error` (on `sys`).
+//! - `context`: the UCP context.
+//! - `shared`: the state of one worker shared by everything created from
+//!   it (handle, registered handlers, the progress / sleep loop).
+//! - `request`: operations in flight.
+//! - `am`: active-message handlers, received messages, sends.
+//! - `endpoint`: connections to peers.
+//! - `worker`: [`Worker`], the owner's face of the shared state, and
+//!   [`Context::create_worker`].
+//!
 //! ```
 //! use std::{cell::RefCell, rc::Rc, time::{Duration, Instant}};
 //! use benchfs_ucx::{Context, EndpointOptions, SendOptions};
@@ -47,36 +61,27 @@
 //! # Ok::<(), benchfs_ucx::Error>(())
 //! ```
 
+mod address;
 mod am;
 mod buf;
 mod context;
 mod endpoint;
 mod error;
+mod print;
 mod request;
+mod shared;
 mod sys;
 mod worker;
 
+pub use address::WorkerAddress;
 pub use am::{AmMessage, Proto, SendOptions};
 pub use buf::{IoBuf, IoBufMut};
 pub use context::{Context, ContextBuilder};
 pub use endpoint::{Endpoint, EndpointOptions, ErrorMode};
 pub use error::{Error, Result, Status, status_name};
 pub use request::Request;
-pub use worker::{DEFAULT_SPIN_ITERATIONS, Worker, WorkerAddress};
-
-impl Worker {
-    /// Register (or replace) the handler for active messages of `id`. It
-    /// runs inside [`Worker::progress`], gets each message by value, and
-    /// may keep it (e.g. queue it) or drop it.
-    pub fn set_am_handler(&self, id: u16, handler: impl FnMut(AmMessage) + 'static) -> Result<()> {
-        am::set_handler(&self.shared, id, Box::new(handler))
-    }
-
-    /// Unregister the handler of `id`.
-    pub fn clear_am_handler(&self, id: u16) -> Result<()> {
-        am::clear_handler(&self.shared, id)
-    }
-}
+pub use shared::DEFAULT_SPIN_ITERATIONS;
+pub use worker::Worker;
 
 /// The UCX version the bindings were generated against (from `ucx.pc`).
 pub const UCX_BUILD_VERSION: &str = env!("BENCHFS_UCX_VERSION");

@@ -20,8 +20,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use crate::error::{Error, Result, Status, StatusPtr, decode_ptr};
+use crate::shared::WorkerShared;
 use crate::sys;
-use crate::worker::WorkerShared;
 
 pub(crate) struct OpState<B> {
     status: Cell<Option<Status>>,

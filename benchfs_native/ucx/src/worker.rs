@@ -1,213 +1,21 @@
 //! The UCP worker: one per thread, progressed by its owner, able to sleep
 //! on an event fd when idle.
 
-use std::any::Any;
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
-use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::RawFd;
 use std::ptr;
-use std::rc::{Rc, Weak};
-use std::sync::Arc;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::am::HandlerSlot;
-use crate::context::{Context, ContextInner};
+use crate::address::WorkerAddress;
+use crate::am::{self, AmMessage};
+use crate::context::Context;
 use crate::endpoint::{Endpoint, EndpointOptions};
-use crate::error::{Error, Result, check};
+use crate::error::{Result, check};
+use crate::print::print_to_string;
+use crate::request::Request;
+use crate::shared::WorkerShared;
 use crate::sys;
-
-/// Idle progress calls before a wait arms the worker and sleeps on its
-/// event fd (when the context has wake-up enabled).
-pub const DEFAULT_SPIN_ITERATIONS: u32 = 20_000;
-
-/// Opaque worker address, the bytes a peer needs to connect
-/// (`ucp_worker_get_address`). Publish it in a registry as is.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct WorkerAddress(Vec<u8>);
-
-impl WorkerAddress {
-    /// Wrap bytes received from a registry.
-    pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Self {
-        WorkerAddress(bytes.into())
-    }
-
-    /// The bytes to publish.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl fmt::Debug for WorkerAddress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "WorkerAddress({} bytes)", self.0.len())
-    }
-}
-
-/// What the AM callback in flight did with its message (see `am.rs`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum CbOutcome {
-    /// Still held by the application: return `UCS_INPROGRESS`.
-    Kept,
-    /// Dropped inside the callback: return `UCS_OK` (or cancel a
-    /// rendezvous).
-    Released,
-    /// Rendezvous receive started inside the callback: return `UCS_OK`.
-    Consumed,
-}
-
-pub(crate) struct WorkerShared {
-    pub(crate) handle: sys::ucp_worker_h,
-    _ctx: Arc<ContextInner>,
-    wakeup: bool,
-    efd: Cell<Option<RawFd>>,
-    spin: Cell<u32>,
-    in_progress: Cell<bool>,
-    pub(crate) handlers: RefCell<HashMap<u16, Box<HandlerSlot>>>,
-    /// Sequence number of the AM callback currently running (0: none).
-    pub(crate) cb_active: Cell<u64>,
-    /// Last sequence number given to an AM callback.
-    pub(crate) cb_seq: Cell<u64>,
-    pub(crate) cb_outcome: Cell<CbOutcome>,
-    /// A panic caught inside a UCX callback, resumed after progress.
-    pub(crate) panic: Cell<Option<Box<dyn Any + Send>>>,
-    pub(crate) self_weak: Weak<WorkerShared>,
-    /// Endpoint close requests that did not finish before their deadline;
-    /// freed before the worker is destroyed.
-    pub(crate) stale_close: RefCell<Vec<*mut c_void>>,
-}
-
-impl Drop for WorkerShared {
-    fn drop(&mut self) {
-        for req in self.stale_close.get_mut().drain(..) {
-            // Safety: a close request still owned by us; freeing an
-            // unfinished request is allowed (no callback was set).
-            unsafe { sys::ucp_request_free(req) };
-        }
-        // Safety: every endpoint and request holds an `Rc<WorkerShared>`,
-        // so none is alive; handler slots (still registered) are dropped
-        // only after this call returns, so UCX never calls into freed
-        // memory.
-        unsafe { sys::ucp_worker_destroy(self.handle) };
-    }
-}
-
-impl WorkerShared {
-    /// One `ucp_worker_progress` call. Panics if called from inside a UCX
-    /// callback (UCX forbids it); resumes a panic raised by a handler.
-    pub(crate) fn progress(&self) -> u32 {
-        assert!(
-            !self.in_progress.get(),
-            "Worker::progress called from inside a UCX callback"
-        );
-        self.in_progress.set(true);
-        // Safety: single-threaded worker, not re-entered (checked above).
-        let n = unsafe { sys::ucp_worker_progress(self.handle) };
-        self.in_progress.set(false);
-        if let Some(p) = self.panic.take() {
-            std::panic::resume_unwind(p);
-        }
-        n
-    }
-
-    pub(crate) fn event_fd(&self) -> Result<RawFd> {
-        if let Some(fd) = self.efd.get() {
-            return Ok(fd);
-        }
-        if !self.wakeup {
-            return Err(Error::new(
-                "ucp_worker_get_efd (context created without wake-up)",
-                sys::UCS_ERR_UNSUPPORTED,
-            ));
-        }
-        let mut fd: libc::c_int = -1;
-        // Safety: live worker, valid out-pointer.
-        check("ucp_worker_get_efd", unsafe {
-            sys::ucp_worker_get_efd(self.handle, &mut fd)
-        })?;
-        self.efd.set(Some(fd));
-        Ok(fd)
-    }
-
-    pub(crate) fn arm(&self) -> Result<bool> {
-        // Safety: live worker owned by this thread.
-        let s = unsafe { sys::ucp_worker_arm(self.handle) };
-        match s {
-            sys::UCS_OK => Ok(true),
-            sys::UCS_ERR_BUSY => Ok(false),
-            s => Err(Error::new("ucp_worker_arm", s)),
-        }
-    }
-
-    /// Progress until `done()` holds or `deadline` passes. Spins while
-    /// there is work, then (with wake-up) arms the worker and sleeps on its
-    /// event fd; without wake-up it keeps spinning.
-    pub(crate) fn wait_until(
-        &self,
-        deadline: Instant,
-        what: &str,
-        mut done: impl FnMut() -> bool,
-    ) -> Result<()> {
-        let spin = self.spin.get().max(1);
-        let mut idle: u32 = 0;
-        loop {
-            if done() {
-                return Ok(());
-            }
-            if self.progress() != 0 {
-                idle = 0;
-                continue;
-            }
-            idle += 1;
-            if idle.is_multiple_of(256) && Instant::now() >= deadline {
-                if done() {
-                    return Ok(());
-                }
-                return Err(Error::timeout(format!("waiting for {what}")));
-            }
-            if idle >= spin && self.wakeup {
-                idle = 0;
-                if !self.arm()? {
-                    continue;
-                }
-                if done() {
-                    return Ok(());
-                }
-                let now = Instant::now();
-                if now >= deadline {
-                    return Err(Error::timeout(format!("waiting for {what}")));
-                }
-                self.sleep(deadline - now)?;
-            }
-        }
-    }
-
-    /// Sleep on the event fd for at most `timeout` (the worker must be
-    /// armed). Returns whether the fd became readable.
-    pub(crate) fn sleep(&self, timeout: Duration) -> Result<bool> {
-        let fd = self.event_fd()?;
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = timeout.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // Safety: one valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                return Ok(false);
-            }
-            return Err(Error::new(
-                "poll on the worker event fd",
-                sys::UCS_ERR_IO_ERROR,
-            ));
-        }
-        Ok(r > 0)
-    }
-}
 
 /// A UCP worker (`ucp_worker_h`) in single-thread mode.
 ///
@@ -227,36 +35,16 @@ impl fmt::Debug for Worker {
     }
 }
 
-impl Worker {
-    pub(crate) fn new(ctx: &Context) -> Result<Worker> {
-        let params = sys::ucp_worker_params_t {
-            field_mask: sys::UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64,
-            thread_mode: sys::UCS_THREAD_MODE_SINGLE,
-            ..Default::default()
-        };
-        let mut handle: sys::ucp_worker_h = ptr::null_mut();
-        // Safety: live context, valid params and out-pointer.
-        check("ucp_worker_create", unsafe {
-            sys::ucp_worker_create(ctx.inner.handle, &params, &mut handle)
-        })?;
-        let shared = Rc::new_cyclic(|weak| WorkerShared {
-            handle,
-            _ctx: ctx.inner.clone(),
-            wakeup: ctx.inner.wakeup,
-            efd: Cell::new(None),
-            spin: Cell::new(DEFAULT_SPIN_ITERATIONS),
-            in_progress: Cell::new(false),
-            handlers: RefCell::new(HashMap::new()),
-            cb_active: Cell::new(0),
-            cb_seq: Cell::new(0),
-            cb_outcome: Cell::new(CbOutcome::Kept),
-            panic: Cell::new(None),
-            self_weak: weak.clone(),
-            stale_close: RefCell::new(Vec::new()),
-        });
-        Ok(Worker { shared })
+impl Context {
+    /// Create a worker owned by the calling thread.
+    pub fn create_worker(&self) -> Result<Worker> {
+        Ok(Worker {
+            shared: WorkerShared::create(self)?,
+        })
     }
+}
 
+impl Worker {
     /// One round of `ucp_worker_progress`; returns the number of events
     /// processed (0: nothing happened). Runs AM handlers and completion
     /// callbacks. A panic in a handler is resumed here.
@@ -279,7 +67,7 @@ impl Worker {
         let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) }.to_vec();
         // Safety: releases the buffer from `ucp_worker_get_address` once.
         unsafe { sys::ucp_worker_release_address(self.shared.handle, addr) };
-        Ok(WorkerAddress(bytes))
+        Ok(WorkerAddress::from_bytes(bytes))
     }
 
     /// The worker's event fd (`ucp_worker_get_efd`), for an epoll set.
@@ -308,7 +96,7 @@ impl Worker {
     }
 
     /// Progress until `request` completes or `deadline` passes.
-    pub fn wait_for<B>(&self, request: &crate::Request<B>, deadline: Instant) -> Result<()> {
+    pub fn wait_for<B>(&self, request: &Request<B>, deadline: Instant) -> Result<()> {
         self.shared
             .wait_until(deadline, request.what(), || request.is_done())
     }
@@ -327,9 +115,9 @@ impl Worker {
     }
 
     /// Empty progress calls a wait spins through before it sleeps
-    /// (default [`DEFAULT_SPIN_ITERATIONS`]); `u32::MAX` never sleeps.
+    /// (default [`DEFAULT_SPIN_ITERATIONS`](crate::DEFAULT_SPIN_ITERATIONS)); `u32::MAX` never sleeps.
     pub fn set_spin_iterations(&self, n: u32) {
-        self.shared.spin.set(n);
+        self.shared.set_spin(n);
     }
 
     /// Connect to a peer worker.
@@ -339,9 +127,23 @@ impl Worker {
 
     /// Print UCX's view of the worker (transports, resources) to a string.
     pub fn info(&self) -> String {
-        crate::endpoint::print_to_string(|f| {
+        print_to_string(|f| {
             // Safety: live worker; `f` is a valid FILE stream.
             unsafe { sys::ucp_worker_print_info(self.shared.handle, f.cast()) }
         })
+    }
+}
+
+impl Worker {
+    /// Register (or replace) the handler for active messages of `id`. It
+    /// runs inside [`Worker::progress`], gets each message by value, and
+    /// may keep it (e.g. queue it) or drop it.
+    pub fn set_am_handler(&self, id: u16, handler: impl FnMut(AmMessage) + 'static) -> Result<()> {
+        am::set_handler(&self.shared, id, Box::new(handler))
+    }
+
+    /// Unregister the handler of `id`.
+    pub fn clear_am_handler(&self, id: u16) -> Result<()> {
+        am::clear_handler(&self.shared, id)
     }
 }

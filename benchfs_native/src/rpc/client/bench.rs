@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use super::Client;
 use super::buf::SharedBuf;
 use super::inflight::Call;
-use super::latency::{LatencySummary, summarize};
 use crate::error::{Error, Result};
+use crate::latency::{LatencySummary, summarize};
 use crate::rpc::wire::Request;
 
 /// What [`Client::bench_ping`] measured.

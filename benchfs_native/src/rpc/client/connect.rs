@@ -80,18 +80,6 @@ pub struct Conn {
     _context: Context,
 }
 
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // Safety: the buffer is writable for its length; gethostname writes a
-    // NUL-terminated name into it (truncated if longer).
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if r != 0 {
-        return String::new();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
 fn new_client_id() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -173,7 +161,7 @@ pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
         .address()
         .map_err(|e| ucx_error(&e, "UCX worker address"))?;
     let client_id = new_client_id();
-    let here = hostname();
+    let here = crate::sys::hostname().unwrap_or_default();
     let mut nodes = Vec::with_capacity(records.len());
     let mut sends = Vec::with_capacity(records.len());
     let hello = session::encode(&Session::Connect {

@@ -7,7 +7,7 @@
 //! * `ops`: create, open, write, read, fsync, close, stat, unlink, readdir,
 //!   truncate, ping, stats, shutdown (placement per docs/PLACEMENT.md).
 //! * `phase`: the bulk write or read phase ([`PhaseSpec`]).
-//! * `split`, `pattern`, `latency`, `retry`, `buf`: the pure parts.
+//! * `split`, `pattern`, `retry`, `buf`: the pure parts.
 //!
 //! A [`Client`] owns its UCX worker on the calling thread (no threads of
 //! its own); it is `!Send`.
@@ -16,7 +16,6 @@ mod bench;
 mod buf;
 mod connect;
 mod inflight;
-mod latency;
 mod ops;
 mod pattern;
 mod phase;
@@ -30,7 +29,6 @@ use std::time::Duration;
 pub use bench::PingBench;
 pub use buf::{Piece, SharedBuf};
 pub use inflight::{Answer, Counters, Entry};
-pub use latency::{LatencySummary, percentile, summarize};
 pub use pattern::Pattern;
 pub use phase::{PhaseResult, PhaseSpec};
 pub use split::{ChunkPiece, split};

@@ -17,22 +17,23 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use benchfs_ucx::{AmMessage, Request, Worker};
+use benchfs_ucx::{AmMessage, Worker};
 
 use super::ServerConfig;
 use super::buffers::BufPool;
 use super::channels::Channels;
 use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
-use super::poller::Epoll;
 use super::pool::StoragePool;
 use super::signals::{SignalGuard, signal_name};
+use super::slots::{Meta, Queued, Receiving, Sending, Slots};
 use super::stats::ServerStats;
 use crate::error::{Error, Result};
 use crate::rpc::session::{AM_REQUEST, AM_SESSION};
 use crate::rpc::trace_op;
 use crate::rpc::transport::ucx_error;
-use crate::rpc::wire::{Limits, Op, Route};
+use crate::rpc::wire::Limits;
 use crate::storage::ChunkStore;
+use crate::sys::Epoll;
 use crate::trace::format::{Kind, status_of};
 use crate::trace::{Record, TraceBuffer};
 
@@ -51,102 +52,6 @@ pub(super) const CLOSE_DEADLINE: Duration = Duration::from_millis(500);
 /// Drop log lines: the first few, then one in this many.
 const LOG_EVERY: u64 = 1000;
 const LOG_FIRST: u64 = 20;
-
-/// What a request carries through the loop, for its reply and its trace
-/// record.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Meta {
-    /// Request id and channel to answer on (node = this daemon).
-    pub route: Route,
-    pub op: Op,
-    pub arrival: Instant,
-    pub dispatched: Instant,
-    pub storage_ns: u64,
-    /// Payload bytes moved (write data in, read data out).
-    pub bytes: u64,
-}
-
-impl Meta {
-    pub(super) fn new(route: Route, op: Op, arrival: Instant) -> Meta {
-        Meta {
-            route,
-            op,
-            arrival,
-            dispatched: arrival,
-            storage_ns: 0,
-            bytes: 0,
-        }
-    }
-}
-
-/// A request waiting for a slot.
-#[derive(Debug)]
-pub(super) struct Queued {
-    /// A write's message, whose payload is received at dispatch.
-    pub msg: Option<AmMessage>,
-    pub job: Job,
-    pub meta: Meta,
-    /// Buffer capacity the request needs.
-    pub need: usize,
-}
-
-/// A write whose rendezvous data is arriving.
-#[derive(Debug)]
-pub(super) struct Receiving {
-    pub req: Request<Vec<u8>>,
-    pub job: Job,
-}
-
-/// A reply (or accept) being sent.
-#[derive(Debug)]
-pub(super) struct Sending {
-    pub req: Request<Vec<u8>>,
-    /// The slot freed when the send completes.
-    pub token: Option<u32>,
-    /// The payload is a pool buffer.
-    pub pooled: bool,
-    /// For the trace: the request, its status and when the send started.
-    pub done: Option<(Meta, i32, Instant)>,
-}
-
-/// Dispatched requests, by token.
-#[derive(Debug, Default)]
-pub(super) struct Slots {
-    slots: Vec<Option<Meta>>,
-    free: Vec<u32>,
-    used: usize,
-}
-
-impl Slots {
-    fn insert(&mut self, meta: Meta) -> u32 {
-        self.used += 1;
-        match self.free.pop() {
-            Some(t) => {
-                self.slots[t as usize] = Some(meta);
-                t
-            }
-            None => {
-                self.slots.push(Some(meta));
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-
-    pub(super) fn get_mut(&mut self, token: u32) -> Option<&mut Meta> {
-        self.slots.get_mut(token as usize)?.as_mut()
-    }
-
-    fn remove(&mut self, token: u32) -> Option<Meta> {
-        let m = self.slots.get_mut(token as usize)?.take()?;
-        self.free.push(token);
-        self.used -= 1;
-        Some(m)
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.used
-    }
-}
 
 /// Why and how the server stops.
 #[derive(Debug, Clone)]

@@ -3,11 +3,12 @@
 //! * one thread (the caller of [`Server::run`]) owns the UCX worker and
 //!   runs the [`event_loop`]: it progresses UCX, decodes and routes
 //!   messages ([`requests`], [`sessions`]), sends replies, and sleeps in
-//!   epoll ([`poller`]) when idle;
+//!   epoll ([`crate::sys::Epoll`]) when idle;
 //! * storage work runs on the [`pool`] of `max_concurrency` threads that
 //!   call the blocking chunk store API ([`dispatch`]); requests beyond the
 //!   bound wait in a FIFO queue; data lives in a bounded pool of reusable
 //!   buffers ([`buffers`]);
+//! * a dispatched request holds one of the loop's `slots`;
 //! * clients are known by their [`channels`]; [`stats`] are counters of
 //!   the loop; [`signals`] turn SIGTERM/SIGINT into a drain.
 
@@ -15,11 +16,11 @@ pub mod buffers;
 pub mod channels;
 pub mod dispatch;
 pub mod event_loop;
-pub mod poller;
 pub mod pool;
 pub mod requests;
 pub mod sessions;
 pub mod signals;
+mod slots;
 pub mod stats;
 
 use std::fmt;

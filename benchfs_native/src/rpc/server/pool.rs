@@ -16,8 +16,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::dispatch::{Job, Outcome, Storage};
-use super::poller::EventFd;
 use crate::error::{Error, Result};
+use crate::sys::EventFd;
 
 #[derive(Debug)]
 struct Wake {

@@ -9,7 +9,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use benchfs_ucx::{AmMessage, SendOptions};
 
 use super::dispatch::{Done, Job, Outcome, Work};
-use super::event_loop::{Meta, Queued, Sending, Server};
+use super::event_loop::Server;
+use super::slots::{Meta, Queued, Sending};
 use super::stats::{self, Gauges, Identity, Rejected};
 use crate::rpc::session::AM_REPLY;
 use crate::rpc::wire::{self, Op, Reply, Request, Route};

@@ -7,7 +7,8 @@ use std::time::Instant;
 use benchfs_ucx::{AmMessage, Endpoint, EndpointOptions, SendOptions, WorkerAddress};
 
 use super::channels::Channel;
-use super::event_loop::{CLOSE_DEADLINE, Sending, Server};
+use super::event_loop::{CLOSE_DEADLINE, Server};
+use super::slots::Sending;
 use super::stats::Rejected;
 use crate::rpc::session::{self, AM_SESSION, Session};
 

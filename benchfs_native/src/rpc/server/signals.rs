@@ -6,8 +6,8 @@
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use super::poller::{EventFd, notify_raw};
 use crate::error::{Error, Result};
+use crate::sys::{self, EventFd, SavedAction};
 
 /// The eventfd the handler writes; -1 when no guard is installed.
 static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
@@ -15,23 +15,21 @@ static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
 static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    // Safety: errno is thread-local; saved and restored so the interrupted
-    // code does not see the handler's `write` result.
-    let saved = unsafe { *libc::__errno_location() };
-    LAST_SIGNAL.store(sig, Ordering::SeqCst);
-    let fd = SIGNAL_FD.load(Ordering::SeqCst);
-    if fd >= 0 {
-        notify_raw(fd);
-    }
-    // Safety: as above.
-    unsafe { *libc::__errno_location() = saved };
+    // Only atomics and one `write`: async-signal-safe.
+    sys::preserving_errno(|| {
+        LAST_SIGNAL.store(sig, Ordering::SeqCst);
+        let fd = SIGNAL_FD.load(Ordering::SeqCst);
+        if fd >= 0 {
+            sys::notify_raw(fd);
+        }
+    });
 }
 
 /// Handlers for the stop signals, installed for the guard's lifetime.
 #[derive(Debug)]
 pub struct SignalGuard {
     fd: EventFd,
-    old: Vec<(libc::c_int, libc::sigaction)>,
+    old: Vec<SavedAction>,
 }
 
 /// The signals that stop a daemon.
@@ -58,22 +56,11 @@ impl SignalGuard {
             old: Vec::new(),
         };
         for sig in STOP_SIGNALS {
-            // Safety: zeroed sigaction is a valid "no flags, empty mask"
-            // starting point; the handler is an `extern "C" fn(c_int)`.
-            let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-            act.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            act.sa_flags = libc::SA_RESTART;
-            // Safety: `act.sa_mask` is a live sigset_t.
-            unsafe { libc::sigemptyset(&mut act.sa_mask) };
-            // Safety: zeroed is a valid out-value for the old action.
-            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-            // Safety: valid signal number and live structs.
-            if unsafe { libc::sigaction(sig, &act, &mut old) } != 0 {
-                let e = std::io::Error::last_os_error();
+            match sys::set_handler(sig, on_signal) {
+                Ok(saved) => guard.old.push(saved),
                 // The guard's Drop restores what was already replaced.
-                return Err(Error::from_io(&e, "sigaction", format!("signal {sig}")));
+                Err(e) => return Err(Error::from_io(&e, "sigaction", format!("signal {sig}"))),
             }
-            guard.old.push((sig, old));
         }
         Ok(guard)
     }
@@ -99,9 +86,8 @@ impl SignalGuard {
 
 impl Drop for SignalGuard {
     fn drop(&mut self) {
-        for (sig, old) in self.old.drain(..).rev() {
-            // Safety: restores the action saved by `install`.
-            unsafe { libc::sigaction(sig, &old, std::ptr::null_mut()) };
+        for saved in self.old.drain(..).rev() {
+            saved.restore();
         }
         SIGNAL_FD.store(-1, Ordering::SeqCst);
     }

@@ -5,7 +5,7 @@
 //! the heap or in the buffer pool, so an operation may be moved (into the
 //! driver's slot table, back to the caller) without invalidating its SQE.
 //!
-//! The contract for building an SQE with [`Op::entry`]: the driver keeps
+//! The contract for building an SQE with `Op::entry`: the driver keeps
 //! the `Op` (and thereby every resource it owns) alive until the kernel has
 //! posted the operation's completion, and only then hands it back.
 

@@ -1,0 +1,328 @@
+"""Stub of the compiled module ``benchfs_native._native`` (src/python/).
+
+The package ``benchfs_native`` re-exports everything here; the dicts the
+functions return are the TypedDicts of ``benchfs_native._types``.
+"""
+
+from typing import Any, Literal, final
+
+from typing_extensions import Buffer
+
+from benchfs_native._types import (
+    BuildInfo,
+    ClientCounters,
+    DaemonSummary,
+    DirEntry,
+    FileAttr,
+    FileStat,
+    NodeInfo,
+    PhaseResult,
+    PingBenchResult,
+    RegistryRecord,
+    StorageBenchResult,
+    StoreStats,
+)
+
+__all__ = [
+    "ChunkStore",
+    "Client",
+    "__version__",
+    "bench_storage",
+    "build_info",
+    "chunk_loads",
+    "metadata_owner",
+    "placement_owner",
+    "read_registry",
+    "serve_daemon",
+]
+
+__version__: str
+
+def build_info() -> BuildInfo:
+    """Version, cargo profile and git revision the extension was built from."""
+
+@final
+class ChunkStore:
+    """A chunk store rooted at a local directory.
+
+    A file's bytes are split into ``chunk_size`` chunks; all data I/O goes
+    through one io_uring ring with registered buffers from a bounded pool.
+    When the pool is empty a call waits for a buffer instead of failing.
+    O_DIRECT is used per request when offset, length and buffer are
+    aligned, buffered I/O otherwise (or always with ``buffered=True``).
+    A store belongs to the process that opened it: in a ``fork()`` child its
+    methods raise ``RuntimeError``.
+    """
+
+    def __new__(
+        cls,
+        root: str,
+        *,
+        chunk_size: int = 4 * 1024 * 1024,
+        buffer_size: int = 1024 * 1024,
+        pool_buffers: int = 64,
+        ring_entries: int = 256,
+        buffered: bool = False,
+        trace_dir: str | None = None,
+        node: str = "local",
+        node_id: int = 0,
+    ) -> ChunkStore:
+        """Open (creating if needed) the store at ``root``."""
+
+    @property
+    def root(self) -> str: ...
+    @property
+    def chunk_size(self) -> int: ...
+    def write(self, path: str, offset: int, data: Buffer) -> int:
+        """Write ``data`` at ``offset`` of ``path``; return the bytes written.
+
+        The write is split per chunk; it is not synced (see ``fsync``). An
+        empty ``data`` creates a missing file without extending it.
+        """
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        """Read up to ``length`` bytes at ``offset``; shorter at end of file.
+
+        Holes read as zeros; ``length`` is at most 1 GiB.
+        """
+
+    def fsync(self, path: str) -> None:
+        """Make the file's data durable."""
+
+    def truncate(self, path: str, size: int) -> None:
+        """Set the file's size (``FileNotFoundError`` if it does not exist)."""
+
+    def remove(self, path: str) -> None:
+        """Delete the file and all its chunks."""
+
+    def stat(self, path: str) -> FileStat:
+        """Size of the file."""
+
+    def list(self) -> list[str]:
+        """Paths of the files held in the store."""
+
+    def stats(self) -> StoreStats:
+        """Counters of the ring, the buffer pool and the fd cache."""
+
+    def close(self) -> None:
+        """Wait for operations in flight, flush the trace and release the ring.
+
+        Idempotent; any later call on the store raises ``ValueError``.
+        """
+
+    def __enter__(self) -> ChunkStore: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+def bench_storage(
+    root: str,
+    *,
+    pattern: Literal["write", "read", "randwrite", "randread"],
+    block_size: int,
+    queue_depth: int,
+    total_bytes: int,
+    files: int = 1,
+    direct: bool = True,
+    trace_dir: str | None = None,
+    node: str = "local",
+    node_id: int = 0,
+) -> StorageBenchResult:
+    """Run one storage pattern with the hot loop in Rust.
+
+    ``total_bytes`` is split evenly over ``files`` files named
+    ``bench.<i>`` in ``root``; reads expect the files of an earlier write.
+    ``queue_depth`` operations are kept in flight. Write patterns first
+    reserve each file's size (``fallocate``), as fio does. With ``trace_dir``
+    the run is recorded as ``trace-<node>-<pid>.bftrace``.
+    """
+
+@final
+class Client:
+    """A client of the BenchFS daemons of one registry.
+
+    The constructor waits until ``expected_nodes`` daemons (a count, or
+    their node names) have registered in ``registry_dir`` (a partial
+    membership only with ``allow_partial``), then opens a session with each;
+    both within ``connect_deadline_s``, else ``OSError(ETIMEDOUT)`` naming
+    the missing daemons. ``transport`` must match the daemons'.
+
+    Every call releases the GIL and drives the client's own UCX worker on
+    the calling thread: use a client only from the thread that created it.
+    At most ``max_in_flight`` RPCs are outstanding; each has
+    ``rpc_deadline_s``. A failed RPC raises ``OSError(errno, "<op> on node
+    <name> failed: <cause>", <node name>)``, e.g. ``write testfile.3 chunk
+    12 on node node2 failed: no reply within 2.0 s``. Reads, stats, opens,
+    readdirs, pings and stats are repeated up to ``retries`` times on
+    ``EAGAIN``, ``EBUSY`` and on ``ETIMEDOUT`` while the daemon is still
+    reachable. With ``trace_dir``, every RPC is recorded as an
+    ``rpc_client`` event in ``trace-<name>-<pid>.bftrace``.
+    ``fsync_on_close=None`` asks the daemons whether to fsync on close.
+    """
+
+    def __new__(
+        cls,
+        registry_dir: str,
+        expected_nodes: int | list[str],
+        *,
+        transport: Literal["auto", "shm", "tcp"] = "auto",
+        connect_deadline_s: float = 60.0,
+        rpc_deadline_s: float = 30.0,
+        max_in_flight: int = 16,
+        retries: int = 3,
+        allow_partial: bool = False,
+        name: str = "client",
+        trace_dir: str | None = None,
+        fsync_on_close: bool | None = None,
+    ) -> Client: ...
+    @property
+    def nodes(self) -> list[NodeInfo]:
+        """The daemons, by node id."""
+
+    @property
+    def chunk_size(self) -> int:
+        """The daemons' chunk size in bytes."""
+
+    @property
+    def connected(self) -> bool:
+        """Whether the sessions are open."""
+
+    def create(self, path: str, mode: int = 0o644, exclusive: bool = False) -> int:
+        """Create ``path`` (empty) and open it; return its handle."""
+
+    def open(self, path: str, flags: int = 2, mode: int = 0o644) -> int:
+        """Open ``path`` with ``os.O_*`` flags (default ``os.O_RDWR``); return its handle."""
+
+    def write(self, handle: int, offset: int, data: Buffer) -> int:
+        """Write ``data`` at ``offset``; return the bytes written."""
+
+    def read(self, handle: int, offset: int, length: int) -> bytes:
+        """Read up to ``length`` bytes at ``offset``; shorter at end of file."""
+
+    def fsync(self, handle: int) -> None:
+        """Make the file durable on every daemon."""
+
+    def close(self, handle: int) -> None:
+        """Close the handle (fsync first when the daemons' durability is ``fsync_on_close``)."""
+
+    def stat(self, path: str) -> FileAttr:
+        """Size (the largest over the daemons), mtime and mode of ``path``."""
+
+    def unlink(self, path: str) -> None:
+        """Remove ``path`` from every daemon."""
+
+    def readdir(self, path: str = "") -> list[DirEntry]:
+        """Entries directly under ``path`` ("" = the root), sorted by name."""
+
+    def truncate(self, path: str, size: int) -> None:
+        """Set the size of ``path`` (which must exist)."""
+
+    def ping(self, node_id: int) -> float:
+        """Round-trip time of a ping to ``node_id``, in seconds."""
+
+    def bench_ping(
+        self,
+        node_id: int,
+        size: int,
+        iterations: int,
+        *,
+        warmup: int = 1000,
+        echo: bool = True,
+        window: int = 1,
+    ) -> PingBenchResult:
+        """Pings carrying ``size`` payload bytes (no storage on the daemon).
+
+        With ``echo`` and ``window=1``: round trips (``p50_us``, ``p99_us``);
+        without echo and a window of several: one-way bandwidth (``MiBps``).
+        """
+
+    def stats(self, node_id: int) -> dict[str, Any]:
+        """The daemon's statistics (docs/RPC.md)."""
+
+    def shutdown_daemons(self, force: bool = False) -> None:
+        """Stop every daemon (``force``: without draining) and disconnect."""
+
+    def counters(self) -> ClientCounters:
+        """RPC counters of this client."""
+
+    def run_phase(
+        self,
+        *,
+        phase: Literal["write", "read"],
+        file_name: str,
+        transfer_size: int,
+        block_size: int,
+        segments: int = 1,
+        rank: int = 0,
+        ranks: int = 1,
+        file_per_process: bool = True,
+        read_rank_shift: int = 0,
+        verify: bool = False,
+        seed: int = 0,
+        stonewall_s: float = 0.0,
+        first_op: int = 0,
+        max_ops: int = 0,
+        fsync: bool = False,
+        max_errors: int = 0,
+        progress_path: str | None = None,
+    ) -> PhaseResult:
+        """One rank's IOR-style phase, run entirely in the engine.
+
+        File per process: ``f"{file_name}.{rank:08}"``; shared: ``file_name``
+        with IOR's segmented layout. A read reads what rank ``(rank +
+        read_rank_shift) % ranks`` wrote; ``verify`` checks it against the
+        pattern the writer stamped (offset and rank every 4 KiB, ``seed``).
+        ``stonewall_s`` stops issuing after that many seconds;
+        ``first_op``/``max_ops`` run transfers ``first_op..max_ops`` (IOR's
+        wear-out). ``progress_path`` gets ``(bytes, transfers)`` as two
+        little-endian u64 about every 200 ms. ``latency_ns`` is the
+        per-transfer latency as little-endian u64 (``numpy.frombuffer(...,
+        "<u8")``).
+        """
+
+    def disconnect(self) -> None:
+        """End the sessions (idempotent; later calls raise ``OSError``)."""
+
+    def __enter__(self) -> Client: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+def placement_owner(path: str, chunk: int, nodes: int) -> int:
+    """The node that holds chunk ``chunk`` of ``path`` among ``nodes`` daemons."""
+
+def metadata_owner(path: str, nodes: int) -> int:
+    """The node that holds the metadata of ``path`` among ``nodes`` daemons."""
+
+def chunk_loads(files: list[tuple[str, int]], nodes: int) -> list[int]:
+    """Chunks per node of ``files`` (``(path, chunk count)`` pairs)."""
+
+def serve_daemon(
+    *,
+    node_name: str,
+    node_id: int,
+    daemon_index: int,
+    data_dir: str,
+    registry_dir: str,
+    chunk_size: int,
+    buffer_pool_size: int,
+    durability: Literal["none", "fsync_on_close", "fsync_each_write"],
+    transport: Literal["auto", "shm", "tcp"],
+    max_concurrency: int,
+    trace_dir: str | None,
+    shutdown_deadline_s: float,
+    buffered: bool = False,
+) -> DaemonSummary:
+    """Run one daemon until SIGTERM/SIGINT or a shutdown request.
+
+    Opens the chunk store in ``data_dir`` (created if missing), creates
+    the UCX worker, registers in ``registry_dir``, serves, then drains
+    (at most ``shutdown_deadline_s``), fsyncs when ``durability`` asks,
+    unregisters and closes the store. Blocks with the GIL released; SIGTERM
+    and SIGINT are handled natively meanwhile (the previous handlers are
+    restored on return). Returns the daemon's summary.
+    """
+
+def read_registry(registry_dir: str) -> list[RegistryRecord]:
+    """Every daemon record in ``registry_dir``, sorted by node id.
+
+    Temp files and other files are skipped; a record that does not parse,
+    or two records claiming one node id, raise ``ValueError`` naming the
+    files; a missing directory raises ``FileNotFoundError``.
+    """

@@ -1,0 +1,18 @@
+//! `benchfs_native.build_info`: where the extension came from.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::error::BoundaryResult;
+
+/// Version, cargo profile and git revision the extension was built from.
+#[pyfunction]
+pub(crate) fn build_info(py: Python<'_>) -> BoundaryResult<Bound<'_, PyDict>> {
+    let b = crate::build_info::build_info();
+    let d = PyDict::new(py);
+    d.set_item("version", b.version)?;
+    d.set_item("profile", b.profile)?;
+    d.set_item("git_revision", b.git_revision)?;
+    d.set_item("rustc", b.rustc)?;
+    Ok(d)
+}

@@ -1,0 +1,83 @@
+//! `benchfs_native.serve_daemon`: one daemon, run to its end on the
+//! calling thread.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+
+use super::args::{positive, positive_usize, u32_arg};
+use super::error::{BoundaryError, BoundaryResult};
+use super::json::json_loads;
+use crate::daemon::{DaemonConfig, serve};
+
+/// Run one daemon until SIGTERM/SIGINT or a shutdown request.
+///
+/// Opens the chunk store in ``data_dir`` (created if missing), creates
+/// the UCX worker, registers in ``registry_dir``, serves, then drains
+/// (at most ``shutdown_deadline_s``), fsyncs when ``durability`` asks,
+/// unregisters and closes the store. Blocks with the GIL released; SIGTERM
+/// and SIGINT are handled natively meanwhile (the previous handlers are
+/// restored on return). Returns the daemon's summary.
+#[pyfunction]
+#[pyo3(signature = (
+    *,
+    node_name,
+    node_id,
+    daemon_index,
+    data_dir,
+    registry_dir,
+    chunk_size,
+    buffer_pool_size,
+    durability,
+    transport,
+    max_concurrency,
+    trace_dir,
+    shutdown_deadline_s,
+    buffered = false,
+))]
+#[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
+pub(crate) fn serve_daemon<'py>(
+    py: Python<'py>,
+    node_name: String,
+    node_id: i64,
+    daemon_index: i64,
+    data_dir: PathBuf,
+    registry_dir: PathBuf,
+    chunk_size: i64,
+    buffer_pool_size: i64,
+    durability: &str,
+    transport: &str,
+    max_concurrency: i64,
+    trace_dir: Option<PathBuf>,
+    shutdown_deadline_s: f64,
+    buffered: bool,
+) -> BoundaryResult<Bound<'py, PyAny>> {
+    let deadline = Duration::try_from_secs_f64(shutdown_deadline_s).map_err(|_| {
+        BoundaryError::argument(format!(
+            "shutdown_deadline_s must be a non-negative number of seconds, got {shutdown_deadline_s}"
+        ))
+    })?;
+    let mut cfg = DaemonConfig::new(
+        node_name,
+        u32_arg(node_id, "node_id")?,
+        data_dir,
+        registry_dir,
+    );
+    cfg.daemon_index = u32_arg(daemon_index, "daemon_index")?;
+    cfg.chunk_size = positive(chunk_size, "chunk_size")?;
+    cfg.buffer_pool_size = positive(buffer_pool_size, "buffer_pool_size")?;
+    cfg.durability = durability.parse()?;
+    cfg.transport = transport.parse()?;
+    cfg.max_concurrency = positive_usize(max_concurrency, "max_concurrency")?;
+    cfg.trace_dir = trace_dir.filter(|d| !d.as_os_str().is_empty());
+    cfg.shutdown_deadline = deadline;
+    cfg.handle_signals = true;
+    cfg.buffered = buffered;
+    // The UCX worker is created inside `serve`, on this thread, with the
+    // GIL released: nothing `!Send` crosses the closure.
+    let summary = py.detach(|| serve(&cfg))?;
+    let json = serde_json::to_string(&summary)
+        .map_err(|e| BoundaryError::Internal(format!("daemon summary: {e}")))?;
+    json_loads(py, &json)
+}

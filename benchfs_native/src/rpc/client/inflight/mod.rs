@@ -1,0 +1,438 @@
+//! The bounded window of outstanding RPCs.
+//!
+//! Every call gets a fresh request id; replies (`AM_REPLY`) are matched by
+//! it, so they may arrive in any order. At most `max_in_flight` calls are
+//! outstanding (a call waiting out a retry backoff counts). Each issue has
+//! a deadline (`rpc_deadline`); a call fails with an error naming the node,
+//! the operation and the cause, or completes with its [`Answer`].
+//! Idempotent calls are repeated on transient errors (module `retry`); an
+//! `ETIMEDOUT` is repeated only while the daemon is still reachable: its
+//! process exists (same host) or it answers a ping (other hosts).
+//!
+//! A read reply's payload goes straight into the call's destination piece
+//! (eager: copied; rendezvous: received into it by UCX). A call that is
+//! given up leaves its UCX requests, and the pieces they own, to UCX: a
+//! late reply is dropped by request id, and a late transfer writes into
+//! memory that is still allocated.
+//!
+//! * `call`: what a caller hands in ([`Call`]) and gets back ([`Outcome`]).
+//! * `pending`: a call in flight, with its UCX requests.
+//! * `reply`: matching a reply to its call and receiving its payload.
+
+mod call;
+mod pending;
+mod reply;
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use benchfs_ucx::{Request as UcxRequest, SendOptions};
+
+use super::connect::Conn;
+use super::retry::{self, Transience};
+use crate::error::{Error, Result};
+use crate::rpc::session::AM_REQUEST;
+use crate::rpc::trace_op;
+use crate::rpc::transport::ucx_error;
+use crate::rpc::wire::{Limits, Request};
+use crate::trace::format::status_of;
+use crate::trace::{Kind, Record, TraceBuffer};
+
+pub use self::call::{Answer, Call, Counters, Entry, Outcome};
+use self::pending::{Failure, Pending, SendBuf, ns};
+
+/// Longest wait for a ping that decides whether a timed-out daemon is
+/// still reachable.
+const PROBE_LIMIT: Duration = Duration::from_secs(2);
+
+/// The window of outstanding calls of one client.
+pub struct Window {
+    max_in_flight: usize,
+    rpc_deadline: Duration,
+    max_retries: u16,
+    limits: Limits,
+    active: HashMap<u64, Pending>,
+    parked: Vec<Pending>,
+    done: VecDeque<Outcome>,
+    next_id: u64,
+    scan: Vec<u64>,
+    trace: Option<TraceBuffer>,
+    counters: Counters,
+}
+
+impl fmt::Debug for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Window")
+            .field("max_in_flight", &self.max_in_flight)
+            .field("in_flight", &self.in_flight())
+            .field("counters", &self.counters)
+            .finish()
+    }
+}
+
+impl Window {
+    /// A window of at most `max_in_flight` calls (at least 1), each with
+    /// `rpc_deadline` per issue and at most `max_retries` repetitions.
+    pub fn new(
+        max_in_flight: usize,
+        rpc_deadline: Duration,
+        max_retries: u16,
+        trace: Option<TraceBuffer>,
+    ) -> Window {
+        let max_in_flight = max_in_flight.max(1);
+        Window {
+            max_in_flight,
+            rpc_deadline,
+            max_retries,
+            limits: Limits::default(),
+            active: HashMap::with_capacity(max_in_flight * 2),
+            parked: Vec::new(),
+            done: VecDeque::new(),
+            next_id: 1,
+            scan: Vec::with_capacity(max_in_flight),
+            trace,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Calls outstanding (issued, or waiting out a backoff).
+    pub fn in_flight(&self) -> usize {
+        self.active.len() + self.parked.len()
+    }
+
+    /// Whether nothing is outstanding and no outcome is waiting to be taken.
+    pub fn is_idle(&self) -> bool {
+        self.active.is_empty() && self.parked.is_empty() && self.done.is_empty()
+    }
+
+    /// Whether another call may be submitted.
+    pub fn has_room(&self) -> bool {
+        self.in_flight() < self.max_in_flight
+    }
+
+    /// The bound.
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Issues `call` now. The caller keeps to the bound ([`Window::has_room`]).
+    pub fn submit(&mut self, conn: &Conn, call: Call) {
+        let now = Instant::now();
+        let p = Pending::new(call, self.rpc_deadline, now);
+        self.issue(conn, p, now);
+    }
+
+    fn issue(&mut self, conn: &Conn, mut p: Pending, now: Instant) {
+        let id = self.next_id;
+        self.next_id += 1;
+        p.call.set_request_id(id);
+        p.issued = now;
+        p.deadline = now + p.limit;
+        p.sent = None;
+        p.got = None;
+        p.recv = None;
+        p.scratch = None;
+        p.resume_at = None;
+        let ep = match conn.endpoint(p.call.node) {
+            Ok(ep) => ep,
+            Err(why) => {
+                let f = Failure {
+                    errno: libc::ENOTCONN,
+                    detail: why,
+                };
+                return self.fail(conn, p, f, now);
+            }
+        };
+        let payload = match &p.call.payload {
+            Some(piece) => SendBuf::Data(piece.clone()),
+            None => SendBuf::Empty,
+        };
+        match ep.am_send(AM_REQUEST, &p.call.header, payload, SendOptions::default()) {
+            Ok(req) => {
+                p.send = Some(req);
+                self.active.insert(id, p);
+            }
+            Err(e) => {
+                let f = Failure {
+                    errno: e.errno(),
+                    detail: format!("sending the request failed: {e}"),
+                };
+                self.fail(conn, p, f, now);
+            }
+        }
+    }
+
+    /// Gives up every outstanding call (their late replies are dropped).
+    pub fn abandon(&mut self) {
+        self.active.clear();
+        self.parked.clear();
+        self.done.clear();
+    }
+
+    /// Writes buffered trace records to the trace file.
+    pub fn flush_trace(&mut self) {
+        if let Some(t) = &mut self.trace {
+            t.flush();
+        }
+    }
+
+    /// The next finished call: progresses the worker until one finishes or
+    /// `until` passes (`Ok(None)`), or returns `Ok(None)` at once when
+    /// nothing is outstanding. Deadlines of calls are enforced here.
+    pub fn next(&mut self, conn: &Conn, until: Option<Instant>) -> Result<Option<Outcome>> {
+        loop {
+            if let Some(o) = self.done.pop_front() {
+                return Ok(Some(o));
+            }
+            if self.active.is_empty() && self.parked.is_empty() {
+                return Ok(None);
+            }
+            let now = Instant::now();
+            self.harvest(conn, now);
+            if !self.done.is_empty() {
+                continue;
+            }
+            if until.is_some_and(|u| now >= u) {
+                return Ok(None);
+            }
+            let mut wake = until.unwrap_or(now + Duration::from_secs(3600));
+            for p in self.active.values() {
+                wake = wake.min(p.deadline);
+            }
+            for p in &self.parked {
+                wake = wake.min(p.resume_at.unwrap_or(now));
+            }
+            let replies = &conn.replies;
+            let active = &self.active;
+            let waited = conn.worker.wait_until(wake, "RPC replies", || {
+                !replies.borrow().is_empty() || active.values().any(Pending::io_done)
+            });
+            match waited {
+                Ok(()) => {}
+                Err(e) if e.is_timeout() => {}
+                Err(e) => return Err(ucx_error(&e, "progressing the client's UCX worker")),
+            }
+        }
+    }
+
+    /// Runs `calls` with at most `max_in_flight` outstanding and returns
+    /// every outcome (completion order). A failure that `tolerate` does not
+    /// accept gives up the rest and is returned as the error.
+    pub fn run_all(
+        &mut self,
+        conn: &Conn,
+        calls: Vec<Call>,
+        tolerate: impl Fn(&Outcome) -> bool,
+    ) -> Result<Vec<Outcome>> {
+        let total = calls.len();
+        let mut calls = calls.into_iter();
+        let mut out = Vec::with_capacity(total);
+        while out.len() < total {
+            while self.has_room() {
+                match calls.next() {
+                    Some(c) => self.submit(conn, c),
+                    None => break,
+                }
+            }
+            let Some(o) = self.next(conn, None)? else {
+                break;
+            };
+            if o.result.is_err() && !tolerate(&o) {
+                self.abandon();
+                return Err(o.result.err().unwrap_or(Error::Closed));
+            }
+            out.push(o);
+        }
+        Ok(out)
+    }
+
+    fn harvest(&mut self, conn: &Conn, now: Instant) {
+        loop {
+            let next = conn.replies.borrow_mut().pop_front();
+            let Some(msg) = next else { break };
+            self.on_reply(conn, msg, now);
+        }
+        let mut scan = std::mem::take(&mut self.scan);
+        scan.clear();
+        scan.extend(
+            self.active
+                .iter()
+                .filter(|(_, p)| p.io_done() || p.deadline <= now)
+                .map(|(id, _)| *id),
+        );
+        for id in scan.iter().copied() {
+            let Some(mut p) = self.active.remove(&id) else {
+                continue;
+            };
+            if p.recv.as_ref().is_some_and(UcxRequest::is_done) {
+                self.on_payload(conn, p, now);
+                continue;
+            }
+            if let Some(send) = p.send.take_if(|s| s.is_done()) {
+                match send.try_take() {
+                    Ok(Ok(_)) => p.sent = Some(now),
+                    Ok(Err(e)) => {
+                        let f = Failure {
+                            errno: e.errno(),
+                            detail: format!("sending the request failed: {e}"),
+                        };
+                        self.fail(conn, p, f, now);
+                        continue;
+                    }
+                    Err(still) => p.send = Some(still),
+                }
+            }
+            if p.deadline <= now {
+                self.counters.timeouts += 1;
+                let f = self.timeout_failure(conn, &p);
+                self.fail(conn, p, f, now);
+            } else {
+                self.active.insert(id, p);
+            }
+        }
+        self.scan = scan;
+        let mut i = 0;
+        while i < self.parked.len() {
+            if self.parked[i].resume_at.is_none_or(|t| t <= now) {
+                let p = self.parked.swap_remove(i);
+                self.issue(conn, p, now);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn timeout_failure(&self, conn: &Conn, p: &Pending) -> Failure {
+        let what = if p.got.is_some() {
+            "the reply's data did not arrive"
+        } else if p.sent.is_some() {
+            "no reply"
+        } else {
+            "the request was not delivered"
+        };
+        let mut detail = format!("{what} within {:.1} s", p.limit.as_secs_f64());
+        if let Some(n) = conn.nodes.get(p.call.node as usize)
+            && !n.process_alive()
+        {
+            detail.push_str(&format!("; the daemon process {} is gone", n.pid));
+        }
+        Failure {
+            errno: libc::ETIMEDOUT,
+            detail,
+        }
+    }
+
+    fn fail(&mut self, conn: &Conn, mut p: Pending, f: Failure, now: Instant) {
+        p.send = None;
+        p.recv = None;
+        if let Some((orig, why)) = p.probe_of.take() {
+            let f = Failure {
+                errno: why.errno,
+                detail: format!("{}; it does not answer a ping either", why.detail),
+            };
+            return self.finish(conn, *orig, Err(f), now);
+        }
+        if retry::idempotent(p.call.label.op) && p.retries < self.max_retries {
+            match retry::transience(f.errno) {
+                Transience::Transient => return self.park(p, now),
+                Transience::IfReachable => match conn.nodes.get(p.call.node as usize) {
+                    Some(n) if n.local && n.process_alive() => return self.park(p, now),
+                    Some(n) if !n.local => return self.probe(conn, p, f, now),
+                    _ => {}
+                },
+                Transience::Permanent => {}
+            }
+        }
+        self.finish(conn, p, Err(f), now);
+    }
+
+    fn park(&mut self, mut p: Pending, now: Instant) {
+        p.retries += 1;
+        self.counters.retries += 1;
+        let jitter = crate::placement::fmix64(self.next_id ^ u64::from(p.call.node));
+        p.resume_at = Some(now + retry::backoff(p.retries, jitter));
+        p.send = None;
+        p.recv = None;
+        self.parked.push(p);
+    }
+
+    fn probe(&mut self, conn: &Conn, p: Pending, f: Failure, now: Instant) {
+        let ping = match Call::new(
+            conn,
+            p.call.node,
+            &Request::Ping {
+                len: 0,
+                echo: false,
+            },
+            p.call.tag,
+        ) {
+            Ok(c) => c,
+            Err(_) => return self.finish(conn, p, Err(f), now),
+        };
+        let mut probe = Pending::new(ping, self.rpc_deadline.min(PROBE_LIMIT), now);
+        probe.probe_of = Some((Box::new(p), f));
+        self.issue(conn, probe, now);
+    }
+
+    fn finish(
+        &mut self,
+        conn: &Conn,
+        mut p: Pending,
+        result: Result<Answer, Failure>,
+        now: Instant,
+    ) {
+        if let Some((orig, _)) = p.probe_of.take() {
+            // The daemon answers: repeat the call it was probed for.
+            return self.park(*orig, now);
+        }
+        self.counters.rpcs += 1;
+        let errno = match &result {
+            Ok(_) => 0,
+            Err(f) => {
+                self.counters.failed += 1;
+                f.errno
+            }
+        };
+        if let Some(t) = &mut self.trace {
+            let send = p
+                .sent
+                .map_or(now - p.issued, |s| s.saturating_duration_since(p.issued));
+            let since_issue = now.saturating_duration_since(p.issued);
+            let bytes = match &result {
+                Ok(Answer::Read(n)) => *n,
+                Ok(Answer::Json(s)) => s.len() as u64,
+                _ => p.call.bytes,
+            };
+            t.push(&Record {
+                t_ns: t.t_ns(now),
+                kind: Kind::RpcClient as u8,
+                op: trace_op(p.call.label.op) as u8,
+                node: u16::try_from(p.call.node).unwrap_or(u16::MAX),
+                status: status_of(errno),
+                retries: p.retries,
+                bytes,
+                d0: ns(send),
+                d1: ns(since_issue.saturating_sub(send)),
+                d2: ns(now.saturating_duration_since(p.first_issue)),
+            });
+        }
+        let node = p.call.node;
+        let result = result.map_err(|f| Error::Rpc {
+            errno: f.errno,
+            node: conn.node_name(node).to_owned(),
+            op: p.call.label.to_string(),
+            detail: f.detail,
+        });
+        self.done.push_back(Outcome {
+            tag: p.call.tag,
+            node,
+            result,
+        });
+    }
+}

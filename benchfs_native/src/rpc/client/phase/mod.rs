@@ -1,0 +1,294 @@
+//! The IOR-style bulk phase: one rank's write or read of its transfers,
+//! run entirely in Rust with a window of `max_in_flight` RPCs across
+//! transfers.
+//!
+//! Layout as IOR's: `segments` segments of one `block_size` block per rank,
+//! each block `block_size / transfer_size` transfers. File per process: the
+//! file `"{file_name}.{rank:08}"`, offset `segment * block_size + i *
+//! transfer_size`; shared file `file_name`, offset `(segment * ranks + r) *
+//! block_size + i * transfer_size`. A read phase with `read_rank_shift`
+//! reads what rank `(rank + shift) % ranks` wrote (IOR `-C`).
+//!
+//! * `spec`: what one rank does ([`PhaseSpec`]) and what it measured
+//!   ([`PhaseResult`]).
+//! * `scheduler`: which piece of which transfer goes next.
+
+mod scheduler;
+mod spec;
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use self::scheduler::{Scheduler, Step};
+pub use self::spec::{PhaseResult, PhaseSpec};
+use super::Client;
+use super::buf::SharedBuf;
+use super::inflight::{Answer, Call};
+use super::pattern::Pattern;
+use super::split::split;
+use crate::error::{Error, Result};
+use crate::latency::summarize;
+use crate::membership::Record;
+use crate::rpc::wire::Request;
+
+/// How often the progress record is rewritten.
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+/// A transfer in flight.
+struct Xfer {
+    offset: u64,
+    buf: SharedBuf,
+    issued: Instant,
+    moved: u64,
+    error: Option<Error>,
+}
+
+/// The progress record file.
+struct Progress {
+    file: File,
+    next: Instant,
+}
+
+impl Progress {
+    fn open(path: &PathBuf) -> Result<Progress> {
+        let file = File::create(path)
+            .map_err(|e| Error::from_io(&e, "create progress file", path.display().to_string()))?;
+        let p = Progress {
+            file,
+            next: Instant::now() + PROGRESS_EVERY,
+        };
+        p.write(0, 0);
+        Ok(p)
+    }
+
+    fn write(&self, bytes: u64, ops: u64) {
+        let mut rec = [0u8; 16];
+        rec[..8].copy_from_slice(&bytes.to_le_bytes());
+        rec[8..].copy_from_slice(&ops.to_le_bytes());
+        // Progress is advisory: a failed write must not fail the phase.
+        let _ = self.file.write_at(&rec, 0);
+    }
+}
+
+impl Client {
+    /// Runs one rank's phase (see [`PhaseSpec`]): open (creating for a
+    /// write), the transfers, fsync if asked, close.
+    pub fn run_phase(&mut self, spec: &PhaseSpec) -> Result<PhaseResult> {
+        let total = spec.check()?;
+        let path = spec.path();
+        let counters0 = self.window.counters();
+        let start_unix_ns = Record::now_unix_ns();
+        let t0 = Instant::now();
+        let flags = if spec.write {
+            libc::O_CREAT | libc::O_WRONLY
+        } else {
+            libc::O_RDONLY
+        };
+        let handle = self.open(&path, flags, 0o644)?;
+        let t_open = Instant::now();
+        let mut result = PhaseResult {
+            path: path.clone(),
+            total_ops: total,
+            start_unix_ns,
+            ..PhaseResult::default()
+        };
+        if let Err(e) = self.phase_io(spec, &path, total, &mut result) {
+            self.window.abandon();
+            self.files.remove(&handle);
+            return Err(e);
+        }
+        let t_io = Instant::now();
+        let closed = if spec.write && spec.fsync {
+            self.fsync(handle).and_then(|()| self.close(handle))
+        } else {
+            self.close(handle)
+        };
+        self.files.remove(&handle);
+        closed?;
+        let t_end = Instant::now();
+        let c = self.window.counters();
+        result.end_unix_ns = Record::now_unix_ns();
+        result.elapsed_s = (t_end - t0).as_secs_f64();
+        result.open_s = (t_open - t0).as_secs_f64();
+        result.close_s = (t_end - t_io).as_secs_f64();
+        result.latency = summarize(&result.latency_ns);
+        result.rpcs = c.rpcs - counters0.rpcs;
+        result.retries = c.retries - counters0.retries;
+        self.window.flush_trace();
+        Ok(result)
+    }
+
+    fn phase_io(
+        &mut self,
+        spec: &PhaseSpec,
+        path: &str,
+        total: u64,
+        out: &mut PhaseResult,
+    ) -> Result<()> {
+        let ts = spec.transfer_size as usize;
+        let chunk = self.conn.chunk_size;
+        let end_op = if spec.max_ops > 0 {
+            spec.max_ops.min(total)
+        } else {
+            total
+        };
+        let pattern =
+            (spec.write || spec.verify).then(|| Pattern::new(spec.data_rank(), spec.seed));
+        let progress = spec
+            .progress_path
+            .as_ref()
+            .map(Progress::open)
+            .transpose()?;
+        let mut progress = progress;
+        let start = self.placement.start_node(path);
+        let mut sched = Scheduler::new(self.window.max_in_flight(), spec.first_op, end_op);
+        let mut xfers: Vec<Option<Xfer>> =
+            (0..=self.window.max_in_flight()).map(|_| None).collect();
+        let mut pool: Vec<SharedBuf> = Vec::new();
+        let t_start = Instant::now();
+        let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t_start + d);
+        let mut last_done = t_start;
+        out.latency_ns.reserve(
+            usize::try_from(end_op - spec.first_op)
+                .unwrap_or(0)
+                .min(1 << 24),
+        );
+        loop {
+            // Fill the window.
+            loop {
+                if !sched.stopped && stonewall_at.is_some_and(|t| Instant::now() >= t) {
+                    sched.stop();
+                }
+                let step = sched.step(|op| split(spec.offset(op), ts, chunk));
+                let Step::Issue {
+                    slot,
+                    op,
+                    piece,
+                    first,
+                } = step
+                else {
+                    break;
+                };
+                if first {
+                    let mut buf = pool.pop().unwrap_or_else(|| SharedBuf::zeroed(ts));
+                    let offset = spec.offset(op);
+                    if spec.write
+                        && let (Some(p), Some(b)) = (&pattern, buf.bytes_mut())
+                    {
+                        p.fill(b, offset);
+                    }
+                    xfers[slot] = Some(Xfer {
+                        offset,
+                        buf,
+                        issued: Instant::now(),
+                        moved: 0,
+                        error: None,
+                    });
+                }
+                let Some(x) = xfers[slot].as_mut() else {
+                    return Err(Error::os(libc::EIO, "phase", "transfer slot is empty"));
+                };
+                let node = self.placement.chunk_owner_from(start, piece.chunk);
+                let piece_buf = x.buf.piece(piece.buf_offset, piece.len);
+                let call = if spec.write {
+                    let req = Request::Write {
+                        path,
+                        chunk: piece.chunk,
+                        offset: piece.chunk_offset,
+                        len: piece.len as u64,
+                        sync: false,
+                    };
+                    Call::new(&self.conn, node, &req, slot as u64)?.with_payload(piece_buf)
+                } else {
+                    let req = Request::Read {
+                        path,
+                        chunk: piece.chunk,
+                        offset: piece.chunk_offset,
+                        len: piece.len as u64,
+                    };
+                    Call::new(&self.conn, node, &req, slot as u64)?.with_dest(piece_buf)
+                };
+                self.window.submit(&self.conn, call);
+            }
+            if self.window.is_idle() {
+                break;
+            }
+            let until = progress.as_ref().map(|p| p.next);
+            let outcome = self.window.next(&self.conn, until)?;
+            if let Some(p) = progress.as_mut()
+                && Instant::now() >= p.next
+            {
+                p.write(out.bytes, out.ops);
+                p.next = Instant::now() + PROGRESS_EVERY;
+            }
+            let Some(o) = outcome else { continue };
+            let slot = o.tag as usize;
+            let Some(x) = xfers.get_mut(slot).and_then(Option::as_mut) else {
+                continue;
+            };
+            match o.result {
+                Ok(Answer::Written(n) | Answer::Read(n)) => x.moved += n,
+                Ok(a) => {
+                    x.error.get_or_insert(Error::os(
+                        libc::EBADMSG,
+                        "phase",
+                        format!("{path}: unexpected answer {a:?}"),
+                    ));
+                }
+                Err(e) => {
+                    x.error.get_or_insert(e);
+                }
+            }
+            if sched.piece_done(slot).is_none() {
+                continue;
+            }
+            let Some(x) = xfers[slot].take() else {
+                continue;
+            };
+            let now = Instant::now();
+            last_done = now;
+            let failed = x.error.or_else(|| {
+                (x.moved < ts as u64).then(|| {
+                    Error::os(
+                        libc::EIO,
+                        if spec.write { "write" } else { "read" },
+                        format!("{path} at offset {}: {} of {ts} bytes", x.offset, x.moved),
+                    )
+                })
+            });
+            if let Some(e) = failed {
+                out.errors += 1;
+                if out.errors > spec.max_errors {
+                    return Err(e);
+                }
+            } else {
+                out.ops += 1;
+                out.bytes += ts as u64;
+                out.latency_ns.push(
+                    u64::try_from(now.saturating_duration_since(x.issued).as_nanos())
+                        .unwrap_or(u64::MAX),
+                );
+                if !spec.write
+                    && spec.verify
+                    && let (Some(p), Some(b)) = (&pattern, x.buf.bytes())
+                    && let Some(bad) = p.check(b, x.offset)
+                {
+                    out.verify_errors += 1;
+                    out.first_bad_offset = Some(out.first_bad_offset.map_or(bad, |f| f.min(bad)));
+                }
+            }
+            if x.buf.is_exclusive() {
+                pool.push(x.buf);
+            }
+        }
+        out.ops_reached = sched.reached();
+        out.stonewalled = sched.stopped && sched.reached() < end_op;
+        out.io_s = last_done.saturating_duration_since(t_start).as_secs_f64();
+        if let Some(p) = &progress {
+            p.write(out.bytes, out.ops);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! The encoding's primitives: little-endian writers, the bounds-checked
+//! reader, and [`DecodeError`].
+
+use std::fmt;
+
+use crate::error::Error;
+
+/// Why a message does not decode, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Byte offset of the offending field in the message.
+    pub offset: usize,
+    /// The field's name.
+    pub field: &'static str,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl DecodeError {
+    pub(crate) fn new(offset: usize, field: &'static str, reason: impl Into<String>) -> Self {
+        DecodeError {
+            offset,
+            field,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "byte {} ({}): {}", self.offset, self.field, self.reason)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+impl From<DecodeError> for Error {
+    fn from(e: DecodeError) -> Self {
+        Error::invalid("rpc message", e.to_string())
+    }
+}
+
+pub(super) fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+pub(super) fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+pub(super) fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// A bounds-checked little-endian reader that knows its absolute offset.
+pub(super) struct Reader<'a> {
+    pub(super) buf: &'a [u8],
+    pub(super) pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(super) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
+        match end {
+            Some(end) => {
+                let s = &self.buf[self.pos..end];
+                self.pos = end;
+                Ok(s)
+            }
+            None => Err(DecodeError::new(
+                self.pos,
+                field,
+                format!(
+                    "truncated: needs {n} bytes, {} left",
+                    self.buf.len().saturating_sub(self.pos)
+                ),
+            )),
+        }
+    }
+
+    pub(super) fn array<const N: usize>(
+        &mut self,
+        field: &'static str,
+    ) -> Result<[u8; N], DecodeError> {
+        let s = self.take(N, field)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    pub(super) fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>(field)?[0])
+    }
+    pub(super) fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
+        Ok(u16::from_le_bytes(self.array(field)?))
+    }
+    pub(super) fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.array(field)?))
+    }
+    pub(super) fn u64(&mut self, field: &'static str) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.array(field)?))
+    }
+
+    /// Reads a field that must be zero.
+    pub(super) fn zero<const N: usize>(&mut self, field: &'static str) -> Result<(), DecodeError> {
+        let at = self.pos;
+        let a = self.array::<N>(field)?;
+        if a.iter().any(|&b| b != 0) {
+            return Err(DecodeError::new(at, field, "reserved field is not zero"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! The RPC wire format (docs/WIRE_PROTOCOL.md).
+//!
+//! A message is what goes into a UCX active message's *header*: a fixed
+//! 40-byte [`Header`], an op-specific fixed part, and a variable part (the
+//! path of a request, the text of an error reply). Bulk bytes (write data,
+//! read data, readdir entries, the stats JSON) travel in the active
+//! message's *payload*, of which the header only carries the length
+//! (`payload_len`), so data is never copied into or out of the encoding.
+//!
+//! All integers are little-endian. Decoding never panics and never
+//! allocates: decoded messages borrow their path from the input slice. Every
+//! failure is a [`DecodeError`] naming the field and its byte offset.
+//!
+//! * `op`: the operation codes and what each op's messages carry.
+//! * `header`: the fixed header, its encoding and its checks.
+//! * `request`, `reply`: the two kinds of message.
+//! * `dir_entry`: the readdir payload.
+//! * `codec`: little-endian writing, the bounds-checked reader and
+//!   [`DecodeError`].
+
+mod codec;
+mod dir_entry;
+mod header;
+mod op;
+mod reply;
+mod request;
+
+pub use codec::DecodeError;
+pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, encode_dir_entries};
+pub use header::{Header, Route, decode_header};
+pub use op::Op;
+pub use reply::{Attr, Reply, decode_reply, encode_reply};
+pub use request::{Request, decode_request, encode_request};
+
+/// First four bytes of every message.
+pub const MAGIC: [u8; 4] = *b"BFSW";
+/// The protocol version this build speaks; a message of another version is
+/// rejected (see the version policy in docs/WIRE_PROTOCOL.md).
+pub const VERSION: u16 = 1;
+/// Length of the fixed [`Header`].
+pub const HEADER_LEN: usize = 40;
+/// Length of an encoded [`Attr`].
+pub const ATTR_LEN: usize = 24;
+/// Longest path (or error text) the encoder produces (Linux `PATH_MAX`).
+pub const MAX_PATH: usize = 4096;
+/// Largest errno a reply may carry.
+pub const MAX_ERRNO: i32 = 4095;
+
+/// Flag: the message is a reply.
+pub const FLAG_REPLY: u16 = 1 << 0;
+/// Flag (create request): fail with `EEXIST` if the file exists.
+pub const FLAG_EXCL: u16 = 1 << 1;
+/// Flag (write request): make the data durable before replying.
+pub const FLAG_SYNC: u16 = 1 << 2;
+/// Flag (fsync request): data only (`fdatasync`).
+pub const FLAG_DATASYNC: u16 = 1 << 3;
+/// Flag (shutdown request): do not wait for in-flight requests.
+pub const FLAG_FORCE: u16 = 1 << 4;
+/// Flag (readdir reply): no entries after these.
+pub const FLAG_EOF: u16 = 1 << 5;
+/// Flag (ping request): send the payload back in the reply.
+pub const FLAG_ECHO: u16 = 1 << 6;
+
+/// Receiver-side bounds. A message beyond them is rejected before anything
+/// is done with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest path / error text accepted (at most [`MAX_PATH`]).
+    pub max_path: usize,
+    /// Largest `payload_len` accepted (write data, read data, readdir
+    /// entries, stats JSON), and largest read length requested.
+    pub max_payload: u64,
+    /// Most directory entries one readdir may ask for or return.
+    pub max_dir_entries: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_path: MAX_PATH,
+            max_payload: 1 << 30,
+            max_dir_entries: 65_536,
+        }
+    }
+}
+
+/// A decoded message of either kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message<'a> {
+    /// A request.
+    Request(Request<'a>),
+    /// A reply.
+    Reply(Reply<'a>),
+}
+
+/// Decodes a request or a reply, whichever `buf` holds.
+pub fn decode<'a>(buf: &'a [u8], limits: &Limits) -> Result<(Header, Message<'a>), DecodeError> {
+    let h = decode_header(buf, limits)?;
+    if h.is_reply() {
+        decode_reply(buf, limits).map(|(h, r)| (h, Message::Reply(r)))
+    } else {
+        decode_request(buf, limits).map(|(h, r)| (h, Message::Request(r)))
+    }
+}

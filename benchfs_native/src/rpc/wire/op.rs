@@ -1,0 +1,158 @@
+//! Operation codes, and per op what its request and reply carry (flags,
+//! fixed-part length, path, payload).
+
+use std::fmt;
+
+use super::{ATTR_LEN, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC};
+
+/// Operation codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Op {
+    /// Liveness and clock probe.
+    Ping = 1,
+    /// Create a file.
+    Create = 2,
+    /// Open / look up a file.
+    Open = 3,
+    /// Attributes of a file.
+    Stat = 4,
+    /// Write into one chunk.
+    Write = 5,
+    /// Read from one chunk.
+    Read = 6,
+    /// Make a file's data durable.
+    Fsync = 7,
+    /// Set a file's size.
+    Truncate = 8,
+    /// Remove a file.
+    Unlink = 9,
+    /// List a directory.
+    Readdir = 10,
+    /// Server statistics (JSON).
+    Stats = 11,
+    /// Stop the server.
+    Shutdown = 12,
+}
+
+impl Op {
+    /// Every op, in code order.
+    pub const ALL: [Op; 12] = [
+        Op::Ping,
+        Op::Create,
+        Op::Open,
+        Op::Stat,
+        Op::Write,
+        Op::Read,
+        Op::Fsync,
+        Op::Truncate,
+        Op::Unlink,
+        Op::Readdir,
+        Op::Stats,
+        Op::Shutdown,
+    ];
+
+    /// The op of wire code `code`.
+    pub fn from_code(code: u8) -> Option<Op> {
+        Op::ALL.get(usize::from(code).checked_sub(1)?).copied()
+    }
+
+    /// The wire code.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// Lower-case name (as in traces).
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Ping => "ping",
+            Op::Create => "create",
+            Op::Open => "open",
+            Op::Stat => "stat",
+            Op::Write => "write",
+            Op::Read => "read",
+            Op::Fsync => "fsync",
+            Op::Truncate => "truncate",
+            Op::Unlink => "unlink",
+            Op::Readdir => "readdir",
+            Op::Stats => "stats",
+            Op::Shutdown => "shutdown",
+        }
+    }
+
+    /// Flags a request of this op may set.
+    pub(super) fn request_flags(self) -> u16 {
+        match self {
+            Op::Create => FLAG_EXCL,
+            Op::Write => FLAG_SYNC,
+            Op::Fsync => FLAG_DATASYNC,
+            Op::Shutdown => FLAG_FORCE,
+            Op::Ping => FLAG_ECHO,
+            _ => 0,
+        }
+    }
+
+    /// Flags a successful reply of this op may set (besides `FLAG_REPLY`).
+    pub(super) fn reply_flags(self) -> u16 {
+        match self {
+            Op::Readdir => FLAG_EOF,
+            _ => 0,
+        }
+    }
+
+    /// Fixed-part length of a request.
+    pub(super) fn request_fixed_len(self) -> usize {
+        match self {
+            Op::Create | Op::Open | Op::Truncate => 8,
+            Op::Write => 16,
+            Op::Read => 24,
+            Op::Readdir => 16,
+            _ => 0,
+        }
+    }
+
+    /// Fixed-part length of a successful reply.
+    pub(super) fn reply_fixed_len(self) -> usize {
+        match self {
+            Op::Create | Op::Open | Op::Stat => ATTR_LEN,
+            Op::Ping | Op::Write => 8,
+            Op::Readdir => 16,
+            _ => 0,
+        }
+    }
+
+    /// How a request's variable part is used.
+    pub(super) fn request_path(self) -> PathRule {
+        match self {
+            Op::Ping | Op::Stats | Op::Shutdown => PathRule::None,
+            Op::Readdir => PathRule::Dir,
+            _ => PathRule::File,
+        }
+    }
+
+    /// Whether a request carries a payload.
+    pub(super) fn request_payload(self) -> bool {
+        matches!(self, Op::Write | Op::Ping)
+    }
+
+    /// Whether a successful reply carries a payload.
+    pub(super) fn reply_payload(self) -> bool {
+        matches!(self, Op::Ping | Op::Read | Op::Readdir | Op::Stats)
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PathRule {
+    /// No variable part.
+    None,
+    /// A valid file path.
+    File,
+    /// A valid path, or empty for the root directory.
+    Dir,
+}

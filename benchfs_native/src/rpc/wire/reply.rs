@@ -1,0 +1,276 @@
+//! Replies: each op's answer, or an error with its errno, encoded and
+//! decoded.
+
+use super::codec::{DecodeError, Reader};
+use super::dir_entry::DIR_ENTRY_FIXED;
+use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
+use super::op::Op;
+use super::{FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH};
+use crate::error::{Error, Result};
+
+/// File attributes (create, open and stat replies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Attr {
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification, nanoseconds since the Unix epoch.
+    pub mtime_unix_ns: u64,
+    /// `st_mode`: file type bits and permissions.
+    pub mode: u32,
+}
+
+/// A reply. Read data, readdir entries and the stats JSON are the active
+/// message's payload, of which the length is given here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply<'a> {
+    /// Ping answered; the server's clock.
+    Ping {
+        /// Server time, nanoseconds since the Unix epoch.
+        time_unix_ns: u64,
+        /// Payload length (the echoed bytes; 0 without echo).
+        len: u64,
+    },
+    /// Created.
+    Create(Attr),
+    /// Opened.
+    Open(Attr),
+    /// Attributes.
+    Stat(Attr),
+    /// Written.
+    Write {
+        /// Bytes written.
+        written: u64,
+    },
+    /// Read: `len` payload bytes follow (short at end of file).
+    Read {
+        /// Payload length.
+        len: u64,
+    },
+    /// Synced.
+    Fsync,
+    /// Truncated.
+    Truncate,
+    /// Removed.
+    Unlink,
+    /// Directory entries: `count` entries, `entries_len` payload bytes
+    /// (see [`encode_dir_entries`](super::encode_dir_entries)).
+    Readdir {
+        /// Entries in the payload.
+        count: u32,
+        /// Cursor for the next readdir.
+        next_cursor: u64,
+        /// No more entries.
+        eof: bool,
+        /// Payload length.
+        entries_len: u64,
+    },
+    /// Statistics: `json_len` payload bytes of UTF-8 JSON.
+    Stats {
+        /// Payload length.
+        json_len: u64,
+    },
+    /// Shutting down.
+    Shutdown,
+    /// The operation failed with `errno`; `message` says why.
+    Error {
+        /// The failed op.
+        op: Op,
+        /// Positive errno (1..=4095).
+        errno: i32,
+        /// Human-readable detail (may be empty).
+        message: &'a str,
+    },
+}
+
+impl Reply<'_> {
+    /// The op this replies to.
+    pub fn op(&self) -> Op {
+        match self {
+            Reply::Ping { .. } => Op::Ping,
+            Reply::Create(_) => Op::Create,
+            Reply::Open(_) => Op::Open,
+            Reply::Stat(_) => Op::Stat,
+            Reply::Write { .. } => Op::Write,
+            Reply::Read { .. } => Op::Read,
+            Reply::Fsync => Op::Fsync,
+            Reply::Truncate => Op::Truncate,
+            Reply::Unlink => Op::Unlink,
+            Reply::Readdir { .. } => Op::Readdir,
+            Reply::Stats { .. } => Op::Stats,
+            Reply::Shutdown => Op::Shutdown,
+            Reply::Error { op, .. } => *op,
+        }
+    }
+}
+
+fn put_attr(fixed: &mut [u8; 24], a: &Attr) {
+    fixed[0..8].copy_from_slice(&a.size.to_le_bytes());
+    fixed[8..16].copy_from_slice(&a.mtime_unix_ns.to_le_bytes());
+    fixed[16..20].copy_from_slice(&a.mode.to_le_bytes());
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a char
+/// boundary.
+fn truncate_str(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Appends the encoding of `reply` (to `route.request_id`, from
+/// `route.node`, on `route.channel`) to `out` and returns the number of bytes appended. An error
+/// message longer than [`MAX_PATH`] bytes is cut; an errno outside
+/// `1..=4095` is an error.
+pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Result<usize> {
+    let op = reply.op();
+    let mut fixed = [0u8; 24];
+    let mut flags = FLAG_REPLY;
+    let mut payload_len = 0;
+    let mut status = 0;
+    let mut var: &[u8] = &[];
+    let mut fixed_len = op.reply_fixed_len();
+    match *reply {
+        Reply::Ping { time_unix_ns, len } => {
+            fixed[0..8].copy_from_slice(&time_unix_ns.to_le_bytes());
+            payload_len = len;
+        }
+        Reply::Create(a) | Reply::Open(a) | Reply::Stat(a) => put_attr(&mut fixed, &a),
+        Reply::Write { written } => fixed[0..8].copy_from_slice(&written.to_le_bytes()),
+        Reply::Read { len } => payload_len = len,
+        Reply::Readdir {
+            count,
+            next_cursor,
+            eof,
+            entries_len,
+        } => {
+            fixed[0..4].copy_from_slice(&count.to_le_bytes());
+            fixed[8..16].copy_from_slice(&next_cursor.to_le_bytes());
+            if eof {
+                flags |= FLAG_EOF;
+            }
+            payload_len = entries_len;
+        }
+        Reply::Stats { json_len } => payload_len = json_len,
+        Reply::Fsync | Reply::Truncate | Reply::Unlink | Reply::Shutdown => {}
+        Reply::Error { errno, message, .. } => {
+            if !(1..=MAX_ERRNO).contains(&errno) {
+                return Err(Error::invalid(
+                    "errno",
+                    format!("must be between 1 and {MAX_ERRNO}, got {errno}"),
+                ));
+            }
+            status = errno;
+            var = truncate_str(message, MAX_PATH).as_bytes();
+            fixed_len = 0;
+        }
+    }
+    let frame = Frame {
+        op,
+        flags,
+        route,
+        status,
+        payload_len,
+        var,
+    };
+    let before = out.len();
+    put_frame(out, &frame, &fixed[..fixed_len]);
+    Ok(out.len() - before)
+}
+
+fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
+    let size = r.u64("size")?;
+    let mtime_unix_ns = r.u64("mtime_unix_ns")?;
+    let mode = r.u32("mode")?;
+    r.zero::<4>("reserved")?;
+    Ok(Attr {
+        size,
+        mtime_unix_ns,
+        mode,
+    })
+}
+
+/// Decodes a reply message checked against `limits`. An error reply
+/// decodes to [`Reply::Error`], its text borrowed from `buf`.
+pub fn decode_reply<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+) -> Result<(Header, Reply<'a>), DecodeError> {
+    let h = decode_header(buf, limits)?;
+    if !h.is_reply() {
+        return Err(DecodeError::new(
+            8,
+            "flags",
+            "expected a reply, got a request",
+        ));
+    }
+    if h.status != 0 {
+        let message = var_str(buf, &h, "message")?;
+        return Ok((
+            h,
+            Reply::Error {
+                op: h.op,
+                errno: h.status,
+                message,
+            },
+        ));
+    }
+    let mut r = Reader {
+        buf,
+        pos: HEADER_LEN,
+    };
+    let reply = match h.op {
+        Op::Ping => Reply::Ping {
+            time_unix_ns: r.u64("time_unix_ns")?,
+            len: h.payload_len,
+        },
+        Op::Create => Reply::Create(read_attr(&mut r)?),
+        Op::Open => Reply::Open(read_attr(&mut r)?),
+        Op::Stat => Reply::Stat(read_attr(&mut r)?),
+        Op::Write => Reply::Write {
+            written: r.u64("written")?,
+        },
+        Op::Read => Reply::Read { len: h.payload_len },
+        Op::Fsync => Reply::Fsync,
+        Op::Truncate => Reply::Truncate,
+        Op::Unlink => Reply::Unlink,
+        Op::Readdir => {
+            let count = r.u32("count")?;
+            r.zero::<4>("reserved")?;
+            let next_cursor = r.u64("next_cursor")?;
+            if count > limits.max_dir_entries {
+                return Err(DecodeError::new(
+                    HEADER_LEN,
+                    "count",
+                    format!("{count} exceeds the limit of {}", limits.max_dir_entries),
+                ));
+            }
+            let min_payload = u64::from(count) * DIR_ENTRY_FIXED as u64;
+            if h.payload_len < min_payload {
+                return Err(DecodeError::new(
+                    32,
+                    "payload_len",
+                    format!(
+                        "{count} entries need at least {min_payload} payload bytes, header says {}",
+                        h.payload_len
+                    ),
+                ));
+            }
+            Reply::Readdir {
+                count,
+                next_cursor,
+                eof: h.flags & FLAG_EOF != 0,
+                entries_len: h.payload_len,
+            }
+        }
+        Op::Stats => Reply::Stats {
+            json_len: h.payload_len,
+        },
+        Op::Shutdown => Reply::Shutdown,
+    };
+    Ok((h, reply))
+}

@@ -1,0 +1,384 @@
+//! Requests: what each op asks for, encoded and decoded.
+
+use super::codec::{DecodeError, Reader};
+use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
+use super::op::{Op, PathRule};
+use super::{
+    FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH,
+};
+use crate::error::{Error, Result};
+use crate::storage::layout;
+
+/// A request. Write data is not part of it: it is the active message's
+/// payload, of which `len` is the length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request<'a> {
+    /// Liveness probe; with a payload, a measure of the transport alone
+    /// (no storage involved).
+    Ping {
+        /// Payload length (discarded by the server unless `echo`).
+        len: u64,
+        /// Send the payload back.
+        echo: bool,
+    },
+    /// Create `path` with permissions `mode`.
+    Create {
+        /// File path.
+        path: &'a str,
+        /// Permission bits.
+        mode: u32,
+        /// Fail with `EEXIST` if it exists.
+        exclusive: bool,
+    },
+    /// Open (look up) `path`; `flags` are Linux `open(2)` flags.
+    Open {
+        /// File path.
+        path: &'a str,
+        /// `O_*` flags.
+        flags: u32,
+    },
+    /// Attributes of `path`.
+    Stat {
+        /// File path.
+        path: &'a str,
+    },
+    /// Write `len` payload bytes at `offset` inside chunk `chunk`.
+    Write {
+        /// File path.
+        path: &'a str,
+        /// Chunk index.
+        chunk: u64,
+        /// Offset inside the chunk.
+        offset: u64,
+        /// Payload length.
+        len: u64,
+        /// Durable before the reply.
+        sync: bool,
+    },
+    /// Read up to `len` bytes at `offset` inside chunk `chunk`.
+    Read {
+        /// File path.
+        path: &'a str,
+        /// Chunk index.
+        chunk: u64,
+        /// Offset inside the chunk.
+        offset: u64,
+        /// Bytes wanted.
+        len: u64,
+    },
+    /// Make `path` durable.
+    Fsync {
+        /// File path.
+        path: &'a str,
+        /// Data only.
+        datasync: bool,
+    },
+    /// Set `path`'s size.
+    Truncate {
+        /// File path.
+        path: &'a str,
+        /// New size.
+        size: u64,
+    },
+    /// Remove `path`.
+    Unlink {
+        /// File path.
+        path: &'a str,
+    },
+    /// List directory `path` (empty: the root) from `cursor` (0: the start).
+    Readdir {
+        /// Directory path, or empty.
+        path: &'a str,
+        /// Where to continue (`next_cursor` of the previous reply).
+        cursor: u64,
+        /// Most entries wanted.
+        max_entries: u32,
+    },
+    /// Server statistics.
+    Stats,
+    /// Stop the server.
+    Shutdown {
+        /// Without waiting for in-flight requests.
+        force: bool,
+    },
+}
+
+impl Request<'_> {
+    /// The op.
+    pub fn op(&self) -> Op {
+        match self {
+            Request::Ping { .. } => Op::Ping,
+            Request::Create { .. } => Op::Create,
+            Request::Open { .. } => Op::Open,
+            Request::Stat { .. } => Op::Stat,
+            Request::Write { .. } => Op::Write,
+            Request::Read { .. } => Op::Read,
+            Request::Fsync { .. } => Op::Fsync,
+            Request::Truncate { .. } => Op::Truncate,
+            Request::Unlink { .. } => Op::Unlink,
+            Request::Readdir { .. } => Op::Readdir,
+            Request::Stats => Op::Stats,
+            Request::Shutdown { .. } => Op::Shutdown,
+        }
+    }
+
+    /// The path (empty for ops without one).
+    pub fn path(&self) -> &str {
+        match *self {
+            Request::Create { path, .. }
+            | Request::Open { path, .. }
+            | Request::Stat { path }
+            | Request::Write { path, .. }
+            | Request::Read { path, .. }
+            | Request::Fsync { path, .. }
+            | Request::Truncate { path, .. }
+            | Request::Unlink { path }
+            | Request::Readdir { path, .. } => path,
+            Request::Ping { .. } | Request::Stats | Request::Shutdown { .. } => "",
+        }
+    }
+}
+
+fn check_path(path: &str, rule: PathRule) -> Result<()> {
+    if rule == PathRule::Dir && path.is_empty() {
+        return Ok(());
+    }
+    layout::validate(path)?;
+    if path.len() > MAX_PATH {
+        return Err(Error::os(libc::ENAMETOOLONG, "encode rpc message", path));
+    }
+    Ok(())
+}
+
+/// Appends the encoding of `request` (routed by `route`) to `out` and
+/// returns the number of bytes appended. The path is validated
+/// (relative, no `.`/`..`/empty components, at most [`MAX_PATH`] bytes).
+pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) -> Result<usize> {
+    let op = request.op();
+    let path = request.path();
+    match op.request_path() {
+        PathRule::None => {}
+        rule => check_path(path, rule)?,
+    }
+    if let Request::Write { offset, len, .. } | Request::Read { offset, len, .. } = *request
+        && offset.checked_add(len).is_none()
+    {
+        return Err(Error::invalid(
+            "offset",
+            format!("{op} {path}: offset {offset} + length {len} overflows"),
+        ));
+    }
+    let mut fixed = [0u8; 24];
+    let mut flags = 0;
+    let mut payload_len = 0;
+    let fixed_len = op.request_fixed_len();
+    match *request {
+        Request::Create {
+            mode, exclusive, ..
+        } => {
+            fixed[0..4].copy_from_slice(&mode.to_le_bytes());
+            if exclusive {
+                flags |= FLAG_EXCL;
+            }
+        }
+        Request::Open { flags: f, .. } => fixed[0..4].copy_from_slice(&f.to_le_bytes()),
+        Request::Write {
+            chunk,
+            offset,
+            len,
+            sync,
+            ..
+        } => {
+            fixed[0..8].copy_from_slice(&chunk.to_le_bytes());
+            fixed[8..16].copy_from_slice(&offset.to_le_bytes());
+            payload_len = len;
+            if sync {
+                flags |= FLAG_SYNC;
+            }
+        }
+        Request::Read {
+            chunk, offset, len, ..
+        } => {
+            fixed[0..8].copy_from_slice(&chunk.to_le_bytes());
+            fixed[8..16].copy_from_slice(&offset.to_le_bytes());
+            fixed[16..24].copy_from_slice(&len.to_le_bytes());
+        }
+        Request::Fsync { datasync, .. } => {
+            if datasync {
+                flags |= FLAG_DATASYNC;
+            }
+        }
+        Request::Truncate { size, .. } => fixed[0..8].copy_from_slice(&size.to_le_bytes()),
+        Request::Readdir {
+            cursor,
+            max_entries,
+            ..
+        } => {
+            fixed[0..8].copy_from_slice(&cursor.to_le_bytes());
+            fixed[8..12].copy_from_slice(&max_entries.to_le_bytes());
+        }
+        Request::Shutdown { force } => {
+            if force {
+                flags |= FLAG_FORCE;
+            }
+        }
+        Request::Ping { len, echo } => {
+            payload_len = len;
+            if echo {
+                flags |= FLAG_ECHO;
+            }
+        }
+        Request::Stat { .. } | Request::Unlink { .. } | Request::Stats => {}
+    }
+    let var = if op.request_path() == PathRule::None {
+        &[][..]
+    } else {
+        path.as_bytes()
+    };
+    let frame = Frame {
+        op,
+        flags,
+        route,
+        status: 0,
+        payload_len,
+        var,
+    };
+    let before = out.len();
+    put_frame(out, &frame, &fixed[..fixed_len]);
+    Ok(out.len() - before)
+}
+
+fn decode_path<'a>(buf: &'a [u8], h: &Header, rule: PathRule) -> Result<&'a str, DecodeError> {
+    let at = HEADER_LEN + usize::from(h.fixed_len);
+    let path = var_str(buf, h, "path")?;
+    if rule == PathRule::Dir && path.is_empty() {
+        return Ok(path);
+    }
+    match layout::validate(path) {
+        Ok(()) => Ok(path),
+        Err(Error::InvalidPath { reason, .. }) => Err(DecodeError::new(at, "path", reason)),
+        Err(e) => Err(DecodeError::new(at, "path", e.to_string())),
+    }
+}
+
+/// Decodes a request message (the active message header) checked against
+/// `limits`. The returned request borrows its path from `buf`.
+pub fn decode_request<'a>(
+    buf: &'a [u8],
+    limits: &Limits,
+) -> Result<(Header, Request<'a>), DecodeError> {
+    let h = decode_header(buf, limits)?;
+    if h.is_reply() {
+        return Err(DecodeError::new(
+            8,
+            "flags",
+            "expected a request, got a reply",
+        ));
+    }
+    let op = h.op;
+    let path = match op.request_path() {
+        PathRule::None => "",
+        rule => decode_path(buf, &h, rule)?,
+    };
+    let mut r = Reader {
+        buf,
+        pos: HEADER_LEN,
+    };
+    let req = match op {
+        Op::Ping => Request::Ping {
+            len: h.payload_len,
+            echo: h.flags & FLAG_ECHO != 0,
+        },
+        Op::Create => {
+            let mode = r.u32("mode")?;
+            r.zero::<4>("reserved")?;
+            Request::Create {
+                path,
+                mode,
+                exclusive: h.flags & FLAG_EXCL != 0,
+            }
+        }
+        Op::Open => {
+            let flags = r.u32("open_flags")?;
+            r.zero::<4>("reserved")?;
+            Request::Open { path, flags }
+        }
+        Op::Stat => Request::Stat { path },
+        Op::Write => {
+            let chunk = r.u64("chunk")?;
+            let at = r.pos;
+            let offset = r.u64("offset")?;
+            if offset.checked_add(h.payload_len).is_none() {
+                return Err(DecodeError::new(
+                    at,
+                    "offset",
+                    "offset + payload_len overflows",
+                ));
+            }
+            Request::Write {
+                path,
+                chunk,
+                offset,
+                len: h.payload_len,
+                sync: h.flags & FLAG_SYNC != 0,
+            }
+        }
+        Op::Read => {
+            let chunk = r.u64("chunk")?;
+            let offset = r.u64("offset")?;
+            let at = r.pos;
+            let len = r.u64("length")?;
+            if len > limits.max_payload {
+                return Err(DecodeError::new(
+                    at,
+                    "length",
+                    format!("{len} bytes exceed the limit of {}", limits.max_payload),
+                ));
+            }
+            if offset.checked_add(len).is_none() {
+                return Err(DecodeError::new(at, "length", "offset + length overflows"));
+            }
+            Request::Read {
+                path,
+                chunk,
+                offset,
+                len,
+            }
+        }
+        Op::Fsync => Request::Fsync {
+            path,
+            datasync: h.flags & FLAG_DATASYNC != 0,
+        },
+        Op::Truncate => Request::Truncate {
+            path,
+            size: r.u64("size")?,
+        },
+        Op::Unlink => Request::Unlink { path },
+        Op::Readdir => {
+            let cursor = r.u64("cursor")?;
+            let at = r.pos;
+            let max_entries = r.u32("max_entries")?;
+            r.zero::<4>("reserved")?;
+            if max_entries > limits.max_dir_entries {
+                return Err(DecodeError::new(
+                    at,
+                    "max_entries",
+                    format!(
+                        "{max_entries} exceeds the limit of {}",
+                        limits.max_dir_entries
+                    ),
+                ));
+            }
+            Request::Readdir {
+                path,
+                cursor,
+                max_entries,
+            }
+        }
+        Op::Stats => Request::Stats,
+        Op::Shutdown => Request::Shutdown {
+            force: h.flags & FLAG_FORCE != 0,
+        },
+    };
+    Ok((h, req))
+}

@@ -1,0 +1,490 @@
+//! The chunk store: the public face of the storage engine.
+//!
+//! Callers (any thread, the GIL released) validate arguments, split a
+//! request into per-chunk pieces of at most one buffer, copy data into
+//! registered buffers and send each piece to the store's driver thread over
+//! a channel. The driver thread owns the ring and the fd cache; it turns
+//! pieces into kernel operations and sends each result (with its buffer)
+//! back to the caller's reply channel.
+//!
+//! Waking the driver thread: it sleeps only inside the ring's
+//! `io_uring_enter`, which also polls an eventfd. Before sleeping it sets
+//! `parked` and looks at the channel once more; a caller that sent a request
+//! writes the eventfd only when it sees `parked` (a SeqCst fence on both
+//! sides makes one of them see the other). So an idle store submits a
+//! request at once, a busy one batches what piled up, and nobody spins or
+//! sleeps on a timer.
+//!
+//! * `options`: [`StoreOptions`] and the store's limits.
+//! * `request`: what callers send the driver thread and what comes back.
+//! * `batch`: the pieces of one call in flight.
+//! * `ring_thread`: the driver thread, which owns the ring.
+
+mod batch;
+mod options;
+mod request;
+mod ring_thread;
+
+use std::fmt;
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::thread::JoinHandle;
+
+use self::batch::Batch;
+pub use self::options::{
+    MAX_BUFFER, MAX_CHUNK, MAX_OFFSET, MAX_POOL_BYTES, MAX_READ, StoreOptions,
+};
+use self::request::{Done, Msg, ReqKind, Request, Wake, note_failure};
+use self::ring_thread::RingThread;
+use super::buffer::BufferPool;
+use super::driver::{Driver, RingSetup};
+use super::fd_cache::FdCache;
+use super::layout::{self, Piece};
+use super::stats::{Counters, StoreStats};
+use crate::error::{Error, Result};
+use crate::sys::{self, DioAlign, EventFd};
+use crate::trace::{TraceBuffer, TraceFile};
+
+/// A chunk store rooted at a local directory. See the module docs.
+pub struct ChunkStore {
+    root: PathBuf,
+    root_str: String,
+    chunk_size: u64,
+    buffered: bool,
+    dio: Option<DioAlign>,
+    pool: BufferPool,
+    counters: Arc<Counters>,
+    setup: RingSetup,
+    tx: RwLock<Option<Sender<Msg>>>,
+    wake: Arc<Wake>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    trace_path: Option<PathBuf>,
+    owner_pid: u32,
+}
+
+impl fmt::Debug for ChunkStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChunkStore")
+            .field("root", &self.root)
+            .field("chunk_size", &self.chunk_size)
+            .field("setup", &self.setup)
+            .field("dio", &self.dio)
+            .finish()
+    }
+}
+
+impl ChunkStore {
+    /// Opens (creating the directory if needed) the store at `root` and
+    /// starts its driver thread.
+    pub fn open(root: impl AsRef<Path>, opts: StoreOptions) -> Result<ChunkStore> {
+        opts.validate()?;
+        let root = root.as_ref().to_path_buf();
+        let root_str = root.to_string_lossy().into_owned();
+        std::fs::create_dir_all(&root)
+            .map_err(|e| Error::from_io(&e, "create store", &root_str))?;
+        if let Some(fs) = sys::network_fs(&root) {
+            return Err(Error::invalid(
+                "root",
+                format!("{root_str} is on {fs}: io_uring on network file systems is not supported"),
+            ));
+        }
+        let root_fd: Arc<OwnedFd> = Arc::new(
+            File::open(&root)
+                .map_err(|e| Error::from_io(&e, "open store", &root_str))?
+                .into(),
+        );
+        let dio = if opts.buffered {
+            None
+        } else {
+            sys::dio_alignment(&root)
+        };
+        let pool = BufferPool::new(opts.pool_buffers, opts.buffer_size)
+            .map_err(|e| Error::from_io(&e, "allocate buffers", &root_str))?;
+        let trace = match &opts.trace {
+            Some(cfg) => Some(TraceFile::open(cfg, "store")?),
+            None => None,
+        };
+        let trace_path = trace.as_ref().map(|t| t.path().to_path_buf());
+        let counters = Arc::new(Counters::default());
+        let wake = Arc::new(Wake {
+            fd: EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", &root_str))?,
+            parked: AtomicBool::new(false),
+        });
+        let (tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let worker_pool = pool.clone();
+        let worker_counters = Arc::clone(&counters);
+        let worker_wake = Arc::clone(&wake);
+        let fds = FdCache::new(root.clone(), opts.fd_cache_capacity);
+        let entries = opts.ring_entries.next_power_of_two();
+        let thread = std::thread::Builder::new()
+            .name("benchfs-store".into())
+            .spawn(move || {
+                // The ring is single-issuer: build it on the thread using it.
+                let trace = trace.map(TraceBuffer::new);
+                let mut driver = match Driver::new(
+                    entries,
+                    Some(&worker_pool),
+                    worker_counters.clone(),
+                    trace,
+                ) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                driver.set_wake_fd(worker_wake.fd.raw());
+                let _ = ready_tx.send(Ok(driver.setup()));
+                RingThread {
+                    driver,
+                    fds,
+                    root_fd,
+                    counters: worker_counters,
+                    wake: worker_wake,
+                    rx,
+                    done: Vec::new(),
+                }
+                .run();
+            })
+            .map_err(|e| Error::from_io(&e, "start driver thread", &root_str))?;
+        let setup = match ready_rx.recv() {
+            Ok(Ok(setup)) => setup,
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                return Err(Error::from_io(&e.source, e.step, &root_str));
+            }
+            Err(_) => {
+                let _ = thread.join();
+                return Err(Error::os(libc::EIO, "set up io_uring", &root_str));
+            }
+        };
+        Ok(ChunkStore {
+            root,
+            root_str,
+            chunk_size: opts.chunk_size,
+            buffered: opts.buffered,
+            dio,
+            pool,
+            counters,
+            setup,
+            tx: RwLock::new(Some(tx)),
+            wake,
+            thread: Mutex::new(Some(thread)),
+            trace_path,
+            owner_pid: std::process::id(),
+        })
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Bytes per chunk.
+    pub fn chunk_size(&self) -> u64 {
+        self.chunk_size
+    }
+
+    /// How the ring was set up.
+    pub fn ring_setup(&self) -> RingSetup {
+        self.setup
+    }
+
+    /// O_DIRECT alignment in use, `None` when every request is buffered.
+    pub fn dio_alignment(&self) -> Option<DioAlign> {
+        if self.buffered { None } else { self.dio }
+    }
+
+    /// The trace file, when recording.
+    pub fn trace_path(&self) -> Option<&Path> {
+        self.trace_path.as_deref()
+    }
+
+    /// Counters of the ring, the pool and the fd cache.
+    pub fn stats(&self) -> StoreStats {
+        StoreStats {
+            pool_buffers: self.pool.count() as u64,
+            pool_free: self.pool.free_count() as u64,
+            pool_waits: self.pool.waits(),
+            ..self.counters.snapshot()
+        }
+    }
+
+    /// Whether [`ChunkStore::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.tx
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+
+    fn send(&self, req: Request) -> Result<()> {
+        {
+            let guard = self.tx.read().unwrap_or_else(PoisonError::into_inner);
+            let tx = guard.as_ref().ok_or(Error::Closed)?;
+            tx.send(Msg::Io(req)).map_err(|_| Error::Closed)?;
+        }
+        self.wake.notify();
+        Ok(())
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if std::process::id() != self.owner_pid {
+            return Err(Error::Forked {
+                owner: self.owner_pid,
+            });
+        }
+        if self.is_closed() {
+            Err(Error::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    #[inline]
+    fn use_direct(&self, offset: u64, len: usize, addr: usize) -> bool {
+        !self.buffered && self.dio.is_some_and(|a| a.allows(offset, len, addr))
+    }
+
+    /// Writes `data` at `offset` of `path`; returns the bytes written.
+    /// An empty `data` creates the file if it does not exist.
+    pub fn write(&self, path: &str, offset: u64, data: &[u8]) -> Result<usize> {
+        let name: Arc<str> = layout::backing_name(path)?.into();
+        check_range(offset, data.len())?;
+        self.check_open()?;
+        let mut batch = Batch::new(self, name);
+        let mut written = 0u64;
+        let mut on_done = |d: Done, batch_err: &mut Option<Error>| match d.result {
+            Ok(n) => written += n,
+            Err(f) => note_failure(batch_err, f, "write", path),
+        };
+        if data.is_empty() {
+            let mut buf = batch.acquire(&mut on_done);
+            buf.set_len(0);
+            batch.submit(
+                0,
+                ReqKind::Write {
+                    offset,
+                    buf,
+                    direct: false,
+                },
+            )?;
+        }
+        let buf_size = self.pool.buf_size();
+        for p in layout::pieces(offset, data.len(), self.chunk_size, buf_size) {
+            if batch.err.is_some() {
+                break;
+            }
+            let mut buf = batch.acquire(&mut on_done);
+            buf.fill_from(&data[p.data_offset..p.data_offset + p.len]);
+            let direct = self.use_direct(p.file_offset, p.len, buf.addr());
+            batch.submit(
+                p.len,
+                ReqKind::Write {
+                    offset: p.file_offset,
+                    buf,
+                    direct,
+                },
+            )?;
+        }
+        batch.finish(&mut on_done)?;
+        Ok(usize::try_from(written).unwrap_or(usize::MAX))
+    }
+
+    /// Reads up to `len` bytes at `offset` of `path`: shorter at the end
+    /// of the file, holes read as zeros.
+    pub fn read(&self, path: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_into(path, offset, len, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`ChunkStore::read`] into `out` (cleared first), reusing its
+    /// capacity: a caller that keeps its buffers allocates nothing.
+    pub fn read_into(&self, path: &str, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        let name: Arc<str> = layout::backing_name(path)?.into();
+        if len > MAX_READ {
+            return Err(Error::invalid(
+                "length",
+                format!("must be at most {MAX_READ} bytes (1 GiB), got {len}"),
+            ));
+        }
+        check_range(offset, len)?;
+        self.check_open()?;
+        out.resize(len, 0);
+        let mut end = len;
+        let mut batch = Batch::new(self, name);
+        let mut on_done = |d: Done, batch_err: &mut Option<Error>| match d.result {
+            Ok(n) => {
+                let n = usize::try_from(n).unwrap_or(0).min(d.want);
+                if let Some(buf) = &d.buf {
+                    let src = &buf.as_slice()[..n.min(buf.len())];
+                    out[d.index..d.index + src.len()].copy_from_slice(src);
+                }
+                if n < d.want {
+                    end = end.min(d.index + n);
+                }
+            }
+            Err(f) => note_failure(batch_err, f, "read", path),
+        };
+        let buf_size = self.pool.buf_size();
+        let pieces = layout::pieces(offset, len, self.chunk_size, buf_size);
+        if len == 0 {
+            // Still report a missing file.
+            let buf = batch.acquire(&mut on_done);
+            batch.submit(
+                0,
+                ReqKind::Read {
+                    offset,
+                    buf,
+                    len: 0,
+                    direct: false,
+                },
+            )?;
+        }
+        for Piece {
+            file_offset,
+            data_offset,
+            len: plen,
+        } in pieces
+        {
+            if batch.err.is_some() {
+                break;
+            }
+            let buf = batch.acquire(&mut on_done);
+            let direct = self.use_direct(file_offset, plen, buf.addr());
+            batch.index = data_offset;
+            batch.submit(
+                plen,
+                ReqKind::Read {
+                    offset: file_offset,
+                    buf,
+                    len: plen,
+                    direct,
+                },
+            )?;
+        }
+        batch.finish(&mut on_done)?;
+        out.truncate(end);
+        Ok(())
+    }
+
+    fn single(&self, op: &'static str, path: &str, kind: impl FnOnce() -> ReqKind) -> Result<u64> {
+        let name: Arc<str> = layout::backing_name(path)?.into();
+        self.check_open()?;
+        let mut batch = Batch::new(self, name);
+        let mut value = 0;
+        let mut on_done = |d: Done, batch_err: &mut Option<Error>| match d.result {
+            Ok(v) => value = v,
+            Err(f) => note_failure(batch_err, f, op, path),
+        };
+        batch.submit(0, kind())?;
+        batch.finish(&mut on_done)?;
+        Ok(value)
+    }
+
+    /// fsync the file (data and metadata). Only on request: writes never
+    /// sync by themselves.
+    pub fn fsync(&self, path: &str) -> Result<()> {
+        self.single("fsync", path, || ReqKind::Fsync).map(|_| ())
+    }
+
+    /// Sets the file's size (`ENOENT` when it does not exist).
+    pub fn truncate(&self, path: &str, size: u64) -> Result<()> {
+        check_range(size, 0).map_err(|_| {
+            Error::invalid(
+                "size",
+                format!("must be between 0 and {MAX_OFFSET}, got {size}"),
+            )
+        })?;
+        self.single("truncate", path, || ReqKind::Truncate { size })
+            .map(|_| ())
+    }
+
+    /// Deletes the file with all its chunks.
+    pub fn remove(&self, path: &str) -> Result<()> {
+        self.single("remove", path, || ReqKind::Remove).map(|_| ())
+    }
+
+    /// The file's size.
+    pub fn stat(&self, path: &str) -> Result<u64> {
+        self.single("stat", path, || ReqKind::Stat)
+    }
+
+    /// Logical paths of the files in the store, sorted.
+    pub fn list(&self) -> Result<Vec<String>> {
+        self.check_open()?;
+        let err = |e: std::io::Error| Error::from_io(&e, "list", &self.root_str);
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&self.root).map_err(err)? {
+            let entry = entry.map_err(err)?;
+            if !entry.file_type().map_err(err)?.is_file() {
+                continue;
+            }
+            if let Some(p) = entry.file_name().to_str().and_then(layout::logical_path) {
+                out.push(p);
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Waits for operations in flight, flushes the trace and stops the
+    /// driver thread. Idempotent; later calls on the store fail with
+    /// [`Error::Closed`].
+    pub fn close(&self) -> Result<()> {
+        if std::process::id() != self.owner_pid {
+            // A fork() child: the driver thread is not in this process, so
+            // there is nothing to stop or join (the ring and the buffers in
+            // flight are the parent's). Touch no lock another thread may
+            // have held at fork time; leak the thread handle.
+            if let Ok(mut thread) = self.thread.try_lock() {
+                let _ = std::mem::ManuallyDrop::new(thread.take());
+            }
+            return Ok(());
+        }
+        let tx = self
+            .tx
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(tx) = tx {
+            let _ = tx.send(Msg::Shutdown);
+            drop(tx);
+            self.wake.notify();
+        }
+        let mut thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(t) = thread.take()
+            && t.join().is_err()
+        {
+            return Err(Error::os(
+                libc::EIO,
+                "close (driver thread panicked)",
+                &self.root_str,
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ChunkStore {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+fn check_range(offset: u64, len: usize) -> Result<()> {
+    if offset > MAX_OFFSET || (len as u64) > MAX_OFFSET - offset {
+        return Err(Error::invalid(
+            "offset",
+            format!("offset + length must be at most {MAX_OFFSET}, got {offset} + {len}"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! What a caller sends the driver thread (one [`Request`] per piece) and
+//! what comes back on its reply channel ([`Done`]), and how a caller wakes
+//! the thread.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::mpsc::Sender;
+use std::time::Instant;
+
+use crate::error::Error;
+use crate::storage::buffer::FixedBuf;
+use crate::sys::EventFd;
+
+/// Why a piece failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Failure {
+    Errno(i32),
+    Closed,
+}
+
+/// A piece's result, sent back to its caller.
+pub(super) struct Done {
+    pub(super) index: usize,
+    pub(super) want: usize,
+    pub(super) result: std::result::Result<u64, Failure>,
+    pub(super) buf: Option<FixedBuf>,
+}
+
+/// Where a piece's result goes. Dropping a `Reply` that was not answered
+/// answers it with `Closed`, so a caller never waits for a lost request.
+pub(super) struct Reply {
+    pub(super) tx: Option<Sender<Done>>,
+    pub(super) index: usize,
+    pub(super) want: usize,
+    pub(super) done_bytes: u64,
+}
+
+impl Reply {
+    pub(super) fn send(mut self, result: std::result::Result<u64, Failure>, buf: Option<FixedBuf>) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Done {
+                index: self.index,
+                want: self.want,
+                result,
+                buf,
+            });
+        }
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Done {
+                index: self.index,
+                want: self.want,
+                result: Err(Failure::Closed),
+                buf: None,
+            });
+        }
+    }
+}
+
+pub(super) enum ReqKind {
+    Write {
+        offset: u64,
+        buf: FixedBuf,
+        direct: bool,
+    },
+    Read {
+        offset: u64,
+        buf: FixedBuf,
+        len: usize,
+        direct: bool,
+    },
+    Fsync,
+    Truncate {
+        size: u64,
+    },
+    Remove,
+    Stat,
+}
+
+pub(super) struct Request {
+    pub(super) name: Arc<str>,
+    pub(super) kind: ReqKind,
+    pub(super) reply: Reply,
+    pub(super) queued_at: Instant,
+}
+
+pub(super) enum Msg {
+    Io(Request),
+    Shutdown,
+}
+
+/// The driver thread's wake-up: an eventfd polled by the ring, written
+/// only while the thread is parked.
+pub(super) struct Wake {
+    pub(super) fd: EventFd,
+    pub(super) parked: AtomicBool,
+}
+
+impl Wake {
+    pub(super) fn notify(&self) {
+        fence(Ordering::SeqCst);
+        if self.parked.load(Ordering::Relaxed) {
+            self.fd.notify();
+        }
+    }
+}
+
+pub(super) fn note_failure(slot: &mut Option<Error>, f: Failure, op: &'static str, path: &str) {
+    if slot.is_none() {
+        *slot = Some(match f {
+            Failure::Errno(e) => Error::os(e, op, path),
+            Failure::Closed => Error::Closed,
+        });
+    }
+}

@@ -1,0 +1,254 @@
+//! The driver thread: it owns the ring and the fd cache, turns requests
+//! into kernel operations and answers each on its reply channel.
+
+use std::ffi::CString;
+use std::os::fd::{AsFd as _, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{Ordering, fence};
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::Instant;
+
+use super::request::{Failure, Msg, Reply, ReqKind, Request, Wake};
+use crate::storage::driver::{Completion, Driver};
+use crate::storage::fd_cache::{Access, FdCache, Mode, Opened};
+use crate::storage::ops::{Fsync, Ftruncate, Op, Read, Statx, Unlink, Write};
+use crate::storage::stats::{Counters, bump};
+use crate::sys;
+
+/// The driver thread's state.
+pub(super) struct RingThread {
+    pub(super) driver: Driver<Reply>,
+    pub(super) fds: FdCache,
+    pub(super) root_fd: Arc<OwnedFd>,
+    pub(super) counters: Arc<Counters>,
+    pub(super) wake: Arc<Wake>,
+    pub(super) rx: Receiver<Msg>,
+    pub(super) done: Vec<Completion<Reply>>,
+}
+
+impl RingThread {
+    pub(super) fn run(mut self) {
+        let mut shutdown = false;
+        loop {
+            // Everything that piled up while we were busy goes into one batch.
+            loop {
+                match self.rx.try_recv() {
+                    Ok(Msg::Io(req)) => self.handle(req),
+                    Ok(Msg::Shutdown) | Err(TryRecvError::Disconnected) => {
+                        shutdown = true;
+                        break;
+                    }
+                    Err(TryRecvError::Empty) => break,
+                }
+            }
+            if shutdown && self.driver.in_flight() == 0 {
+                break;
+            }
+            // Park: from here on callers write the eventfd.
+            self.wake.parked.store(true, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            if !shutdown {
+                match self.rx.try_recv() {
+                    Ok(msg) => {
+                        self.wake.parked.store(false, Ordering::Relaxed);
+                        match msg {
+                            Msg::Io(req) => self.handle(req),
+                            Msg::Shutdown => shutdown = true,
+                        }
+                        continue;
+                    }
+                    Err(TryRecvError::Disconnected) => {
+                        // No caller can wake us any more: re-check whether
+                        // anything is left before waiting.
+                        self.wake.parked.store(false, Ordering::Relaxed);
+                        shutdown = true;
+                        continue;
+                    }
+                    Err(TryRecvError::Empty) => {}
+                }
+            }
+            let res = self.driver.submit_and_wait(1);
+            self.wake.parked.store(false, Ordering::Relaxed);
+            if self.driver.take_woken() {
+                self.wake.fd.drain();
+            }
+            self.complete_ready();
+            if res.is_err() {
+                // The ring is unusable: stop taking requests. Dropping the
+                // driver waits for what is in the kernel; the replies of
+                // everything else are dropped, which answers `Closed`.
+                break;
+            }
+        }
+        self.driver.flush_trace();
+    }
+
+    fn complete_ready(&mut self) {
+        let mut done = std::mem::take(&mut self.done);
+        self.driver.reap(&mut done);
+        for c in done.drain(..) {
+            self.complete(c);
+        }
+        self.done = done;
+    }
+
+    fn open(&mut self, name: &Arc<str>, mode: Mode, create: bool) -> std::io::Result<Opened> {
+        let o = self.fds.get(name, mode, create)?;
+        if o.hit {
+            bump(&self.counters.fd_cache_hits, 1);
+        } else {
+            bump(&self.counters.fd_cache_misses, 1);
+        }
+        Ok(o)
+    }
+
+    fn handle(&mut self, req: Request) {
+        let Request {
+            name,
+            kind,
+            reply,
+            queued_at,
+        } = req;
+        let errno = |e: &std::io::Error| Failure::Errno(e.raw_os_error().unwrap_or(libc::EIO));
+        let op = match kind {
+            ReqKind::Write {
+                offset,
+                buf,
+                direct,
+            } => {
+                let mode = Mode {
+                    access: Access::ReadWrite,
+                    direct,
+                };
+                match self.open(&name, mode, true) {
+                    Ok(o) => Op::Write(Write {
+                        fd: o.fd,
+                        offset,
+                        len: buf.len(),
+                        buf,
+                        buf_offset: 0,
+                        direct: o.direct,
+                    }),
+                    Err(e) => return reply.send(Err(errno(&e)), Some(buf)),
+                }
+            }
+            ReqKind::Read {
+                offset,
+                buf,
+                len,
+                direct,
+            } => {
+                let mode = Mode {
+                    access: Access::Read,
+                    direct,
+                };
+                match self.open(&name, mode, false) {
+                    Ok(o) => Op::Read(Read {
+                        fd: o.fd,
+                        offset,
+                        buf,
+                        len,
+                        direct: o.direct,
+                    }),
+                    Err(e) => return reply.send(Err(errno(&e)), Some(buf)),
+                }
+            }
+            ReqKind::Fsync => {
+                let fd = match self.fds.any(&name) {
+                    Some(fd) => fd,
+                    None => {
+                        let mode = Mode {
+                            access: Access::Read,
+                            direct: false,
+                        };
+                        match self.open(&name, mode, false) {
+                            Ok(o) => o.fd,
+                            Err(e) => return reply.send(Err(errno(&e)), None),
+                        }
+                    }
+                };
+                Op::Fsync(Fsync { fd })
+            }
+            ReqKind::Truncate { size } => {
+                let mode = Mode {
+                    access: Access::ReadWrite,
+                    direct: false,
+                };
+                let fd = match self.open(&name, mode, false) {
+                    Ok(o) => o.fd,
+                    Err(e) => return reply.send(Err(errno(&e)), None),
+                };
+                if !self.driver.supports_ftruncate() {
+                    let r = sys::ftruncate(fd.as_fd(), size)
+                        .map(|()| 0)
+                        .map_err(|e| errno(&e));
+                    return reply.send(r, None);
+                }
+                Op::Ftruncate(Ftruncate { fd, len: size })
+            }
+            ReqKind::Remove => {
+                self.fds.evict_file(&name);
+                let Ok(cname) = CString::new(name.as_bytes()) else {
+                    return reply.send(Err(Failure::Errno(libc::EINVAL)), None);
+                };
+                Op::Unlink(Unlink {
+                    dirfd: Arc::clone(&self.root_fd),
+                    name: cname,
+                })
+            }
+            ReqKind::Stat => {
+                let Ok(cname) = CString::new(name.as_bytes()) else {
+                    return reply.send(Err(Failure::Errno(libc::EINVAL)), None);
+                };
+                Op::Statx(Statx::new(Arc::clone(&self.root_fd), cname))
+            }
+        };
+        self.driver.push(op, reply, queued_at);
+    }
+
+    fn complete(&mut self, c: Completion<Reply>) {
+        let Completion {
+            token: mut reply,
+            op,
+            result,
+            ..
+        } = c;
+        let failed = (result < 0).then_some(Failure::Errno(-result));
+        match op {
+            Op::Write(mut w) => {
+                if let Some(f) = failed {
+                    return reply.send(Err(f), Some(w.buf));
+                }
+                let n = result as usize;
+                reply.done_bytes += n as u64;
+                if n < w.len {
+                    if n == 0 {
+                        // No progress and no error: report an I/O error
+                        // rather than spin.
+                        return reply.send(Err(Failure::Errno(libc::EIO)), Some(w.buf));
+                    }
+                    // Short write: the rest goes out as a new operation.
+                    w.offset += n as u64;
+                    w.buf_offset += n;
+                    w.len -= n;
+                    self.driver.push(Op::Write(w), reply, Instant::now());
+                    return;
+                }
+                let total = reply.done_bytes;
+                reply.send(Ok(total), Some(w.buf));
+            }
+            Op::Read(r) => match failed {
+                Some(f) => reply.send(Err(f), Some(r.buf)),
+                None => reply.send(Ok(result as u64), Some(r.buf)),
+            },
+            Op::Statx(s) => match failed {
+                Some(f) => reply.send(Err(f), None),
+                None => reply.send(Ok(s.size()), None),
+            },
+            Op::Fsync(_) | Op::Unlink(_) | Op::Ftruncate(_) => match failed {
+                Some(f) => reply.send(Err(f), None),
+                None => reply.send(Ok(0), None),
+            },
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Every libc call of the engine, each behind a small checked wrapper that
+//! returns `io::Result` (or `Option`) and carries its own safety argument.
+//! Other modules use libc's constants and types, never its functions.
+//!
+//! A leaf: it uses nothing else of the crate, so storage, rpc and the
+//! daemon all build on it without knowing each other.
+//!
+//! * [`fs`]: direct-I/O alignment probe, `fallocate`, `ftruncate`, the
+//!   network file system check.
+//! * [`eventfd`]: the eventfd every sleeping loop is woken through.
+//! * [`epoll`]: the epoll set the daemon's event loop sleeps in.
+//! * [`mmap`]: anonymous mappings (the registered buffer region).
+//! * [`signals`]: installing and restoring signal handlers.
+//! * [`host`]: the host name.
+
+pub mod epoll;
+pub mod eventfd;
+pub mod fs;
+pub mod host;
+pub mod mmap;
+pub mod signals;
+
+pub use epoll::Epoll;
+pub use eventfd::{EventFd, notify_raw};
+pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs};
+pub use host::hostname;
+pub use mmap::AnonMapping;
+pub use signals::{SavedAction, preserving_errno, set_handler};

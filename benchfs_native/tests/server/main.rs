@@ -1,0 +1,19 @@
+//! The RPC server end to end: a daemon on a thread (real store, real UCX,
+//! real registry directory) and a raw client built only from benchfs_ucx,
+//! rpc::session and rpc::wire.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests fail loudly"
+)]
+
+#[path = "../common/mod.rs"]
+mod common;
+mod harness;
+
+mod lifecycle;
+mod load;
+mod malformed;
+mod ops;
+mod trace;
