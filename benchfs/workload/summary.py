@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analysis.phases import Provenance
+from analysis.phases import LATENCY_KEYS, PERCENTILES, Provenance
 from benchfs import __version__
 
 MiB = 1024 * 1024
@@ -31,13 +31,6 @@ KiB = 1024
 NS_PER_S = 1_000_000_000
 SUMMARY_VERSION = 1
 API_NAME = "BENCHFS"
-PERCENTILES: tuple[tuple[str, float], ...] = (
-    ("p50_us", 50.0),
-    ("p90_us", 90.0),
-    ("p99_us", 99.0),
-    ("p99.9_us", 99.9),
-)
-LATENCY_KEYS = ("min_us", "mean_us", *(key for key, _ in PERCENTILES), "max_us")
 
 
 @dataclass(frozen=True)
