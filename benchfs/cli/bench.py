@@ -243,3 +243,61 @@ def rpc(
                 f"+ {d.rss_over_pool_MiB:.0f} MiB (target <= +100)",
                 highlight=False,
             )
+
+
+@app.command("scale")
+def scale(
+    nodes: Annotated[
+        list[int] | None,
+        typer.Option("--nodes", min=1, help="Cluster sizes to measure (default: 8 16 32 64)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    buffer_pool_size: Annotated[
+        str, typer.Option(help="Each daemon's buffer pool (small: many daemons share the RAM).")
+    ] = "8m",
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Where the daemons' data goes (default: the temp dir)."),
+    ] = None,
+) -> None:
+    """Set-up cost as the cluster grows: spawn, membership, connect, first RPC, stop."""
+    import tempfile
+
+    from benchfs.bench.scale import DEFAULT_SIZES, SUPERLINEAR, TARGET_NODES, run_scale_bench
+
+    pool = _size(buffer_pool_size, "--buffer-pool-size")
+    with (
+        tempfile.TemporaryDirectory(prefix="benchfs-scale-", dir=directory) as root,
+        err_console.status("starting") as progress,
+    ):
+        report = run_scale_bench(
+            nodes or DEFAULT_SIZES,
+            buffer_pool_size=pool,
+            directory=Path(root),
+            on_progress=lambda step: progress.update(step),
+        )
+    if json_output:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+        return
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"set-up cost by cluster size (local daemons, pool {format_size(pool)} each)",
+    )
+    table.add_column("step (s)", no_wrap=True)
+    for row in report.rows:
+        table.add_column(f"N={row.nodes}", justify="right", no_wrap=True)
+    table.add_column("growth k", justify="right", no_wrap=True)
+    table.add_column(f"N={TARGET_NODES} (est.)", justify="right", no_wrap=True)
+    for growth in report.growth:
+        mark = " !" if growth.superlinear else ""
+        table.add_row(
+            growth.step.removesuffix("_s"),
+            *(f"{row.step(growth.step):.4f}" for row in report.rows),
+            f"{growth.exponent:.2f}{mark}",
+            f"{growth.at_target_s:,.2f}",
+        )
+    console.print(table)
+    console.print(
+        f"growth k: t ~ N**k fitted over the sizes; '!' marks k > {SUPERLINEAR}",
+        highlight=False,
+    )
