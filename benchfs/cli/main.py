@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from analysis.errors import AnalysisError
 from benchfs import __version__
-from benchfs.cli import analyze, bench, daemon, diagnose, phases, run
+from benchfs.cli import analyze, bench, clean, daemon, diagnose, phases, run
 from benchfs.errors import BenchfsError
 
 app = typer.Typer(
@@ -33,6 +33,7 @@ app.command("compare")(analyze.compare)
 app.command("diagnose")(diagnose.diagnose)
 app.command("run")(run.run)
 app.command("daemon")(daemon.daemon)
+app.command("clean")(clean.clean)
 
 _state = {"verbose": False}
 err_console = Console(stderr=True)

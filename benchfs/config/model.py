@@ -36,7 +36,8 @@ class Deadlines(Section):
 class ClusterConfig(Section):
     local_nodes: Annotated[int, Field(ge=1)] = 4
     daemons_per_node: Annotated[int, Field(ge=1)] = 1
-    data_dir: str = "/tmp/benchfs-data"
+    # None: this user's directory in the temporary directory ($TMPDIR/benchfs-<uid>).
+    data_dir: Annotated[str, Field(min_length=1)] | None = None
     registry_dir: str | None = None
     chunk_size: Size = 4 << 20
     buffer_pool_size: Size = 256 << 20
