@@ -33,7 +33,7 @@ import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from benchfs.cluster.private import user_temp_root
-from benchfs.config.model import ClusterConfig, Durability, Transport
+from benchfs.config.model import MAX_POOL, MAX_SECONDS, ClusterConfig, Durability, Transport
 from benchfs.config.sizes import parse_size
 from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
@@ -67,12 +67,12 @@ class DaemonSettings(BaseModel):
     data_dir: Annotated[str, Field(min_length=1)] | None = None
     registry_dir: Annotated[str, Field(min_length=1)]
     chunk_size: Size = 4 << 20
-    buffer_pool_size: Size = 256 << 20
+    buffer_pool_size: Annotated[Size, Field(le=MAX_POOL)] = 256 << 20
     durability: Durability = "none"
     transport: Transport = "auto"
     max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY, strict=True)] = 32
     trace_dir: Annotated[str | None, BeforeValidator(_no_trace_dir)] = None
-    shutdown_deadline_s: Annotated[float, Field(gt=0)] = 10.0
+    shutdown_deadline_s: Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)] = 10.0
     buffered: bool = False
 
     def serve_kwargs(self) -> dict[str, Any]:
