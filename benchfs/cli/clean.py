@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
-from rich.markup import escape
+
+from benchfs.cli.console import make_console, plain
 
 
 def clean() -> None:
@@ -13,12 +13,12 @@ def clean() -> None:
     and mark their manifests aborted. Runs still going are left alone."""
     from benchfs.run.leftovers import clean_dead_runs
 
-    console = Console(highlight=False)
+    console = make_console()
     cleaned = clean_dead_runs()
     for run in cleaned:
-        console.print(escape(run.describe()))
+        console.print(plain(run.describe()))
         for problem in run.problems:
-            console.print(f"  {escape(problem)}")
+            console.print(f"  {plain(problem)}")
     if not cleaned:
         console.print("nothing to clean: no run of yours died here without cleaning up")
     if any(run.problems for run in cleaned):
