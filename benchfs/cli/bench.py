@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
+from benchfs.cli.console import make_console, plain
 from benchfs.config.sizes import format_size, parse_size
 
 if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
     from benchfs.bench.storage import StorageBenchReport
 
 app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference tool.")
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _size(text: str, option: str) -> int:
@@ -180,7 +180,7 @@ def cluster(
         "run / fio", f"{report.write_ratio:.2f}", f"{report.read_ratio:.2f}", "", end_section=True
     )
     console.print(table)
-    console.print(f"results: {report.results_dir}", highlight=False)
+    console.print(f"results: {plain(report.results_dir)}", highlight=False)
 
 
 @app.command("rpc")

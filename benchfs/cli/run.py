@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from benchfs.cluster.lifecycle import Terminated
+from benchfs.cluster.private import private_umask
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.errors import ConfigError
 
@@ -81,6 +82,7 @@ def run(
     ] = False,
 ) -> None:
     """Start the daemons, run the IOR-style workload, stop everything, keep the results."""
+    private_umask()  # results, scratch, registry and data: this user's only
     plan = load_config(config)
     overrides = _overrides(
         sets,

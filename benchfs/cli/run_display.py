@@ -9,17 +9,17 @@ from typing import Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from benchfs.cli.console import make_console
 from benchfs.config.plan import SweepPoint
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.workload.progress import PhaseProgress
 
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 MiB = 1024 * 1024
 # Columns of the per-phase table: (header with unit, repetition key, summary key, scale).

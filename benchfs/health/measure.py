@@ -63,7 +63,7 @@ def measure_node(
     scratch = directory / f"benchfs-diagnose-{os.getpid()}"
     results: list[TestResult] = []
     try:
-        scratch.mkdir()
+        scratch.mkdir(mode=0o700)
         for step in plan.steps:
             results.append(_run_step(step, scratch, plan, watch, raw_dir, env))
     except OSError as exc:

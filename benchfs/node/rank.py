@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from benchfs.cluster.private import make_private_dir, private_umask
 from benchfs.workload.progress import PhaseStatus, State, write_status
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import RankRow
@@ -205,10 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m benchfs.node.rank SPEC.json", file=sys.stderr)
         return 2
+    private_umask()
     spec = WorkloadSpec.read(Path(args[0]))
     if spec.shm_dir:
         # MPI's shared-memory segments go there (set up before MPI starts).
-        os.makedirs(spec.shm_dir, exist_ok=True)
+        make_private_dir(Path(spec.shm_dir))
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
