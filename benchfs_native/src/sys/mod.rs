@@ -14,12 +14,14 @@
 //! * [`mmap`]: anonymous mappings (the registered buffer region).
 //! * [`signals`]: installing and restoring signal handlers.
 //! * [`host`]: the host name.
+//! * [`lock`]: `flock`, the data directory's one-daemon lock.
 
 pub mod beneath;
 pub mod epoll;
 pub mod eventfd;
 pub mod fs;
 pub mod host;
+pub mod lock;
 pub mod mmap;
 pub mod signals;
 
@@ -28,5 +30,6 @@ pub use epoll::Epoll;
 pub use eventfd::{EventFd, notify_raw};
 pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs};
 pub use host::hostname;
+pub use lock::try_lock_exclusive;
 pub use mmap::AnonMapping;
 pub use signals::{SavedAction, preserving_errno, set_handler};
