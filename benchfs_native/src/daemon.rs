@@ -192,6 +192,57 @@ fn prepare_data_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The lock file in a data directory: held (flock) by the one daemon that
+/// serves it, and naming that daemon for the error of a second one.
+const LOCK_FILE: &str = ".benchfs-daemon.lock";
+
+/// Locks `dir` for this daemon's life (the lock goes with the returned
+/// file, and with the process if it dies). A directory another daemon
+/// serves is refused, naming that daemon.
+fn lock_data_dir(dir: &Path, node_name: &str) -> Result<std::fs::File> {
+    use std::io::{Read as _, Seek as _, Write as _};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let shown = dir.display().to_string();
+    let path = dir.join(LOCK_FILE);
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&path)
+        .map_err(|e| Error::from_io(&e, "open the data_dir lock", path.display().to_string()))?;
+    let locked = crate::sys::try_lock_exclusive(&f)
+        .map_err(|e| Error::from_io(&e, "lock data_dir", shown.clone()))?;
+    if !locked {
+        let mut holder = String::new();
+        let _ = (&f).take(512).read_to_string(&mut holder);
+        let holder = holder.trim();
+        let holder = if holder.is_empty() {
+            "another daemon"
+        } else {
+            holder
+        };
+        return Err(Error::invalid(
+            "data_dir",
+            format!("{shown} is in use by {holder}: one daemon per data directory"),
+        ));
+    }
+    let host = crate::sys::hostname().unwrap_or_else(|| "localhost".to_owned());
+    let me = format!(
+        "daemon {node_name} (pid {} on {host})\n",
+        std::process::id()
+    );
+    let write = |f: &mut std::fs::File| -> std::io::Result<()> {
+        f.set_len(0)?;
+        f.rewind()?;
+        f.write_all(me.as_bytes())
+    };
+    write(&mut f).map_err(|e| Error::from_io(&e, "write the data_dir lock", shown))?;
+    Ok(f)
+}
+
 /// Runs a daemon to the end: see the module docs. Blocks the calling
 /// thread, which becomes the event loop.
 pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
@@ -222,6 +273,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
     };
     let store_opts = config.store_options(trace_cfg.clone())?;
     prepare_data_dir(&config.data_dir)?;
+    let _data_dir_lock = lock_data_dir(&config.data_dir, &config.node_name)?;
     // Opened first so the file's header names the daemon, not the store.
     let trace = match &trace_cfg {
         Some(c) => Some(TraceFile::open(c, "daemon")?),
@@ -293,7 +345,12 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
             Err(e) => tail_err = Some(e),
         }
     }
-    if let Err(e) = membership::unregister(&config.registry_dir, &config.node_name) {
+    if let Err(e) = membership::unregister_own(
+        &config.registry_dir,
+        &config.node_name,
+        record.pid,
+        &record.host,
+    ) {
         tail_err.get_or_insert(e);
     }
     if let Err(e) = store.close() {

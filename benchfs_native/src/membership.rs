@@ -130,8 +130,10 @@ fn io_err(e: &std::io::Error, op: &'static str, path: &Path) -> Error {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Publishes `record` atomically as `<dir>/<node_name>.json` (replacing an
-/// older record of the same daemon). Creates `dir` if needed.
+/// Publishes `record` atomically as `<dir>/<node_name>.json`. Creates `dir`
+/// if needed. An existing record of the name is replaced only when it is
+/// this daemon's or its daemon no longer runs; a name a running daemon of
+/// this host holds is refused ([`is_alive_here`]).
 pub fn register(dir: &Path, record: &Record) -> Result<PathBuf> {
     validate_node_name(&record.node_name)?;
     fs::create_dir_all(dir).map_err(|e| io_err(&e, "create registry directory", dir))?;
@@ -157,7 +159,22 @@ pub fn register(dir: &Path, record: &Record) -> Result<PathBuf> {
         let _ = fs::remove_file(&tmp);
         return Err(io_err(&e, "write registry record", &tmp));
     }
-    if let Err(e) = fs::rename(&tmp, &final_path) {
+    // Published without replacing anything when the name is free (a hard
+    // link fails if the name exists, atomically); an existing record is
+    // replaced only when it is this process's own or its daemon is dead.
+    let published = match fs::hard_link(&tmp, &final_path) {
+        Ok(()) => fs::remove_file(&tmp),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            if let Err(held) = check_name_free(dir, &final_path, record) {
+                let _ = fs::remove_file(&tmp);
+                return Err(held);
+            }
+            fs::rename(&tmp, &final_path)
+        }
+        // File systems without hard links: the rename alone.
+        Err(_) => fs::rename(&tmp, &final_path),
+    };
+    if let Err(e) = published {
         let _ = fs::remove_file(&tmp);
         return Err(io_err(&e, "rename registry record", &final_path));
     }
@@ -167,6 +184,66 @@ pub fn register(dir: &Path, record: &Record) -> Result<PathBuf> {
         let _ = d.sync_all();
     }
     Ok(final_path)
+}
+
+/// Whether the daemon of `r` is known to run: on this host (the record's
+/// host is `host`) with its pid alive and not a zombie. A record of another
+/// host cannot be checked from here and counts as not known to run.
+pub fn is_alive_here(r: &Record, host: &str) -> bool {
+    if r.host != host {
+        return false;
+    }
+    match fs::read_to_string(format!("/proc/{}/stat", r.pid)) {
+        // The state is the first field after the command's closing ')'.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Refuses to replace the record at `path` when another live daemon holds
+/// the name (a second daemon started with the same name and registry).
+fn check_name_free(dir: &Path, path: &Path, record: &Record) -> Result<()> {
+    let file_name = format!("{}{RECORD_SUFFIX}", record.node_name);
+    // A record that does not parse belongs to no live daemon.
+    let Ok(Some(old)) = read_record(path, &file_name) else {
+        return Ok(());
+    };
+    let own = old.pid == record.pid && old.host == record.host;
+    if !own && is_alive_here(&old, &record.host) {
+        return Err(Error::invalid(
+            "node_name",
+            format!(
+                "{:?} is held by a running daemon (pid {} on {}) in registry {}: node names must be unique",
+                record.node_name,
+                old.pid,
+                old.host,
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Removes `node_name`'s record if it is the one this daemon (`pid` on
+/// `host`) published; another daemon's record, or none, is left as it is.
+/// Returns whether a record was removed.
+pub fn unregister_own(dir: &Path, node_name: &str, pid: u32, host: &str) -> Result<bool> {
+    validate_node_name(node_name)?;
+    let p = record_path(dir, node_name);
+    let file_name = format!("{node_name}{RECORD_SUFFIX}");
+    match read_record(&p, &file_name) {
+        Ok(Some(r)) if r.pid == pid && r.host == host => {}
+        // Absent, another daemon's, or unreadable: not ours to remove.
+        _ => return Ok(false),
+    }
+    match fs::remove_file(&p) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_err(&e, "remove registry record", &p)),
+    }
 }
 
 /// Removes `node_name`'s record; a record that is not there is not an error.

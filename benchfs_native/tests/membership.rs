@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use benchfs_native::Error;
 use benchfs_native::membership::{
-    Expected, Record, WaitOptions, clear, read_all, register, unregister, wait_for, wait_for_with,
+    Expected, Record, WaitOptions, clear, is_alive_here, read_all, register, unregister,
+    unregister_own, wait_for, wait_for_with,
 };
 
 /// A fresh directory under the system temp dir, removed on drop.
@@ -322,4 +323,60 @@ fn concurrent_rewrites_are_never_seen_half_written() {
     }
     writer.join().unwrap().unwrap();
     assert!(reads > 0);
+}
+
+fn this_host() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn a_name_held_by_a_running_daemon_is_refused_and_kept() {
+    let d = TempDir::new("held");
+    let host = this_host();
+    // pid 1 runs on every host: a live holder of the name.
+    let holder = Record {
+        pid: 1,
+        host: host.clone(),
+        ..record("twin", 0)
+    };
+    assert!(is_alive_here(&holder, &host));
+    register(&d.0, &holder).unwrap();
+    let second = Record {
+        pid: std::process::id(),
+        host: host.clone(),
+        ..record("twin", 1)
+    };
+    let err = register(&d.0, &second).unwrap_err().to_string();
+    assert!(err.contains("\"twin\"") && err.contains("pid 1"), "{err}");
+    assert!(err.contains(&d.0.display().to_string()), "{err}");
+    assert_eq!(read_all(&d.0).unwrap(), vec![holder.clone()]);
+    // Stopping never removes a record that is not its own.
+    assert!(!unregister_own(&d.0, "twin", second.pid, &host).unwrap());
+    assert_eq!(read_all(&d.0).unwrap(), vec![holder.clone()]);
+    assert!(unregister_own(&d.0, "twin", 1, &host).unwrap());
+    assert!(read_all(&d.0).unwrap().is_empty());
+}
+
+#[test]
+fn a_dead_daemons_record_is_replaced() {
+    let d = TempDir::new("stale");
+    let host = this_host();
+    // Above the kernel's pid_max (at most 2^22): no such process.
+    let dead = Record {
+        pid: 4_000_000_000,
+        host: host.clone(),
+        ..record("node00", 0)
+    };
+    assert!(!is_alive_here(&dead, &host));
+    register(&d.0, &dead).unwrap();
+    let fresh = Record {
+        pid: std::process::id(),
+        host,
+        ..record("node00", 0)
+    };
+    register(&d.0, &fresh).unwrap();
+    assert_eq!(read_all(&d.0).unwrap(), vec![fresh]);
 }

@@ -6,12 +6,12 @@
 //! never reused under an in-flight SQE.
 
 use std::collections::HashMap;
-use std::fs::OpenOptions;
+use std::ffi::CString;
 use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::OpenOptionsExt as _;
-use std::path::PathBuf;
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::sync::Arc;
+
+use crate::sys;
 
 /// How a backing file is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,15 +52,16 @@ pub struct Opened {
 /// The cache. Single-threaded: it lives on the driver thread.
 #[derive(Debug)]
 pub struct FdCache {
-    root: PathBuf,
+    root: Arc<OwnedFd>,
     capacity: usize,
     tick: u64,
     entries: HashMap<(Arc<str>, Mode), Entry>,
 }
 
 impl FdCache {
-    /// A cache of at most `capacity` descriptors for files in `root`.
-    pub fn new(root: PathBuf, capacity: usize) -> FdCache {
+    /// A cache of at most `capacity` descriptors for files in the
+    /// directory `root` (opened relative to it, never through a link).
+    pub fn new(root: Arc<OwnedFd>, capacity: usize) -> FdCache {
         FdCache {
             root,
             capacity: capacity.max(1),
@@ -173,18 +174,19 @@ impl FdCache {
         direct: bool,
         create: bool,
     ) -> io::Result<Arc<OwnedFd>> {
-        let mut o = OpenOptions::new();
-        o.read(true);
-        if access == Access::ReadWrite {
-            o.write(true).create(create);
+        let mut flags = match access {
+            Access::Read => libc::O_RDONLY,
+            Access::ReadWrite => libc::O_RDWR,
+        };
+        if access == Access::ReadWrite && create {
+            flags |= libc::O_CREAT;
         }
-        let mut flags = libc::O_CLOEXEC;
         if direct {
             flags |= libc::O_DIRECT;
         }
-        o.custom_flags(flags).mode(0o644);
-        let f = o.open(self.root.join(name))?;
-        Ok(Arc::new(OwnedFd::from(f)))
+        let name = CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let fd = sys::open_beneath(self.root.as_fd(), &name, flags, 0o644)?;
+        Ok(Arc::new(fd))
     }
 }
 
@@ -197,7 +199,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("bf-fdcache-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         std::fs::write(dir.join("b"), b"").expect("b");
-        let mut c = FdCache::new(dir.clone(), 2);
+        let root = Arc::new(OwnedFd::from(std::fs::File::open(&dir).expect("open dir")));
+        let mut c = FdCache::new(root, 2);
         let rw = Mode {
             access: Access::ReadWrite,
             direct: false,

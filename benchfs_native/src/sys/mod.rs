@@ -5,6 +5,8 @@
 //! A leaf: it uses nothing else of the crate, so storage, rpc and the
 //! daemon all build on it without knowing each other.
 //!
+//! * [`beneath`]: opening a name inside a directory, never through a
+//!   symbolic link (openat2, O_NOFOLLOW fallback).
 //! * [`fs`]: direct-I/O alignment probe, `fallocate`, `ftruncate`, the
 //!   network file system check.
 //! * [`eventfd`]: the eventfd every sleeping loop is woken through.
@@ -12,17 +14,22 @@
 //! * [`mmap`]: anonymous mappings (the registered buffer region).
 //! * [`signals`]: installing and restoring signal handlers.
 //! * [`host`]: the host name.
+//! * [`lock`]: `flock`, the data directory's one-daemon lock.
 
+pub mod beneath;
 pub mod epoll;
 pub mod eventfd;
 pub mod fs;
 pub mod host;
+pub mod lock;
 pub mod mmap;
 pub mod signals;
 
+pub use beneath::{is_link_refusal, open_beneath};
 pub use epoll::Epoll;
 pub use eventfd::{EventFd, notify_raw};
 pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs};
 pub use host::hostname;
+pub use lock::try_lock_exclusive;
 pub use mmap::AnonMapping;
 pub use signals::{SavedAction, preserving_errno, set_handler};

@@ -17,3 +17,4 @@ mod load;
 mod malformed;
 mod ops;
 mod trace;
+mod trust;

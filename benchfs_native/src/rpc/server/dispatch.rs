@@ -3,15 +3,17 @@
 //! blocking, thread-safe [`ChunkStore`] API; owns nothing of UCX.
 
 use std::collections::BTreeMap;
+use std::ffi::CString;
 use std::fs;
 use std::io;
-use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, strerror};
 use crate::rpc::wire::{self, Attr, Op};
 use crate::storage::{ChunkStore, layout};
+use crate::sys;
 
 /// A request's work, owned (it crosses to a pool thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,13 +194,31 @@ fn fail(work: &Work, path: &str, errno: i32, detail: &str) -> Failure {
 fn engine_fail(work: &Work, path: &str, e: &Error) -> Failure {
     let errno = errno_of(e);
     match e {
-        Error::Os { .. } => fail(work, path, errno, ""),
+        Error::Os { .. } => fail(work, path, errno, link_detail(errno)),
         other => fail(work, path, errno, &other.to_string()),
     }
 }
 
 fn io_fail(work: &Work, path: &str, e: &io::Error) -> Failure {
-    fail(work, path, e.raw_os_error().unwrap_or(libc::EIO), "")
+    let errno = e.raw_os_error().unwrap_or(libc::EIO);
+    fail(work, path, errno, link_detail(errno))
+}
+
+/// The words for a file refused because it is a symbolic link (or would
+/// resolve outside the data directory).
+fn link_detail(errno: i32) -> &'static str {
+    if sys::is_link_refusal(errno) {
+        "a symbolic link in the data directory is never followed"
+    } else {
+        ""
+    }
+}
+
+/// The permission bits a caller may give a file: never set-user-ID,
+/// set-group-ID or sticky (a daemon running as root would otherwise create
+/// a setuid file for anyone who can reach it).
+pub fn permission_bits(mode: u32) -> u32 {
+    mode & 0o777
 }
 
 fn attr_of(m: &fs::Metadata) -> Attr {
@@ -237,33 +257,30 @@ impl Storage {
         }
     }
 
-    fn backing(&self, path: &str) -> Result<std::path::PathBuf, Error> {
-        Ok(self.store.root().join(layout::backing_name(path)?))
+    /// Opens the backing file of `path` relative to the store's directory,
+    /// never through a symbolic link, and returns its attributes.
+    fn open_attr(&self, work: &Work, path: &str, flags: i32, mode: u32) -> Result<Attr, Failure> {
+        let name = layout::backing_name(path).map_err(|e| engine_fail(work, path, &e))?;
+        let name = CString::new(name).map_err(|_| fail(work, path, libc::EINVAL, ""))?;
+        let fd = sys::open_beneath(self.store.root_fd(), &name, flags, mode)
+            .map_err(|e| io_fail(work, path, &e))?;
+        fs::File::from(fd)
+            .metadata()
+            .map(|m| attr_of(&m))
+            .map_err(|e| io_fail(work, path, &e))
     }
 
     fn attr(&self, work: &Work, path: &str) -> Result<Attr, Failure> {
-        let p = self
-            .backing(path)
-            .map_err(|e| engine_fail(work, path, &e))?;
-        fs::metadata(&p)
-            .map(|m| attr_of(&m))
-            .map_err(|e| io_fail(work, path, &e))
+        // O_NONBLOCK: a FIFO planted in the directory must not block a thread.
+        self.open_attr(work, path, libc::O_RDONLY | libc::O_NONBLOCK, 0)
     }
 
     fn create(&self, work: &Work, path: &str, mode: u32, exclusive: bool) -> Result<Attr, Failure> {
-        let p = self
-            .backing(path)
-            .map_err(|e| engine_fail(work, path, &e))?;
-        let f = fs::OpenOptions::new()
-            .write(true)
-            .create(!exclusive)
-            .create_new(exclusive)
-            .mode(mode & 0o7777)
-            .open(&p)
-            .map_err(|e| io_fail(work, path, &e))?;
-        f.metadata()
-            .map(|m| attr_of(&m))
-            .map_err(|e| io_fail(work, path, &e))
+        let mut flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NONBLOCK;
+        if exclusive {
+            flags |= libc::O_EXCL;
+        }
+        self.open_attr(work, path, flags, permission_bits(mode))
     }
 
     /// `offset + len` inside one chunk, as a file offset.

@@ -46,6 +46,12 @@ impl Statx {
         }
     }
 
+    /// Whether the name is a symbolic link (never followed: a link in the
+    /// data directory is refused, not statted through).
+    pub fn is_link(&self) -> bool {
+        u32::from(self.out.0.stx_mode) & libc::S_IFMT == libc::S_IFLNK
+    }
+
     /// File size after completion.
     pub fn size(&self) -> u64 {
         self.out.0.stx_size
@@ -58,6 +64,7 @@ impl Statx {
             self.name.as_ptr(),
             out.cast::<types::statx>(),
         )
+        .flags(libc::AT_SYMLINK_NOFOLLOW)
         .mask(libc::STATX_SIZE | libc::STATX_TYPE)
         .build()
     }

@@ -27,7 +27,7 @@ mod ring_thread;
 
 use std::fmt;
 use std::fs::File;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Sender};
@@ -52,6 +52,7 @@ use crate::trace::{TraceBuffer, TraceFile};
 /// A chunk store rooted at a local directory. See the module docs.
 pub struct ChunkStore {
     root: PathBuf,
+    root_fd: Arc<OwnedFd>,
     root_str: String,
     chunk_size: u64,
     buffered: bool,
@@ -119,7 +120,8 @@ impl ChunkStore {
         let worker_pool = pool.clone();
         let worker_counters = Arc::clone(&counters);
         let worker_wake = Arc::clone(&wake);
-        let fds = FdCache::new(root.clone(), opts.fd_cache_capacity);
+        let fds = FdCache::new(Arc::clone(&root_fd), opts.fd_cache_capacity);
+        let worker_root_fd = Arc::clone(&root_fd);
         let entries = opts.ring_entries.next_power_of_two();
         let thread = std::thread::Builder::new()
             .name("benchfs-store".into())
@@ -143,7 +145,7 @@ impl ChunkStore {
                 RingThread {
                     driver,
                     fds,
-                    root_fd,
+                    root_fd: worker_root_fd,
                     counters: worker_counters,
                     wake: worker_wake,
                     rx,
@@ -165,6 +167,7 @@ impl ChunkStore {
         };
         Ok(ChunkStore {
             root,
+            root_fd,
             root_str,
             chunk_size: opts.chunk_size,
             buffered: opts.buffered,
@@ -183,6 +186,12 @@ impl ChunkStore {
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The root directory's descriptor: files are opened relative to it
+    /// ([`crate::sys::open_beneath`]), never by joined path.
+    pub fn root_fd(&self) -> BorrowedFd<'_> {
+        self.root_fd.as_fd()
     }
 
     /// Bytes per chunk.

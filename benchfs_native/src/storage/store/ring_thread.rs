@@ -243,6 +243,7 @@ impl RingThread {
             },
             Op::Statx(s) => match failed {
                 Some(f) => reply.send(Err(f), None),
+                None if s.is_link() => reply.send(Err(Failure::Errno(libc::ELOOP)), None),
                 None => reply.send(Ok(s.size()), None),
             },
             Op::Fsync(_) | Op::Unlink(_) | Op::Ftruncate(_) => match failed {
