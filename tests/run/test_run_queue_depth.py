@@ -1,6 +1,7 @@
 """`workload.queue_depth` for real: 4 daemons, 4 ranks, one run with one
 transfer in flight per rank and one with 16; the results say which, and the
-client's own RPC trace shows the window it kept."""
+client's own RPC trace shows the window it kept; at depth 1 the report does
+not judge batching."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from run_helpers import benchfs_run, manifest, run_dirs, small_args, summary
 
 from analysis.loaders.run import load_run
+from analysis.reports.write import write_report
 from analysis.stats.rpc import rpc_in_flight
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -34,3 +36,8 @@ def test_queue_depth_1_and_16_are_kept_and_recorded(tmp_path: Path) -> None:
         windows[run_dir] = int(per_client["max_in_flight"].max())
     assert windows[shallow] == 1
     assert windows[deep] > 1
+    # One transfer in flight per rank leaves each ring too little to batch:
+    # the report must not claim batching either way.
+    findings = write_report(shallow).markdown.read_text().split("## Run")[0]
+    assert "not enough load to judge batching" in findings
+    assert "batching present" not in findings
