@@ -65,6 +65,13 @@ def run(
     verify: Annotated[
         bool | None, typer.Option("--verify/--no-verify", help="Check the data read (IOR -R).")
     ] = None,
+    queue_depth: Annotated[
+        str | None,
+        typer.Option(
+            "--queue-depth",
+            help="Transfers in flight per rank: 1 as IOR's POSIX backend; 1,16 sweeps.",
+        ),
+    ] = None,
     repetitions: Annotated[
         int | None, typer.Option("--repetitions", help="Repetitions (IOR -i).")
     ] = None,
@@ -94,6 +101,7 @@ def run(
             "workload.api": api,
             "workload.verify": verify,
             "workload.repetitions": None if repetitions is None else str(repetitions),
+            "workload.queue_depth": queue_depth,
             "output.label": label,
             "output.results_dir": results_dir,
             "cluster.transport": transport,

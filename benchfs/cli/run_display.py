@@ -106,6 +106,7 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
         phase = phase_row["phase"]
         table = Table(
             title=f"{phase}: {phase_row['numTasks']} ranks, "
+            f"queue depth {phase_row.get('queue_depth') or '-'}, "
             f"{_cell(phase_row['xsizeMiB'], 1.0)} MiB per repetition",
             caption=f"bwMaxMIB {_cell(phase_row['bwMaxMIB'], 1.0)}, "
             f"bwMinMIB {_cell(phase_row['bwMinMIB'], 1.0)}, "

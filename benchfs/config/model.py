@@ -38,6 +38,7 @@ Durability = Literal["none", "fsync_on_close", "fsync_each_write"]
 Transport = Literal["auto", "shm", "tcp"]
 Phase = Literal["write", "read"]
 LauncherName = Literal["auto", "local", "mpirun", "srun"]
+MAX_QUEUE_DEPTH = 256
 
 
 class Section(BaseModel):
@@ -83,6 +84,9 @@ class WorkloadConfig(Section):
     verify: bool = False
     reorder_tasks: bool = True
     stonewall_s: Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)] = 0.0
+    # Transfers in flight per rank (the client's RPC window). IOR's POSIX
+    # backend keeps one; deeper queues measure something IOR does not.
+    queue_depth: Annotated[int, Field(ge=1, le=MAX_QUEUE_DEPTH)] = 1
     phases: list[Phase] = ["write", "read"]
 
     @model_validator(mode="after")

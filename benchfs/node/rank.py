@@ -192,6 +192,7 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
         transport=spec.transport,
         connect_deadline_s=spec.connect_deadline_s,
         rpc_deadline_s=spec.rpc_deadline_s,
+        max_in_flight=spec.queue_depth,
         name=f"{host}/rank{rank}",
         trace_dir=spec.trace_dir,
     )

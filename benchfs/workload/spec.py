@@ -53,6 +53,7 @@ class WorkloadSpec:
     state_dir: str
     trace_dir: str | None = None
     shm_dir: str | None = None
+    queue_depth: int = 1
 
     @property
     def ranks(self) -> int:
@@ -104,6 +105,7 @@ class WorkloadSpec:
             reorder_tasks=self.reorder_tasks,
             stonewall_s=self.stonewall_s,
             verify=self.verify,
+            queue_depth=self.queue_depth,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -158,4 +160,5 @@ def workload_spec(
         state_dir=str(state_dir),
         trace_dir=None if trace_dir is None else str(trace_dir),
         shm_dir=None if shm_dir is None else str(shm_dir),
+        queue_depth=workload.queue_depth,
     )

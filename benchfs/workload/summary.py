@@ -10,7 +10,9 @@ written to ``workload/ranks.jsonl``) and the merged per-op latencies.
   ``OPsSD``, ``MeanTime``, ``xsizeMiB`` (bytes moved per repetition).
 - Beside them: when the first and the last rank finished (seconds from the
   phase start; a large gap means stragglers) and latency percentiles over
-  every op of the phase (``p50_us`` ... ``p99.9_us``).
+  every op of the phase (``p50_us`` ... ``p99.9_us``), and ``queue_depth``
+  (transfers in flight per rank: IOR has no such setting, its POSIX backend
+  always keeps one, so it has its own name).
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ class WorkloadParameters:
     task_per_node_offset: int = 1
     stonewall_s: float = 0.0
     verify: bool = False
+    # Transfers in flight per rank; IOR's POSIX backend has no such setting (always 1).
+    queue_depth: int = 1
 
     def ior_fields(self) -> dict[str, Any]:
         """IOR's own names for the test parameters (its JSON ``summary`` keys)."""
@@ -278,7 +282,7 @@ def provenance(parameters: WorkloadParameters) -> Provenance:
         tool="benchfs",
         tool_version=__version__,
         kind="data",
-        queue_depth=None,  # the client's window of RPCs, not yet a workload setting
+        queue_depth=parameters.queue_depth,
         access="file-per-process" if parameters.file_per_process else "single-shared-file",
         ordering="sequential",
     )
@@ -323,6 +327,7 @@ def summarize(
             "access": "file-per-process" if parameters.file_per_process else "single-shared-file",
             "stonewall_s": parameters.stonewall_s,
             "verify": parameters.verify,
+            "queue_depth": parameters.queue_depth,
         },
         "phases": phase_rows,
         "repetitions": repetition_rows,
