@@ -12,6 +12,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from benchfs.config.metadata import MetadataConfig
 from benchfs.config.sizes import parse_size
 
 Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
@@ -106,5 +107,6 @@ class RunConfig(Section):
     cluster: ClusterConfig = ClusterConfig()
     launcher: LauncherConfig = LauncherConfig()
     workload: WorkloadConfig = WorkloadConfig()
+    metadata: MetadataConfig = MetadataConfig()
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()
