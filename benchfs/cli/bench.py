@@ -183,6 +183,58 @@ def cluster(
     console.print(f"results: {plain(report.results_dir)}", highlight=False)
 
 
+@app.command("metadata")
+def metadata(
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Directory on the disk to measure (default: the temp dir)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    items: Annotated[int, typer.Option(min=1, help="Files per rank (mdtest -n).")] = 2000,
+    write_bytes: Annotated[str, typer.Option(help="Bytes written per file (mdtest -w).")] = "0",
+    read_bytes: Annotated[str, typer.Option(help="Bytes read per file (mdtest -e).")] = "0",
+    nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
+    results_dir: Annotated[
+        Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
+    ] = Path("results"),
+) -> None:
+    """The native metadata workload on a local cluster and plain POSIX calls on its disk."""
+    from benchfs.bench.metadata import MetadataBenchCase, run_metadata_bench
+
+    case = MetadataBenchCase(
+        nodes=nodes,
+        items=items,
+        write_bytes=_size(write_bytes, "--write-bytes"),
+        read_bytes=_size(read_bytes, "--read-bytes"),
+    )
+    with err_console.status("starting") as progress:
+        report = run_metadata_bench(
+            case,
+            directory=directory,
+            results_dir=results_dir,
+            on_progress=lambda step: progress.update(step),
+        )
+    if json_output:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+        return
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"benchfs run vs POSIX calls on {report.directory} ({case.ranks} ranks, "
+        f"{case.items} files each, {case.write_bytes} bytes written)",
+    )
+    for header in ("phase", "benchfs run (ops/s)", "POSIX (ops/s)", "run / POSIX"):
+        table.add_column(header, justify="right" if header != "phase" else "left", no_wrap=True)
+    for row in report.to_json()["phases"]:
+        table.add_row(
+            row["mdtest_name"],
+            f"{row['run_ops_s']:,.0f}",
+            f"{row['posix_ops_s']:,.0f}",
+            f"{row['ratio']:.3f}",
+        )
+    console.print(table)
+    console.print(f"results: {report.results_dir}", highlight=False)
+
+
 @app.command("rpc")
 def rpc(
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,

@@ -75,6 +75,13 @@ def run(
     repetitions: Annotated[
         int | None, typer.Option("--repetitions", help="Repetitions (IOR -i).")
     ] = None,
+    metadata: Annotated[
+        str | None,
+        typer.Option("--metadata", help="Metadata phases (mdtest): off, with-data or only."),
+    ] = None,
+    metadata_items: Annotated[
+        int | None, typer.Option("--metadata-items", help="Files per rank (mdtest -n).")
+    ] = None,
     label: Annotated[str | None, typer.Option("--label", help="Results directory label.")] = None,
     results_dir: Annotated[
         str | None, typer.Option("--results-dir", help="Where results directories go.")
@@ -88,7 +95,8 @@ def run(
         bool, typer.Option("--json", help="Print the summary as JSON on stdout; logs on stderr.")
     ] = False,
 ) -> None:
-    """Start the daemons, run the IOR-style workload, stop everything, keep the results."""
+    """Start the daemons, run the IOR-style workload (and the mdtest-style one, with
+    --metadata), stop everything, keep the results."""
     private_umask()  # results, scratch, registry and data: this user's only
     plan = load_config(config)
     overrides = _overrides(
@@ -102,6 +110,8 @@ def run(
             "workload.verify": verify,
             "workload.repetitions": None if repetitions is None else str(repetitions),
             "workload.queue_depth": queue_depth,
+            "metadata.mode": metadata,
+            "metadata.items": None if metadata_items is None else str(metadata_items),
             "output.label": label,
             "output.results_dir": results_dir,
             "cluster.transport": transport,

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from benchfs.cli.console import make_console
+from benchfs.cli.metadata_display import metadata_table
 from benchfs.config.plan import SweepPoint
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.workload.progress import PhaseProgress
@@ -103,6 +104,8 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
     """One table per phase: a row per repetition and the IOR summary row."""
     tables = []
     for phase_row in summary["phases"]:
+        if phase_row.get("kind") == "metadata":
+            continue
         phase = phase_row["phase"]
         table = Table(
             title=f"{phase}: {phase_row['numTasks']} ranks, "
@@ -156,6 +159,9 @@ def print_results(results: list[PointResult], json_output: bool) -> None:
         if result.summary is not None:
             for table in phase_tables(result.summary):
                 console.print(table)
+            metadata = metadata_table(result.summary)
+            if metadata is not None:
+                console.print(metadata)
         for line in result.stragglers:
             console.print(f"[yellow]{escape(line)}[/]", highlight=False)
         for note in result.notes:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from benchfs.config.metadata import MetadataConfig
 from benchfs.config.sizes import parse_size
 
 # Limits the engine enforces (benchfs_native/src: the store's options, the
@@ -129,5 +130,6 @@ class RunConfig(Section):
     cluster: ClusterConfig = ClusterConfig()
     launcher: LauncherConfig = LauncherConfig()
     workload: WorkloadConfig = WorkloadConfig()
+    metadata: MetadataConfig = MetadataConfig()
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()

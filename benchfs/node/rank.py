@@ -1,6 +1,9 @@
 """``python -m benchfs.node.rank SPEC.json``: one workload rank, under MPI.
 
-Per repetition and phase: barrier, the engine runs the whole phase
+The data workload, then the metadata workload if the spec has one
+(``benchfs.workload.metadata``; either may be left out).
+
+Per repetition and phase of the data workload: barrier, the engine runs the whole phase
 (``Client.run_phase``: the hot loop is in Rust), barrier. With a stonewall
 the phase stops after ``stonewall_s``; then every rank catches up to the
 rank that got furthest (IOR's wear-out), so each file ends up the same
@@ -28,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from benchfs.cluster.private import make_private_dir, private_umask
+from benchfs.workload.metadata import MetadataRank
+from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.progress import PhaseStatus, State, write_status
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import RankRow
@@ -80,6 +85,19 @@ class Rank:
         self.written_ops: dict[int, int] = {}
 
     def run(self) -> None:
+        if self.spec.run_data:
+            self.run_data()
+        if self.spec.metadata is not None:
+            MetadataRank(
+                MetadataWorkload.from_json(self.spec.metadata),
+                self.comm,
+                self.client,
+                self.collect,
+                self.announce,
+                self.spec.progress_path,
+            ).run()
+
+    def run_data(self) -> None:
         for repetition in range(self.spec.repetitions):
             paths = set()
             for phase in self.spec.phases:
@@ -136,7 +154,7 @@ class Rank:
 
     def announce(self, repetition: int, phase: str, state: State) -> None:
         spec = self.spec
-        expected = spec.ranks * spec.block_size * spec.segments
+        expected = spec.expected_bytes(phase)
         write_status(
             spec.phase_file, PhaseStatus(repetition, phase, state, time.time_ns(), expected)
         )

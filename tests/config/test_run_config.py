@@ -58,7 +58,8 @@ def test_defaults_fill_every_key() -> None:
         "shutdown_s": 10.0,
     }
     assert effective["workload"]["phases"] == ["write", "read"]
-    assert set(effective) == {"cluster", "launcher", "workload", "preflight", "output"}
+    assert set(effective) == {"cluster", "launcher", "workload", "metadata", "preflight", "output"}
+    assert effective["metadata"]["mode"] == "off"
     json.dumps(effective)  # JSON-ready for the manifest
 
 
