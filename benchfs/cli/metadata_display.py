@@ -42,7 +42,7 @@ def metadata_table(summary: dict[str, Any]) -> Table | None:
         title_justify="left",
         pad_edge=False,
     )
-    table.add_column("phase")
+    table.add_column("phase", no_wrap=True)
     for header, _ in METADATA_COLUMNS:
         table.add_column(header, justify="right")
     for row in rows:

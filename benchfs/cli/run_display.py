@@ -70,19 +70,26 @@ class ConsoleObserver(RunObserver):
             self.bars = bars
         status = progress.status
         key = (status.repetition, status.phase)
+        # A metadata phase counts files, a data phase bytes.
+        total = status.expected_items or status.expected_bytes
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(
                 escape(f"{self.prefix}{status.phase} (repetition {status.repetition + 1})"),
-                total=max(status.expected_bytes, 1),
+                total=max(total, 1),
                 figures="",
             )
         task = self.tasks[key]
-        figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
+        if status.expected_items:
+            done = progress.ops
+            figures = f"{progress.ops:,} files  {progress.ops_per_s:,.0f} ops/s"
+        else:
+            done = progress.bytes
+            figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
         if status.state == "done":
-            self.bars.update(task, completed=max(status.expected_bytes, 1))
+            self.bars.update(task, completed=max(total, 1))
             self.bars.stop_task(task)
         else:
-            self.bars.update(task, completed=progress.bytes, figures=figures)
+            self.bars.update(task, completed=done, figures=figures)
 
     def point_finished(self, result: PointResult) -> None:
         if self.bars is not None:

@@ -154,10 +154,15 @@ class Rank:
 
     def announce(self, repetition: int, phase: str, state: State) -> None:
         spec = self.spec
-        expected = spec.expected_bytes(phase)
-        write_status(
-            spec.phase_file, PhaseStatus(repetition, phase, state, time.time_ns(), expected)
+        status = PhaseStatus(
+            repetition,
+            phase,
+            state,
+            time.time_ns(),
+            spec.expected_bytes(phase),
+            spec.expected_items(phase),
         )
+        write_status(spec.phase_file, status)
 
     def collect(self, repetition: int, phase: str, result: Mapping[str, Any]) -> None:
         identity = {"repetition": repetition, "phase": phase, "rank": self.rank, "host": self.host}

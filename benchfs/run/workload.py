@@ -59,6 +59,8 @@ def write_summary(spec: WorkloadSpec) -> dict[str, Any]:
     latencies = read_latencies(spec, rows)
     data_rows = [row for row in rows if not is_metadata_phase(row.phase)]
     summary = summarize(data_rows, spec.parameters(), latencies)
+    if not spec.run_data:
+        del summary["parameters"]  # IOR's test parameters: no data workload ran
     if spec.metadata is not None:
         workload = MetadataWorkload.from_json(spec.metadata)
         phases, repetitions = summarize_metadata(rows, workload, latencies)

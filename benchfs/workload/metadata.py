@@ -103,7 +103,6 @@ class MetadataRank:
                 result = merge_results(result, rest)
         self.comm.Barrier()
         result["stonewall_ops"] = stonewall_items
-        result["path"] = result.get("dir")
         return result
 
     def remove_untimed(self, items: int) -> None:

@@ -78,12 +78,16 @@ class WorkloadSpec:
     def expected_bytes(self, phase: str) -> int:
         """Bytes all ranks move in a phase, as the live display counts them."""
         if phase in MDTEST_NAMES.values():
-            md = self.metadata or {}
             per_file = {"File creation": "write_bytes", "File read": "read_bytes"}.get(phase)
-            return (
-                self.ranks * int(md.get("items", 0)) * int(md.get(per_file, 0) if per_file else 0)
-            )
+            md = self.metadata or {}
+            return self.expected_items(phase) * int(md.get(per_file, 0) if per_file else 0)
         return self.ranks * self.block_size * self.segments
+
+    def expected_items(self, phase: str) -> int:
+        """Files of all ranks in a metadata phase (without a stonewall), 0 for a data phase."""
+        if phase not in MDTEST_NAMES.values():
+            return 0
+        return self.ranks * int((self.metadata or {}).get("items", 0))
 
     def progress_path(self, repetition: int, phase: str, rank: int, wearout: bool = False) -> Path:
         suffix = ".wearout" if wearout else ""

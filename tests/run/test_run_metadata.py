@@ -53,6 +53,8 @@ def test_every_phase_with_a_directory_per_rank_and_one_shared(tmp_path: Path) ->
         rows = metadata_rows(document)
         assert [row["phase"] for row in rows] == NAMES
         assert not [row for row in document["phases"] if row.get("kind") != "metadata"]
+        assert "parameters" not in document  # IOR's: no data workload ran
+        assert document["metadata_parameters"]["unique_dir"] == (access == "unique-dir-per-rank")
         for row in rows:
             assert row["tool"] == "benchfs" and row["access"] == access
             assert (row["tasks"], row["repetitions"]) == (RANKS, 2)
@@ -121,3 +123,15 @@ def test_compare_of_two_metadata_runs(tmp_path: Path) -> None:
         assert row["verdict"] in ("changed", "within noise"), row
         phase_a = next(p for p in summary(a)["phases"] if p["phase"] == name)
         assert row["A"] == pytest.approx(phase_a["rate_mean_ops_s"])
+
+
+def test_without_a_remove_phase_each_repetition_starts_empty(tmp_path: Path) -> None:
+    # The second repetition's exclusive creates would fail on files left behind.
+    args = metadata_args(tmp_path, "--set", "metadata.phases=create,stat")
+    args += ["--set", "metadata.repetitions=2", "--set", "metadata.read_bytes=0"]
+    done = benchfs_run(args)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    rows = metadata_rows(summary(run_dir))
+    assert [row["phase"] for row in rows] == ["File creation", "File stat"]
+    assert all(row["repetitions"] == 2 and row["items"] == RANKS * ITEMS for row in rows)
