@@ -184,6 +184,7 @@ def test_shared_file_written_by_several_processes(cluster: Cluster, tmp_path: Pa
         c.unlink(name)
 
 
+@pytest.mark.core_claim
 @pytest.mark.parametrize("file_per_process", [True, False])
 def test_run_phase_write_then_verified_read(
     cluster: Cluster, file_per_process: bool, tmp_path: Path

@@ -25,6 +25,7 @@ def path_on(node: int, nodes: int = 4, prefix: str = "f") -> str:
     return next(p for i in range(1000) if bn.metadata_owner(p := f"{prefix}{i}", nodes) == node)
 
 
+@pytest.mark.core_claim
 @pytest.mark.parametrize("transport", ["shm", "tcp"])
 def test_daemon_killed_mid_write_is_named_within_the_deadline(
     fresh_cluster: Cluster, transport: str
@@ -131,6 +132,7 @@ def test_missing_daemon_is_named_at_the_deadline(fresh_cluster: Cluster) -> None
         assert [n["node_name"] for n in c.nodes] == ["node0", "node1", "node2"]
 
 
+@pytest.mark.core_claim
 def test_dead_daemon_with_a_record_is_named_at_the_deadline(fresh_cluster: Cluster) -> None:
     cluster = fresh_cluster
     cluster.start()
