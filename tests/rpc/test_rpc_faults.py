@@ -83,12 +83,14 @@ def test_stopped_daemon_read_is_retried_write_is_not(fresh_cluster: Cluster) -> 
     cluster.start()
     node = 1
     path = path_on(node)
-    with cluster.client(rpc_deadline_s=1.0, retries=5) as c:
+    # Stopped for 5 s against a 1 s deadline: the first attempt times out however slow this
+    # machine is, and 10 retries (each 1 s plus a growing back-off) outlast the stop.
+    with cluster.client(rpc_deadline_s=1.0, retries=10) as c:
         h = c.create(path)
         c.write(h, 0, b"abc" * 100)
         pid = cluster.procs[f"node{node}"].pid
         os.kill(pid, signal.SIGSTOP)
-        resume = threading.Timer(1.5, os.kill, (pid, signal.SIGCONT))
+        resume = threading.Timer(5.0, os.kill, (pid, signal.SIGCONT))
         resume.start()
         try:
             assert c.read(h, 0, 300) == b"abc" * 100
