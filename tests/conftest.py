@@ -1,4 +1,4 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures, and a loud line for every skipped core-claim test."""
 
 from __future__ import annotations
 
@@ -6,9 +6,37 @@ import os
 
 import pytest
 
+CORE_CLAIM = "core_claim"
+
 
 def is_root() -> bool:
     return os.geteuid() == 0
 
 
 requires_root = pytest.mark.skipif(not is_root(), reason="needs root (loop devices, cgroups)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{CORE_CLAIM}: checks a core claim (a slow node found and excluded, a dead daemon"
+        " named, data verified); a skip is listed at the end of the run",
+    )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if CORE_CLAIM in report.keywords
+    ]
+    if not skipped:
+        return
+    terminalreporter.write_sep(
+        "!", f"{len(skipped)} core-claim test(s) SKIPPED: these claims were NOT checked", red=True
+    )
+    for report in skipped:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        terminalreporter.write_line(f"SKIPPED core claim {report.nodeid}: {reason}", red=True)

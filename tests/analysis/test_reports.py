@@ -124,5 +124,5 @@ def test_report_of_a_run_given_by_relative_path(
     # `benchfs run` names its results dir relative to the cwd ("results/...").
     monkeypatch.chdir(run_dir.parent.parent)
     files = write_report(run_dir.relative_to(run_dir.parent.parent))
-    assert all(path.is_file() for path in files.plots)
+    assert files.plots and all(path.is_file() for path in files.plots)
     assert "plots/latency_cdf.png" in files.markdown.read_text()

@@ -145,8 +145,11 @@ def test_compare_two_sweeps(tmp_path: Path) -> None:
     assert "point,phase,metric,A,B,change_pct" in result.stdout
     lines = [line for line in result.stdout.splitlines() if ",bwMeanMIB," in line]
     assert len(lines) == 4
-    assert all(",changed,worse," in line for line in lines if "=1048576" in line)
-    assert all(",within noise,," in line for line in lines if "=65536" in line)
+    large = [line for line in lines if "=1048576" in line]
+    small = [line for line in lines if "=65536" in line]
+    assert len(large) == len(small) == 2, lines
+    assert all(",changed,worse," in line for line in large)
+    assert all(",within noise,," in line for line in small)
 
 
 def test_compare_a_run_with_a_sweep_is_one_clear_error(tmp_path: Path) -> None:

@@ -34,7 +34,10 @@ def test_version_names_package_and_native_build() -> None:
 def test_help_lists_commands() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    assert "bench" in result.output
+    # Each command opens a row of the Commands panel ("│ bench     Side-by-side ...").
+    rows = [line.strip("│ ").split(" ")[0] for line in result.output.splitlines()]
+    commands = ["report", "compare", "diagnose", "run", "daemon", "bench", "analyze"]
+    assert [row for row in rows if row in commands] == commands, result.output
 
 
 def test_bad_option_value_is_one_line_without_traceback() -> None:

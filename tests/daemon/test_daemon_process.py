@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import benchfs_native as bn
+
 DEADLINE_S = 60.0
 
 
@@ -205,3 +207,35 @@ def test_sigint_stops_serve_daemon_and_python_gets_its_handler_back(tmp_path: Pa
     assert "stop_reason SIGINT True" in out
     assert "python SIGINT handler back" in out, out + err
     assert not (tmp_path / "registry" / "sig0.json").exists()
+
+
+def test_a_shutdown_request_stops_the_process_cleanly(tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    config = _write_config(
+        tmp_path / "daemon.toml",
+        node_name="asked",
+        node_id=0,
+        data_dir=str(tmp_path / "data" / "{node_name}"),
+        registry_dir=str(registry),
+        buffer_pool_size="16m",
+        max_concurrency=4,
+    )
+    proc = _start(config)
+    try:
+        _wait_for_record(registry / "asked.json", proc)
+        client = bn.Client(str(registry), ["asked"], connect_deadline_s=DEADLINE_S)
+        handle = client.create("kept")
+        client.write(handle, 0, b"written before the request")
+        client.close(handle)
+        client.shutdown_daemons()
+        assert not client.connected
+        _, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert not (registry / "asked.json").exists(), "record left behind"
+    assert "stopped (shutdown request, drained)" in err, err
+    # A clean stop keeps the data: the backing file is still there.
+    assert (tmp_path / "data" / "asked" / "kept").read_bytes() == b"written before the request"

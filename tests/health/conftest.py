@@ -1,4 +1,4 @@
-"""Fixtures for the health tests: a real slow disk (loop device + blkio throttle)."""
+"""Fixtures for the health tests: a real slow disk (loop device + cgroup throttle)."""
 
 from fixtures.slowdisk import slow_disk_factory
 

@@ -1,6 +1,6 @@
 """A REAL slow node among three local nodes: diagnose flags it, the preflight policy excludes it.
 
-The slow node's directory is an ext4 loop device throttled by a blkio cgroup;
+The slow node's directory is an ext4 loop device throttled by a cgroup (v1 blkio or v2 io);
 the other two nodes work on the root disk. Only processes inside the group
 are throttled, and only on the loop device.
 """
@@ -24,6 +24,7 @@ from benchfs.health.preflight import PreflightPattern, preflight, preflight_valu
 from benchfs.launchers.local import LocalLauncher
 
 pytestmark = [
+    pytest.mark.core_claim,
     pytest.mark.slow,
     pytest.mark.root,
     pytest.mark.skipif(

@@ -12,7 +12,7 @@ import benchfs_native as bn
 
 def test_patterns_and_result_shape(tmp_path: Path) -> None:
     small = {"block_size": 65536, "queue_depth": 4, "direct": False}
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match=r"open failed: .*bench\.0"):
         bn.bench_storage(str(tmp_path), pattern="read", total_bytes=1 << 20, **small)  # type: ignore[arg-type]
     bn.bench_storage(str(tmp_path), pattern="write", total_bytes=1 << 20, **small)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="write pattern first"):

@@ -55,7 +55,7 @@ def test_negative_offset_and_absurd_length(store: bn.ChunkStore) -> None:
         store.truncate("f", -1)
     with pytest.raises(ValueError, match="offset"):
         store.write("f", 1 << 63, b"x")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="bytes-like object is required"):
         store.write("f", 0, "not bytes")  # type: ignore[arg-type]
 
 

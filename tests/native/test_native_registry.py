@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -39,5 +40,5 @@ def test_two_records_with_one_node_id_name_both_files(tmp_path: Path) -> None:
 
 
 def test_a_missing_registry_is_file_not_found(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "none"))):
         benchfs_native.read_registry(str(tmp_path / "none"))

@@ -71,7 +71,7 @@ def test_notebook_on_a_real_run(
 def test_rpc_statistics_of_a_real_run(real_runs: tuple[Path, Path]) -> None:
     first, _ = real_runs
     run = load_run(first)
-    assert run.traces is not None and run.iostat is not None
+    assert run.traces is not None and run.iostat is not None and len(run.iostat) > 0
     client, server = run.traces.kind("rpc_client"), run.traces.kind("rpc_server")
     phases = rpc_phases(client, server).set_index("phase")
     for phase in ("client send", "client wait", "server queue", "server storage", "reply"):

@@ -60,7 +60,7 @@ def test_atomic_write_replaces_and_leaves_no_temp(tmp_path: Path) -> None:
 def test_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
     target = tmp_path / "manifest.json"
     target.write_text("old")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="bytes-like object is required"):
         write_bytes_atomic(target, "not bytes")  # type: ignore[arg-type]
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]

@@ -25,6 +25,7 @@ def path_on(node: int, nodes: int = 4, prefix: str = "f") -> str:
     return next(p for i in range(1000) if bn.metadata_owner(p := f"{prefix}{i}", nodes) == node)
 
 
+@pytest.mark.core_claim
 @pytest.mark.parametrize("transport", ["shm", "tcp"])
 def test_daemon_killed_mid_write_is_named_within_the_deadline(
     fresh_cluster: Cluster, transport: str
@@ -82,12 +83,14 @@ def test_stopped_daemon_read_is_retried_write_is_not(fresh_cluster: Cluster) -> 
     cluster.start()
     node = 1
     path = path_on(node)
-    with cluster.client(rpc_deadline_s=1.0, retries=5) as c:
+    # Stopped for 5 s against a 1 s deadline: the first attempt times out however slow this
+    # machine is, and 10 retries (each 1 s plus a growing back-off) outlast the stop.
+    with cluster.client(rpc_deadline_s=1.0, retries=10) as c:
         h = c.create(path)
         c.write(h, 0, b"abc" * 100)
         pid = cluster.procs[f"node{node}"].pid
         os.kill(pid, signal.SIGSTOP)
-        resume = threading.Timer(1.5, os.kill, (pid, signal.SIGCONT))
+        resume = threading.Timer(5.0, os.kill, (pid, signal.SIGCONT))
         resume.start()
         try:
             assert c.read(h, 0, 300) == b"abc" * 100
@@ -131,6 +134,7 @@ def test_missing_daemon_is_named_at_the_deadline(fresh_cluster: Cluster) -> None
         assert [n["node_name"] for n in c.nodes] == ["node0", "node1", "node2"]
 
 
+@pytest.mark.core_claim
 def test_dead_daemon_with_a_record_is_named_at_the_deadline(fresh_cluster: Cluster) -> None:
     cluster = fresh_cluster
     cluster.start()

@@ -26,6 +26,7 @@ MiB = 1 << 20
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
+@pytest.mark.core_claim
 def test_write_then_read_verified_file_per_process_and_shared(tmp_path: Path) -> None:
     args = small_args(tmp_path, "--api", "file-per-process,shared", "--verify", "--json")
     done = benchfs_run(args)

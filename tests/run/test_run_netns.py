@@ -58,8 +58,12 @@ class Watcher(threading.Thread):
 @pytest.mark.root
 @pytest.mark.slow
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("preflight", [False, True], ids=["no-preflight", "preflight"])
 def test_three_namespace_hosts_through_mpirun_over_tcp(
-    three_namespace_hosts: NamespaceHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    three_namespace_hosts: NamespaceHosts,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    preflight: bool,
 ) -> None:
     for key, value in ROOT_ENV.items():
         monkeypatch.setenv(key, value)
@@ -81,7 +85,11 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
             "workload.block_size": "1m",
             "workload.tasks_per_node": 2,
             "workload.verify": True,
-            "preflight.enabled": False,
+            "preflight.enabled": preflight,
+            "preflight.runtime_s": 2,
+            # Three hosts share one disk on a busy machine: no load may look like a sick node
+            # here (finding one is tested on a throttled disk, test_run_preflight).
+            "preflight.thresholds.outlier_factor": 1e6,
             "output.results_dir": str(results),
         },
     )
@@ -104,6 +112,18 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
     assert recorded["ranks"]["launcher"] == "mpirun"
     assert recorded["ranks"]["per_host"] == {host.name: 2 for host in hosts}
     assert [d["node_name"] for d in recorded["daemons"]] == [host.name for host in hosts]
+    names = [host.name for host in hosts]
+    if preflight:
+        # The preflight ran on every host through mpirun, each in its own namespace.
+        assert recorded["preflight"]["status"] == "run", recorded["preflight"]
+        assert recorded["preflight"]["kept"] == names and recorded["preflight"]["excluded"] == []
+        for decision in recorded["preflight"]["decisions"]:
+            assert decision["evidence"]["values"]["read_bw_MiB_s"] > 0, decision
+            assert decision["evidence"]["values"]["write_bw_MiB_s"] > 0, decision
+        written = sorted(path.name for path in (point.run_dir / "preflight").glob("*.json"))
+        assert written == sorted(f"{name}.json" for name in names)
+    else:
+        assert recorded["preflight"]["status"] == "not run"
     # Stopped gracefully through the launcher: each daemon drained and said so.
     log = (point.run_dir / "logs" / "daemons" / "daemons-mpirun.log").read_text()
     assert log.count("stopped (SIGTERM") == 3, log

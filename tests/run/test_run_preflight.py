@@ -1,7 +1,7 @@
 """The preflight and iostat inside `benchfs run`, for real: fio and iostat on
 local nodes, one of them on a throttled loop device (tests/fixtures/slowdisk.py).
 
-The whole `benchfs run` goes into the slow disk's blkio group; the throttle
+The whole `benchfs run` goes into the slow disk's cgroup; the throttle
 applies only to I/O on the loop device, which only the slow node's preflight
 directory (``<data_dir>/slow``) is on.
 """
@@ -82,6 +82,7 @@ def _run_in_group(disk: SlowDisk, args: list[str]) -> subprocess.CompletedProces
     return subprocess.run(argv, capture_output=True, text=True, env=environment(), timeout=300)
 
 
+@pytest.mark.core_claim
 @pytest.mark.root
 def test_read_throttled_node_is_excluded_or_flagged(
     tmp_path: Path, slow_disk_factory: Callable[..., SlowDisk]

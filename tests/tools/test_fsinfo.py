@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixtures.slowdisk import SlowDisk
+from fixtures.loopdisk import LoopDisk
 
 from benchfs.errors import ToolError
 from benchfs.tools.fsinfo import (
@@ -53,9 +53,9 @@ def test_tmpfs_has_no_disk(tmp_path: Path) -> None:
 
 
 def test_loop_device_resolves_to_its_backing_file(
-    tmp_path: Path, slow_disk_factory: Callable[..., SlowDisk]
+    tmp_path: Path, loop_disk_factory: Callable[..., LoopDisk]
 ) -> None:
-    disk = slow_disk_factory(tmp_path / "mnt", size_mib=64)
+    disk = loop_disk_factory(tmp_path / "mnt", size_mib=64)
     sub = disk.mount_point / "sub"
     sub.mkdir()
     info = inspect_directory(sub)

@@ -1,0 +1,72 @@
+"""`benchfs diagnose` in full (non-quick) mode and with --deadline, as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("fio") is None or shutil.which("iostat") is None, reason="needs fio and iostat"
+)
+TIMED_FIO_STEPS = (
+    "seq_write_direct", "seq_read_direct", "rand_rw",
+    "seq_write_buffered", "seq_read_buffered", "fsync_write",
+)  # fmt: skip
+
+
+def _diagnose(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchfs", "diagnose", *args],
+        capture_output=True,
+        text=True,
+        timeout=900,  # a full run takes about 1.5 min per node; only a hang guard
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_full_mode_runs_the_long_plan(tmp_path: Path) -> None:
+    work, out = tmp_path / "work", tmp_path / "out"
+    work.mkdir()
+    done = _diagnose("--dir", str(work), "--output", str(out), "--json")
+    document = json.loads(done.stdout)
+    assert done.returncode == document["exit_code"] in (0, 1), done.stderr
+    assert document["quick"] is False
+    (node,) = document["nodes"]
+    tests = {test["name"]: test for test in node["measurement"]["tests"]}
+    assert list(tests) == [*TIMED_FIO_STEPS, "metadata"]
+    assert not [name for name, test in tests.items() if test["error"]]
+    # The full plan, as fio was given it: 10 s per timed test, a 1 GiB file.
+    for name in TIMED_FIO_STEPS:
+        fio = json.loads((out / "raw" / f"{name}.fio.json").read_text())
+        options = fio["jobs"][0]["job options"]
+        assert options["runtime"] == "10", (name, options)
+        if name != "fsync_write":
+            assert options["size"] == str(1 << 30), (name, options)
+    assert tests["metadata"]["metrics"]["files"] == 2000
+    assert list(work.iterdir()) == []
+
+
+def test_deadline_kills_every_node_and_names_it(tmp_path: Path) -> None:
+    done = _diagnose(
+        "--nodes", "local:2", "--dir", str(tmp_path), "--deadline", "1", "--quick", "--json"
+    )
+    assert done.returncode == 2, done.stderr
+    document = json.loads(done.stdout)
+    assert document["status"] == "error"
+    errors = {node["node"]: node["measurement"]["error"] for node in document["nodes"]}
+    assert errors == {
+        name: f"diagnose worker on {name} did not finish within 1 s"
+        for name in ("local0", "local1")
+    }
+
+
+def test_a_deadline_below_one_second_is_refused() -> None:
+    done = _diagnose("--deadline", "0.5", "--quick")
+    assert done.returncode == 2
+    assert "--deadline" in done.stderr and "Traceback" not in done.stderr
