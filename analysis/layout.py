@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MANIFEST = "manifest.json"
+# The results directory's data version (the manifest's ``data_version``): what
+# this reader reads; a directory of another version is refused by name.
+DATA_VERSION = 1
 PREFLIGHT_DIR = "preflight"
 IOSTAT_DIR = "iostat"
 TRACES_DIR = "traces"

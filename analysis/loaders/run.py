@@ -86,6 +86,7 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
         raise MissingDataError(f"{root}: results directory lacks {', '.join(missing)}")
     run = RunData(path=root, manifest={}, workload=pd.DataFrame())
     run.manifest = _json_object(run.read(paths.manifest))
+    _check_data_version(paths.manifest, run.manifest)
     run.workload = load_workload_summary(run.read(paths.summary))
     run.repetitions = load_workload_repetitions(paths.summary)
     trace_files = sorted(paths.traces_dir.rglob(f"*{layout.TRACE_SUFFIX}"))
@@ -174,6 +175,23 @@ def load_workload_repetitions(path: Path) -> pd.DataFrame | None:
     return frame
 
 
+def _check_data_version(path: Path, manifest: dict[str, Any]) -> None:
+    """A results directory of the version this reader reads; else one error naming it."""
+    version = manifest.get("data_version")
+    if version == layout.DATA_VERSION and not isinstance(version, bool):
+        return
+    if isinstance(version, int) and not isinstance(version, bool) and version > layout.DATA_VERSION:
+        reason = (
+            f"data_version {version}: written by a newer benchfs (this one reads "
+            f"{layout.DATA_VERSION}); upgrade to read it"
+        )
+    elif version is None:
+        reason = "no data_version: not a BenchFS results directory"
+    else:
+        reason = f"data_version {version!r} is unknown (this benchfs reads {layout.DATA_VERSION})"
+    raise DataFormatError(path, "data_version", reason)
+
+
 def _json_object(path: Path) -> dict[str, Any]:
     try:
         document = json.loads(path.read_text())
@@ -192,12 +210,35 @@ def _ranks(run: RunData, directory: Path) -> pd.DataFrame | None:
         if not path.is_file():
             continue
         run.read(path)
-        if path.suffix == ".csv":
-            return pd.read_csv(path)
         if path.suffix == ".jsonl":
-            return pd.read_json(path, lines=True)
-        return pd.DataFrame(json.loads(path.read_text()))
+            return pd.DataFrame(_json_lines(path))
+        try:
+            if path.suffix == ".csv":
+                return pd.read_csv(path)
+            return pd.DataFrame(json.loads(path.read_text()))
+        except json.JSONDecodeError as error:
+            where = f"line {error.lineno} column {error.colno}"
+            raise DataFormatError(path, where, error.msg) from error
+        except (ValueError, pd.errors.ParserError) as error:
+            raise DataFormatError(path, "document", f"not a table of rank rows: {error}") from error
     return None
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    """One JSON object per line; an error names the line."""
+    rows = []
+    with path.open(encoding="utf-8", errors="replace") as stream:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DataFormatError(path, f"line {number}", error.msg) from error
+            if not isinstance(row, dict):
+                raise DataFormatError(path, f"line {number}", "expected a JSON object")
+            rows.append(row)
+    return rows
 
 
 def _latencies(run: RunData, directory: Path) -> dict[tuple[str, int], npt.NDArray[np.uint64]]:
@@ -264,7 +305,16 @@ def _tool_frames(
         text = path.read_text(errors="replace")
         to_frame = next((read for recognize, read in readers if recognize(text)), None)
         if to_frame is None:
-            continue  # a parsed summary or another tool's file
+            # A parsed summary or another tool's file is JSON; what is not, is damaged
+            # (and must not read as "not in this run").
+            problem = _not_json(text)
+            if problem is None:
+                continue
+            run.read(path)
+            if not allow_partial:
+                raise DataFormatError(path, problem[0], problem[1])
+            run.notes.append(f"{path}: skipped: {problem[1]} (at {problem[0]})")
+            continue
         run.read(path)
         try:
             frame = to_frame(text, path)
@@ -277,6 +327,16 @@ def _tool_frames(
             frame = frame.assign(node=node_of(path, directory))
         frames.append(frame.assign(source=str(path.relative_to(directory))))
     return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def _not_json(text: str) -> tuple[str, str] | None:
+    """Where and why ``text`` is not a JSON document; None when it is one."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        reason = "empty file" if not text.strip() else f"not valid JSON: {error.msg}"
+        return f"line {error.lineno} column {error.colno}", reason
+    return None
 
 
 def _iostat_frame(text: str, path: Path) -> pd.DataFrame:

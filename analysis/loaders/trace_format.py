@@ -37,6 +37,9 @@ RECORD_DTYPE = np.dtype(
 RECORD_SIZE = RECORD_DTYPE.itemsize  # 48
 # A header is a few hundred bytes; anything far larger is a corrupt length field.
 MAX_HEADER_BYTES = 1 << 20
+# Times are start_unix_ns + t_ns as int64 ns: each half below 2^62 (year 2116,
+# 146 years of trace), so the sum never overflows.
+MAX_TIME_NS = 1 << 62
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,11 @@ def _header_from_json(path: Path, doc: dict[str, Any], data_offset: int) -> Trac
     if doc.get("record_size") != RECORD_SIZE:
         raise DataFormatError(
             path, at, f"record_size {doc.get('record_size')!r}, expected {RECORD_SIZE}"
+        )
+    start = doc.get("start_unix_ns")
+    if isinstance(start, int) and not 0 <= start < MAX_TIME_NS:
+        raise DataFormatError(
+            path, at, f"start_unix_ns {start} is not a time (0 to {MAX_TIME_NS - 1})"
         )
     try:
         kinds = {

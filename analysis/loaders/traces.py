@@ -19,7 +19,7 @@ import pandas as pd
 
 from analysis import layout
 from analysis.errors import DataFormatError, MissingDataError
-from analysis.loaders.trace_format import RECORD_SIZE, TraceHeader, read_header
+from analysis.loaders.trace_format import MAX_TIME_NS, RECORD_SIZE, TraceHeader, read_header
 
 TRACE_SUFFIX = layout.TRACE_SUFFIX
 NO_OP = "none"
@@ -204,7 +204,15 @@ def _scan_kinds(
         shape=(whole, RECORD_SIZE),
     )  # fmt: skip
     kinds = np.array(mapped[:, KIND_BYTE])
+    late = np.flatnonzero(np.array(mapped[:, :8]).view("<u8").ravel() >= MAX_TIME_NS)
     del mapped
+    if late.size:
+        first = int(late[0])
+        raise DataFormatError(
+            header.path,
+            header.data_offset + first * RECORD_SIZE,
+            f"record {first} has a time beyond {MAX_TIME_NS} ns after the start",
+        )
     known = np.isin(kinds, np.fromiter(header.kinds, dtype=np.uint8))
     if not known.all():
         path = header.path

@@ -16,9 +16,9 @@ def clean() -> None:
     console = make_console()
     cleaned = clean_dead_runs()
     for run in cleaned:
-        console.print(plain(run.describe()))
+        console.print(plain(run.describe()), soft_wrap=True)
         for problem in run.problems:
-            console.print(f"  {plain(problem)}")
+            console.print(f"  {plain(problem)}", soft_wrap=True)
     if not cleaned:
         console.print("nothing to clean: no run of yours died here without cleaning up")
     if any(run.problems for run in cleaned):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -129,6 +130,36 @@ class _progress:
             self._status.__exit__(None, None, None)
 
 
+# Columns of words (left-aligned); the others hold figures.
+_WORDS = ("node", "status", "verdict")
+
+
+def _table(headers: Sequence[str], rows: list[list[str]], text: Sequence[str]) -> Table:
+    """A table whose figures stay whole in a narrow terminal: each figure column
+    is as wide as its longest cell (its header wraps between words); the
+    ``text`` columns share what is left of the terminal, and only they wrap."""
+    widths = [
+        max(*(len(row[index]) for row in rows), *map(len, header.split()))
+        for index, header in enumerate(headers)
+    ]
+    texts = [index for index, header in enumerate(headers) if header in text]
+    # One space between columns (the box's divider), none at the edges.
+    figures = sum(widths[i] + 1 for i in range(len(headers)) if i not in texts)
+    spare = max(console.width - figures - len(texts) + 1, 8 * len(texts))
+    for index in texts:
+        whole = max(len(row[index]) for row in rows) if rows else len(headers[index])
+        widths[index] = max(8, min(whole, spare // len(texts)))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=0)
+    for index, header in enumerate(headers):
+        left = header in text or header in _WORDS
+        table.add_column(
+            header, width=widths[index], overflow="fold", justify="left" if left else "right"
+        )
+    for row in rows:
+        table.add_row(*map(cell, row))
+    return table
+
+
 def _print_summary(report: DiagnoseReport) -> None:
     from benchfs.health.report import NODE_COLUMNS, TERMINAL_HEADERS, node_row, terminal_row
 
@@ -140,12 +171,9 @@ def _print_summary(report: DiagnoseReport) -> None:
     )
     by_node = {assessment.node: assessment for assessment in report.assessments}
     if len(report.nodes) > 1:
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-        for header in ("node", "status", *(c.header for c in NODE_COLUMNS), "flagged"):
-            table.add_column(header, overflow="fold", no_wrap=header in ("node", "status"))
-        for node in report.nodes:
-            table.add_row(*map(cell, node_row(node, by_node[node.node], short=True)))
-        console.print(table)
+        headers = ("node", "status", *(c.header for c in NODE_COLUMNS), "flagged")
+        rows = [node_row(node, by_node[node.node], short=True) for node in report.nodes]
+        console.print(_table(headers, rows, text=("node", "flagged")))
         for assessment in report.assessments:
             node_error = next(n.error for n in report.nodes if n.node == assessment.node)
             if node_error:
@@ -163,14 +191,8 @@ def _print_summary(report: DiagnoseReport) -> None:
         return
     if node.filesystem_text:
         console.print(node.filesystem_text, highlight=False, markup=False)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
-    for header in TERMINAL_HEADERS:
-        left = header in ("test", "verdict")
-        # Fold rather than cut: a number shown with an ellipsis is a wrong number.
-        table.add_column(header, no_wrap=left, overflow="fold", justify="left" if left else "right")
-    for test in node.tests:
-        table.add_row(*map(cell, terminal_row(test, by_node[node.node])))
-    console.print(table)
+    rows = [terminal_row(test, by_node[node.node]) for test in node.tests]
+    console.print(_table(TERMINAL_HEADERS, rows, text=("test",)))
     _print_findings(by_node[node.node].problems)
 
 

@@ -39,6 +39,8 @@ __all__ = [
 
 # The embedded default: a cluster of this many daemons on this machine.
 DEFAULT_LOCAL_NODES = 4
+# Each local node is a daemon process on this machine (cluster.local_nodes has the same bound).
+MAX_LOCAL_NODES = 256
 # Names of the embedded default's nodes (``local0``, ``local1``, ...). The
 # local launcher runs them all on this machine whatever their name.
 LOCAL_HOST_PREFIX = "local"
@@ -146,6 +148,8 @@ def local_hosts(count: int = DEFAULT_LOCAL_NODES) -> list[Host]:
     """The embedded default cluster: ``count`` nodes, all on this machine."""
     if count < 1:
         raise HostfileError(f"local cluster needs at least one node, got {count}")
+    if count > MAX_LOCAL_NODES:
+        raise HostfileError(f"local cluster of {count} nodes: at most {MAX_LOCAL_NODES}")
     return [Host(f"{LOCAL_HOST_PREFIX}{index}") for index in range(count)]
 
 

@@ -151,10 +151,12 @@ def terminal_row(test: TestResult, assessment: NodeAssessment) -> list[str]:
     if test.error:
         verdict = "ERROR"
     creates = test.metrics.get("create_ops_s")
-    rate = f"{fmt(creates)} cr/s" if creates is not None else full[3]
+    # The rate of a metadata test is its creates per second, which its name says.
+    rate = fmt(creates) if creates is not None else full[3]
+    name = f"{test.name} (creates/s)" if creates is not None else full[0]
     bandwidth = "/".join(cell for cell in (full[1], full[2]) if cell != "-") or "-"
     awaits = "/".join(fmt(test.iostat.get(key), 2) for key in ("r_await_ms", "w_await_ms"))
-    return [full[0], bandwidth, rate, full[4], full[5], full[6], full[7], awaits, verdict]
+    return [name, bandwidth, rate, full[4], full[5], full[6], full[7], awaits, verdict]
 
 
 def render_markdown(report: DiagnoseReport) -> str:

@@ -20,13 +20,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from analysis.layout import DATA_VERSION as DATA_VERSION
 from analysis.layout import MANIFEST
 from benchfs import __version__
 from benchfs.cluster.hostfile import Host
 from benchfs.errors import BenchfsError
 from benchfs.results.atomic import write_text_atomic
 
-DATA_VERSION = 1
 MANIFEST_NAME = MANIFEST
 # Environment that changes how the transport and MPI behave, and the job's identity.
 ENVIRONMENT_PREFIXES = ("UCX_", "OMPI_", "BENCHFS_")

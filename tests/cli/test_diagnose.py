@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,7 +52,7 @@ def test_quick_run_prints_a_table_and_writes_reports(tmp_path: Path) -> None:
     assert document["status"] in ("healthy", "degraded")
     for name in ("seq_write_direct", "seq_read_direct", "rand_rw", "fsync_write", "metadata"):
         assert name in result.output
-    assert "p99.9" in result.output and "max ms" in result.output
+    assert "p99.9" in result.output and "max" in result.output
     markdown = (out / "diagnose.md").read_text()
     assert markdown.startswith("# Storage health report\n")
     assert "| test | read MiB/s | write MiB/s |" in markdown
@@ -63,6 +64,35 @@ def test_quick_run_prints_a_table_and_writes_reports(tmp_path: Path) -> None:
     assert (out / "raw" / "rand_rw.fio.json").exists()
     assert (out / "raw" / "rand_rw.iostat.json").exists()
     assert list(work.iterdir()) == []
+
+
+FIGURE = re.compile(r"^(-|[\d.,]+)(/(-|[\d.,]+))?$")
+VERDICTS = ("ok", "warn", "DEGRADED", "ERROR")
+
+
+@needs_tools
+@pytest.mark.slow
+def test_in_80_columns_every_figure_stays_whole(tmp_path: Path) -> None:
+    done = _benchfs(
+        "diagnose", "--dir", str(tmp_path), "--quick", env={**os.environ, "COLUMNS": "80"}
+    )
+    assert done.returncode in (0, 1), done.stderr
+    lines = done.stdout.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.strip().startswith("───"))
+    end = next((i for i in range(rule, len(lines)) if not lines[i].strip()), len(lines))
+    body = lines[rule + 1 : end]
+    rows = [line.split() for line in body if line.split() and line.split()[-1] in VERDICTS]
+    assert len(rows) == 7, done.stdout
+    for line in body:
+        assert len(line) <= 80, line
+        words = line.split()
+        if words and words[-1] in VERDICTS:
+            # test name, 7 figures, verdict: each figure whole on its row
+            figures = words[-8:-1]
+            assert all(FIGURE.match(figure) for figure in figures), line
+        else:
+            # a continuation holds only the rest of a test's name
+            assert len(words) <= 1 and not FIGURE.match(words[0] if words else "x"), line
 
 
 def test_missing_directory_exits_2_with_the_reason_in_json(tmp_path: Path) -> None:

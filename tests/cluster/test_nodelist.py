@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchfs.cluster.hostfile import resolve_nodes
 from benchfs.cluster.nodelist import expand_slurm_nodelist, parse_tasks_per_node
 from benchfs.errors import HostfileError
 
@@ -102,3 +103,30 @@ def test_comma_joined_items_concatenate(items: list[tuple[str, tuple[str, list[s
     nodelist = ",".join(f"{prefix}[{body[0]}]" for prefix, body in items)
     expected = [f"{prefix}{n}" for prefix, body in items for n in body[1]]
     assert expand_slurm_nodelist(nodelist) == expected
+
+
+@pytest.mark.parametrize(
+    "nodelist",
+    ["n[1-65536]-[1-65536]", "n[1-65536]-[1-17]", ",".join(f"g{i}[1-65536]" for i in range(17))],
+    ids=["product", "just-over", "many-items"],
+)
+def test_a_list_of_too_many_hosts_is_refused_before_expanding(nodelist: str) -> None:
+    with pytest.raises(HostfileError, match=r"names more than 1,048,576 hosts \(the limit\)"):
+        expand_slurm_nodelist(nodelist)
+
+
+def test_a_list_at_the_limit_expands() -> None:
+    assert len(expand_slurm_nodelist("n[1-65536]-[1-16]")) == 1 << 20
+
+
+def test_tasks_per_node_repeating_without_bound_is_refused() -> None:
+    with pytest.raises(HostfileError) as error:
+        parse_tasks_per_node("1(x999999999999)")
+    assert str(error.value) == (
+        "SLURM_TASKS_PER_NODE='1(x999999999999)': names more than 1,048,576 hosts (the limit)"
+    )
+
+
+def test_too_many_local_nodes_are_refused() -> None:
+    with pytest.raises(HostfileError, match="local cluster of 100000 nodes: at most 256"):
+        resolve_nodes("local:100000")

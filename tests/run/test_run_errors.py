@@ -3,6 +3,9 @@ naming the file and line or the key."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from run_helpers import benchfs_run, run_dirs, small_args
@@ -57,4 +60,17 @@ def test_values_the_engine_refuses_fail_the_config_check(tmp_path: Path) -> None
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"error: {config}: not UTF-8 text (byte 21): a config file is UTF-8 TOML"
+    ]
+
+
+def test_a_slurm_node_set_without_bound_is_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "SLURM_JOB_NODELIST": "n[1-2]", "SLURM_TASKS_PER_NODE": "1(x999999999999)"}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchfs", "run", "--nodes", "slurm", *small_args(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "error: SLURM_TASKS_PER_NODE='1(x999999999999)': names more than 1,048,576 hosts "
+        "(the limit)"
     ]
