@@ -163,6 +163,7 @@ impl Client {
             allow_partial: options.allow_partial,
             name: &options.name,
             grace: options.connect_deadline,
+            session_key: None,
         })?;
         let nodes = u32::try_from(conn.nodes.len()).unwrap_or(u32::MAX);
         let placement = Placement::new(nodes)?;
