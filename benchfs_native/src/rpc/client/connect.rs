@@ -357,7 +357,7 @@ impl Conn {
     /// closes the endpoints within `budget` in all, and stops queueing
     /// messages. Idempotent.
     pub fn close(&mut self, budget: Duration, say_bye: bool) {
-        let deadline = Instant::now() + budget;
+        let deadline = crate::deadline::after(budget);
         let mut byes = Vec::new();
         if say_bye {
             for n in &self.nodes {

@@ -154,7 +154,7 @@ impl Client {
             }
             None => None,
         };
-        let deadline = std::time::Instant::now() + options.connect_deadline;
+        let deadline = crate::deadline::after(options.connect_deadline);
         let conn = connect::connect(&connect::ConnectSpec {
             registry_dir,
             expected: &expected,

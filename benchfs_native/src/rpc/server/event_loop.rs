@@ -326,7 +326,7 @@ impl<'w> Server<'w> {
         match &mut self.stop {
             Some(s) => s.force |= force,
             None => {
-                let deadline = Instant::now() + self.cfg.shutdown_deadline;
+                let deadline = crate::deadline::after(self.cfg.shutdown_deadline);
                 let msg = format!(
                     "stopping ({reason}{}): {} queued, {} in flight, drain deadline {:.1} s",
                     if force { ", forced" } else { "" },

@@ -133,7 +133,7 @@ impl Window {
         self.next_id += 1;
         p.call.set_request_id(id);
         p.issued = now;
-        p.deadline = now + p.limit;
+        p.deadline = crate::deadline::after_from(now, p.limit);
         p.sent = None;
         p.got = None;
         p.recv = None;
