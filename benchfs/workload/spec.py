@@ -17,6 +17,7 @@ reads it. It also names the files ranks leave behind, so both sides agree
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -53,6 +54,14 @@ class WorkloadSpec:
     state_dir: str
     trace_dir: str | None = None
     shm_dir: str | None = None
+    # The run's seed of the data pattern (``run_seed``); each repetition
+    # writes and verifies with its own (``seed_for``), so data left by
+    # another run or repetition at the same offsets fails verification.
+    verify_seed: int = 0
+
+    def seed_for(self, repetition: int) -> int:
+        """The data pattern's seed of one repetition (a u64)."""
+        return _u64(f"{self.verify_seed}:{repetition}")
 
     @property
     def ranks(self) -> int:
@@ -104,6 +113,7 @@ class WorkloadSpec:
             reorder_tasks=self.reorder_tasks,
             stonewall_s=self.stonewall_s,
             verify=self.verify,
+            verify_seeds=tuple(self.seed_for(r) for r in range(self.repetitions)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -122,6 +132,15 @@ class WorkloadSpec:
             raise ConfigError(f"{path}: not a workload spec: {error}") from error
 
 
+def _u64(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def run_seed(run_id: str) -> int:
+    """The data pattern's seed of the run ``run_id`` (a u64)."""
+    return _u64(f"benchfs run {run_id}")
+
+
 def workload_spec(
     config: RunConfig,
     *,
@@ -132,6 +151,7 @@ def workload_spec(
     state_dir: Path,
     trace_dir: Path | None,
     shm_dir: Path | None = None,
+    verify_seed: int = 0,
 ) -> WorkloadSpec:
     """The spec of one run from its config, hosts and directories."""
     workload = config.workload
@@ -158,4 +178,5 @@ def workload_spec(
         state_dir=str(state_dir),
         trace_dir=None if trace_dir is None else str(trace_dir),
         shm_dir=None if shm_dir is None else str(shm_dir),
+        verify_seed=verify_seed,
     )

@@ -100,6 +100,8 @@ class WorkloadParameters:
     task_per_node_offset: int = 1
     stonewall_s: float = 0.0
     verify: bool = False
+    # The data pattern's seed of each repetition (written and verified).
+    verify_seeds: tuple[int, ...] = ()
 
     def ior_fields(self) -> dict[str, Any]:
         """IOR's own names for the test parameters (its JSON ``summary`` keys)."""
@@ -330,6 +332,7 @@ def summarize(
             "access": "file-per-process" if parameters.file_per_process else "single-shared-file",
             "stonewall_s": parameters.stonewall_s,
             "verify": parameters.verify,
+            "verify_seeds": list(parameters.verify_seeds),
         },
         "phases": phase_rows,
         "repetitions": repetition_rows,
