@@ -57,8 +57,11 @@ lint: build
 	PYTHONPATH=. $(BIN)/lint-imports
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest benchfs_native
 
+# Tests that need root are ignored (with the reason) otherwise; as root they run too.
 test-rust: system
 	cargo test --manifest-path $(CRATE)/Cargo.toml --workspace
+	if [ "$$(id -u)" = 0 ]; then \
+		cargo test --manifest-path $(CRATE)/Cargo.toml --test engine_root -- --ignored; fi
 
 test-python: build
 	$(BIN)/pytest

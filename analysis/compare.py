@@ -27,12 +27,14 @@ WORKLOAD_METRICS = ("bwMaxMIB", "bwMinMIB", "bwMeanMIB", "OPsMean", "MeanTime")
 # The figures of a metadata phase (analysis.phases.MetadataPhase), first in its rows.
 METADATA_METRICS = ("rate_max_ops_s", "rate_min_ops_s", "rate_mean_ops_s", "time_mean_s")
 LATENCY_METRICS = ("mean_ms", "p50_ms", "p99_ms", "p99.9_ms", "max_ms")
-# (metric as the phase summary names it, the per-repetition column it is the mean of)
+# (metric as the phase summary names it, the per-repetition column it is the mean of);
+# the last two are a native metadata phase's (rate and time of each repetition).
 REPETITION_METRICS = (
     ("bwMeanMIB", "bwMiB"), ("OPsMean", "iops"), ("MeanTime", "wrRdTime"),
     ("mean_us", "mean_us"), ("p50_us", "p50_us"), ("p90_us", "p90_us"),
     ("p99_us", "p99_us"), ("p99.9_us", "p99.9_us"),
     ("first_done_s", "first_done_s"), ("last_done_s", "last_done_s"),
+    ("rate_mean_ops_s", "rate_ops_s"), ("time_mean_s", "time_s"),
 )  # fmt: skip
 # Phase totals shown beside the tested metrics of a run with repetitions.
 PHASE_TOTALS = ("errors", "verify_errors")
@@ -43,7 +45,7 @@ METRIC_COLUMNS = [
 ]  # fmt: skip
 # Keys that differ between any two runs and say nothing about the setup.
 _VOLATILE_KEYS = ("start", "end", "time", "pid", "timestamp")
-_HIGHER_IS_BETTER = ("bw", "OPs", "iops")
+_HIGHER_IS_BETTER = ("bw", "OPs", "iops", "rate")
 
 
 @dataclass(frozen=True)

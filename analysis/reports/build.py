@@ -12,6 +12,7 @@ from analysis.loaders.run import RunData, flatten
 from analysis.reports import plots
 from analysis.reports.model import Figure, Report, Section, Table
 from analysis.reports.phases import DATA_COLUMNS, phase_tables, tool_output_tables
+from analysis.stats import read_write
 from analysis.stats.nodes import node_latency_over_time
 from analysis.stats.overview import STORAGE_OP, TraceStats, trace_stats
 
@@ -63,6 +64,14 @@ def add_trace_sections(
             "during the same time window."
         )
         section.tables.append(Table("Engine vs iostat per node", stats.crosscheck))
+    if stats.read_write is not None and read_write.compared(stats.read_write):
+        section = report.section("Reads against writes")
+        section.paragraphs.append(
+            "Per node and op, mean ms per operation: what a client waited for one RPC "
+            "(total), the request's wait in the daemon (queue), the storage operation, "
+            "and the disk's own await from iostat in the same window."
+        )
+        section.tables.append(Table("Reads and writes per op, per node", stats.read_write))
 
 
 def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
@@ -71,15 +80,32 @@ def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
         for row in stats.crosscheck.itertuples(index=False):
             if row.engine_slow or row.disk_slow:
                 section.bullets.append(f"{row.node}: {row.verdict}")
-    if not section.bullets:
+    if stats is None:
         section.bullets.append(
-            "nothing stands out: no slow node, batching present, RPC load balanced"
-            if stats
-            else "no engine traces in this run: only the workload summary is reported"
+            "no engine traces in this run: only the workload summary is reported"
         )
+    elif not section.bullets:
+        checked = _checked(stats)
+        section.bullets.append(
+            f"nothing stands out: {', '.join(checked)}" if checked else "nothing stands out"
+        )
+    if stats is not None and stats.batching and not stats.io_depth_warning:
+        section.bullets.append(stats.batching)
     section.bullets += [f"data loss: {note}" for note in run.notes]
     if run.absent:
         section.bullets.append(f"not in this run: {', '.join(run.absent)}")
+
+
+def _checked(stats: TraceStats) -> list[str]:
+    """What the quiet checks covered (batching has its own bullet)."""
+    checked = []
+    if stats.node_table is not None:
+        checked.append("no slow node")
+    if stats.read_write is not None and read_write.compared(stats.read_write):
+        checked.append("reads and writes within 2x per op")
+    if stats.rpc_request_imbalance is not None:
+        checked.append("RPC load balanced")
+    return checked
 
 
 def _run_section(section: Section, run: RunData) -> None:

@@ -138,3 +138,24 @@ def batching_warning(summary: IoDepthSummary) -> str | None:
             f"({summary.depth1_pct:.1f}% of submits have io_depth 1)"
         )
     return None
+
+
+def batching_verdict(summary: IoDepthSummary) -> str:
+    """What the submits allow saying about batching, and only that.
+
+    With fewer than ``BUSY_IN_FLIGHT`` ops in flight on average a ring has
+    little to batch, so one SQE per submit proves nothing either way.
+    """
+    if summary.submits == 0:
+        return "no io_uring submits: batching not judged"
+    if summary.mean_in_flight < BUSY_IN_FLIGHT:
+        return (
+            f"not enough load to judge batching: {summary.mean_in_flight:.1f} ops in flight "
+            f"on average (judged from {BUSY_IN_FLIGHT:g})"
+        )
+    if summary.mean < NO_BATCHING_DEPTH:
+        return "batching absent under load"
+    return (
+        f"batching present: {summary.mean:.2f} SQEs per submit with "
+        f"{summary.mean_in_flight:.1f} ops in flight on average"
+    )

@@ -13,8 +13,9 @@ from typing import Literal
 import pandas as pd
 
 from analysis.loaders.traces import TraceSet
-from analysis.stats import crosscheck, io_depth, latency, nodes, rpc
+from analysis.stats import crosscheck, io_depth, latency, nodes, read_write, rpc
 from analysis.stats._common import sums_by_pair
+from analysis.stats.read_write import Gap
 
 STORAGE_OP = "storage_op"
 SUBMIT = "submit"
@@ -35,6 +36,8 @@ class TraceStats:
     io_depth_over_time: pd.DataFrame | None = None
     # Batching that did not happen although ops were waiting (a sentence), if so.
     io_depth_warning: str | None = None
+    # What the submits allow saying about batching (a sentence), when there are any.
+    batching: str | None = None
     latency_by_op: pd.DataFrame | None = None
     latency_buckets: pd.DataFrame | None = None
     # Operations whose mean is far above their median (sentences).
@@ -51,6 +54,9 @@ class TraceStats:
     rpc_request_imbalance: rpc.Imbalance | None = None
     rpc_bytes_imbalance: rpc.Imbalance | None = None
     crosscheck: pd.DataFrame | None = None
+    # Per node: reads and writes per op, split into client, queue, storage and disk.
+    read_write: pd.DataFrame | None = None
+    read_write_gaps: list[Gap] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
 
 
@@ -76,10 +82,12 @@ def trace_stats(
             submits, start_ns=start, bucket_s=bucket_s
         )
         stats.io_depth_warning = io_depth.batching_warning(stats.io_depth)
+        stats.batching = io_depth.batching_verdict(stats.io_depth)
         if stats.io_depth_warning:
             stats.findings.append(stats.io_depth_warning)
     if "storage" in parts and traces.has(STORAGE_OP):
         _storage(stats, traces.kind(STORAGE_OP), start, bucket_s, slow_ms, iostat)
+        _read_write(stats, traces, iostat)
     if "rpc" not in parts:
         return stats
     client = traces.kind(RPC_CLIENT) if traces.has(RPC_CLIENT) else None
@@ -118,6 +126,18 @@ def _storage(
     stats.bytes_by_node = sums_by_pair(ops["node"], ops["op"], ops["bytes"].to_numpy())
     if iostat is not None and not iostat.empty:
         stats.crosscheck = crosscheck.crosscheck_iostat(ops, iostat, slow_nodes=stats.slow_nodes)
+
+
+def _read_write(stats: TraceStats, traces: TraceSet, iostat: pd.DataFrame | None) -> None:
+    """Reads against writes per node, and a finding where they differ by a factor."""
+    stats.read_write = read_write.read_write_table(
+        traces.kind(STORAGE_OP),
+        traces.kind(RPC_CLIENT) if traces.has(RPC_CLIENT) else None,
+        traces.kind(RPC_SERVER) if traces.has(RPC_SERVER) else None,
+        iostat,
+    )
+    stats.read_write_gaps = read_write.read_write_gaps(stats.read_write)
+    stats.findings += [gap.sentence() for gap in stats.read_write_gaps]
 
 
 def _rpc_client(stats: TraceStats, client: pd.DataFrame, all_nodes: list[str]) -> None:

@@ -25,7 +25,7 @@ from benchfs.run.observer import RunObserver
 from benchfs.run.orchestrate import run_plan
 from benchfs.tools.fio import FioJob, run_fio
 
-# The client's default window of RPCs in flight per rank (benchfs_native.Client).
+# Transfers in flight per rank on both sides (workload.queue_depth, fio iodepth).
 CLIENT_IN_FLIGHT = 16
 
 
@@ -100,6 +100,7 @@ def _run_side(
         "workload.block_size": case.block_size,
         "workload.api": "file-per-process",
         "workload.phases": ["write", "read"],
+        "workload.queue_depth": case.queue_depth,
         "preflight.enabled": False,
         "output.results_dir": str(results_dir),
         "output.label": "bench-cluster",

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from benchfs.cli.console import cell as text_cell
+from benchfs.cli.console import make_console, plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,8 +26,8 @@ if TYPE_CHECKING:
 SLOW_MS = 100.0  # the default of analysis.stats.nodes.SLOW_MS
 
 app = typer.Typer(help="Statistics of loose engine trace files (*.bftrace or directories).")
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 FilesArgument = Annotated[
     list[Path], typer.Argument(help="Trace files, or directories searched for *.bftrace.")
@@ -45,7 +47,9 @@ def _load(files: list[Path], allow_partial: bool) -> TraceSet:
 
     traces = load_traces(files, allow_partial=allow_partial)
     for loss in traces.losses:
-        err_console.print(f"[yellow]warning:[/] {loss.describe()}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]warning:[/] {plain(loss.describe())}", highlight=False, soft_wrap=True
+        )
     return traces
 
 
@@ -60,7 +64,7 @@ def _show(frame: pd.DataFrame, title: str, csv: bool) -> None:
     for index, column in enumerate(frame.columns):
         table.add_column(header(str(column)), justify="left" if index == 0 else "right")
     for record in frame.itertuples(index=False):
-        table.add_row(*(cell(value) for value in record))
+        table.add_row(*(text_cell(cell(value)) for value in record))
     console.print(table)
 
 
@@ -85,7 +89,7 @@ def _stats(
 
 def _warn(lines: list[str], label: str = "warning") -> None:
     for line in lines:
-        err_console.print(f"[yellow]{label}:[/] {line}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]{label}:[/] {plain(line)}", highlight=False, soft_wrap=True)
 
 
 @app.command("io-depth")
@@ -179,9 +183,9 @@ def report(
 
     run = load_results(run_dir, allow_partial=allow_partial)
     for note in run.notes:
-        err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {plain(note)}", highlight=False, soft_wrap=True)
     files = write_run_report(run, out or run.path)
-    console.print(f"wrote {files.markdown}, {files.html} and {len(files.plots)} plots")
+    console.print(plain(f"wrote {files.markdown}, {files.html} and {len(files.plots)} plots"))
 
 
 def compare(
@@ -247,7 +251,9 @@ def compare(
         label_a, label_b = (a.label, b.label) if a.label != b.label else (a.path.name, b.path.name)
     if out is not None:
         files = write_comparison_report(comparison, label_a, label_b, out)
-        err_console.print(f"wrote {files.markdown}, {files.html} and {len(files.plots)} plots")
+        err_console.print(
+            plain(f"wrote {files.markdown}, {files.html} and {len(files.plots)} plots")
+        )
     if json_output:
         document = {
             "A": {"label": label_a, "path": str(run_a)},
@@ -264,9 +270,9 @@ def compare(
         if not once.empty:
             _show(once, ONE_VALUE_CAPTION, csv)
         for line in verdict_lines(comparison):
-            console.print(f"- {line}", highlight=False, soft_wrap=True)
+            console.print(f"- {plain(line)}", highlight=False, soft_wrap=True)
         for line in comparison.method.describe():
-            console.print(f"[dim]{line}[/]", highlight=False, soft_wrap=True)
+            console.print(f"[dim]{plain(line)}[/]", highlight=False, soft_wrap=True)
     if comparison.config_diff.empty:
         if not csv:
             console.print("effective configurations are identical")

@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
+from benchfs.cli.console import make_console, plain
 from benchfs.config.sizes import format_size, parse_size
 
 if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
     from benchfs.bench.storage import StorageBenchReport
 
 app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference tool.")
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def _size(text: str, option: str) -> int:
@@ -180,6 +180,58 @@ def cluster(
         "run / fio", f"{report.write_ratio:.2f}", f"{report.read_ratio:.2f}", "", end_section=True
     )
     console.print(table)
+    console.print(f"results: {plain(report.results_dir)}", highlight=False)
+
+
+@app.command("metadata")
+def metadata(
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Directory on the disk to measure (default: the temp dir)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    items: Annotated[int, typer.Option(min=1, help="Files per rank (mdtest -n).")] = 2000,
+    write_bytes: Annotated[str, typer.Option(help="Bytes written per file (mdtest -w).")] = "0",
+    read_bytes: Annotated[str, typer.Option(help="Bytes read per file (mdtest -e).")] = "0",
+    nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
+    results_dir: Annotated[
+        Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
+    ] = Path("results"),
+) -> None:
+    """The native metadata workload on a local cluster and plain POSIX calls on its disk."""
+    from benchfs.bench.metadata import MetadataBenchCase, run_metadata_bench
+
+    case = MetadataBenchCase(
+        nodes=nodes,
+        items=items,
+        write_bytes=_size(write_bytes, "--write-bytes"),
+        read_bytes=_size(read_bytes, "--read-bytes"),
+    )
+    with err_console.status("starting") as progress:
+        report = run_metadata_bench(
+            case,
+            directory=directory,
+            results_dir=results_dir,
+            on_progress=lambda step: progress.update(step),
+        )
+    if json_output:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+        return
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"benchfs run vs POSIX calls on {report.directory} ({case.ranks} ranks, "
+        f"{case.items} files each, {case.write_bytes} bytes written)",
+    )
+    for header in ("phase", "benchfs run (ops/s)", "POSIX (ops/s)", "run / POSIX"):
+        table.add_column(header, justify="right" if header != "phase" else "left", no_wrap=True)
+    for row in report.to_json()["phases"]:
+        table.add_row(
+            row["mdtest_name"],
+            f"{row['run_ops_s']:,.0f}",
+            f"{row['posix_ops_s']:,.0f}",
+            f"{row['ratio']:.3f}",
+        )
+    console.print(table)
     console.print(f"results: {report.results_dir}", highlight=False)
 
 
@@ -243,3 +295,61 @@ def rpc(
                 f"+ {d.rss_over_pool_MiB:.0f} MiB (target <= +100)",
                 highlight=False,
             )
+
+
+@app.command("scale")
+def scale(
+    nodes: Annotated[
+        list[int] | None,
+        typer.Option("--nodes", min=1, help="Cluster sizes to measure (default: 8 16 32 64)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    buffer_pool_size: Annotated[
+        str, typer.Option(help="Each daemon's buffer pool (small: many daemons share the RAM).")
+    ] = "8m",
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="Where the daemons' data goes (default: the temp dir)."),
+    ] = None,
+) -> None:
+    """Set-up cost as the cluster grows: spawn, membership, connect, first RPC, stop."""
+    import tempfile
+
+    from benchfs.bench.scale import DEFAULT_SIZES, SUPERLINEAR, TARGET_NODES, run_scale_bench
+
+    pool = _size(buffer_pool_size, "--buffer-pool-size")
+    with (
+        tempfile.TemporaryDirectory(prefix="benchfs-scale-", dir=directory) as root,
+        err_console.status("starting") as progress,
+    ):
+        report = run_scale_bench(
+            nodes or DEFAULT_SIZES,
+            buffer_pool_size=pool,
+            directory=Path(root),
+            on_progress=lambda step: progress.update(step),
+        )
+    if json_output:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+        return
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"set-up cost by cluster size (local daemons, pool {format_size(pool)} each)",
+    )
+    table.add_column("step (s)", no_wrap=True)
+    for row in report.rows:
+        table.add_column(f"N={row.nodes}", justify="right", no_wrap=True)
+    table.add_column("growth k", justify="right", no_wrap=True)
+    table.add_column(f"N={TARGET_NODES} (est.)", justify="right", no_wrap=True)
+    for growth in report.growth:
+        mark = " !" if growth.superlinear else ""
+        table.add_row(
+            growth.step.removesuffix("_s"),
+            *(f"{row.step(growth.step):.4f}" for row in report.rows),
+            f"{growth.exponent:.2f}{mark}",
+            f"{growth.at_target_s:,.2f}",
+        )
+    console.print(table)
+    console.print(
+        f"growth k: t ~ N**k fitted over the sizes; '!' marks k > {SUPERLINEAR}",
+        highlight=False,
+    )

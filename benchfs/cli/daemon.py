@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from benchfs.cluster.private import private_umask
 from benchfs.daemon import serve_file
 
 
@@ -29,4 +30,5 @@ def daemon(
     ] = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT or a shutdown request; exit 0 after a clean stop."""
+    private_umask()
     serve_file(config, node_id=node_id, node_name=node_name)

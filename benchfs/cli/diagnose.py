@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
+from benchfs.cli.console import cell, make_console, plain
 from benchfs.cluster.hostfile import resolve_nodes
 from benchfs.health.thresholds import load_thresholds
 from benchfs.launchers import get_launcher
@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # the measuring modules pull in pandas: imported when the com
     from benchfs.health.diagnose import DiagnoseReport
     from benchfs.health.model import Finding
 
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 _TEMP_DIR = Path(tempfile.gettempdir())
 _STATUS_STYLE = {"healthy": "bold green", "degraded": "bold yellow", "error": "bold red"}
 
@@ -106,7 +106,7 @@ def diagnose(
     if output is not None:
         markdown, document = write_reports(report, output)
         if not json_output:
-            err_console.print(f"report: {markdown} and {document}", highlight=False)
+            err_console.print(plain(f"report: {markdown} and {document}"), highlight=False)
     if json_output:
         typer.echo(to_json(report))
     else:
@@ -134,7 +134,7 @@ def _print_summary(report: DiagnoseReport) -> None:
 
     style = _STATUS_STYLE.get(report.status, "bold")
     console.print(
-        f"[{style}]{report.status.upper()}[/] storage under {report.directory} "
+        f"[{style}]{report.status.upper()}[/] storage under {plain(report.directory)} "
         f"({len(report.nodes)} node(s), {'quick' if report.quick else 'full'} run)",
         highlight=False,
     )
@@ -144,7 +144,7 @@ def _print_summary(report: DiagnoseReport) -> None:
         for header in ("node", "status", *(c.header for c in NODE_COLUMNS), "flagged"):
             table.add_column(header, overflow="fold", no_wrap=header in ("node", "status"))
         for node in report.nodes:
-            table.add_row(*node_row(node, by_node[node.node], short=True))
+            table.add_row(*map(cell, node_row(node, by_node[node.node], short=True)))
         console.print(table)
         for assessment in report.assessments:
             node_error = next(n.error for n in report.nodes if n.node == assessment.node)
@@ -155,21 +155,21 @@ def _print_summary(report: DiagnoseReport) -> None:
                 _print_findings(assessment.problems, indent="  ")
         if report.policy is not None:
             excluded = ", ".join(report.policy.excluded) or "none"
-            console.print(f"a preflight would exclude: {excluded}", highlight=False)
+            console.print(f"a preflight would exclude: {plain(excluded)}", highlight=False)
         return
     node = report.nodes[0]
     if node.error:
-        console.print(f"[bold red]could not run:[/] {node.error}", highlight=False)
+        console.print(f"[bold red]could not run:[/] {plain(node.error)}", highlight=False)
         return
     if node.filesystem_text:
-        console.print(node.filesystem_text, highlight=False)
+        console.print(node.filesystem_text, highlight=False, markup=False)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
     for header in TERMINAL_HEADERS:
         left = header in ("test", "verdict")
         # Fold rather than cut: a number shown with an ellipsis is a wrong number.
         table.add_column(header, no_wrap=left, overflow="fold", justify="left" if left else "right")
     for test in node.tests:
-        table.add_row(*terminal_row(test, by_node[node.node]))
+        table.add_row(*map(cell, terminal_row(test, by_node[node.node])))
     console.print(table)
     _print_findings(by_node[node.node].problems)
 

@@ -10,12 +10,11 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from analysis.errors import AnalysisError
 from benchfs import __version__
-from benchfs.cli import analyze, bench, daemon, diagnose, phases, run
+from benchfs.cli import analyze, bench, clean, daemon, diagnose, phases, run
+from benchfs.cli.console import make_console, plain
 from benchfs.errors import BenchfsError
 
 app = typer.Typer(
@@ -33,9 +32,10 @@ app.command("compare")(analyze.compare)
 app.command("diagnose")(diagnose.diagnose)
 app.command("run")(run.run)
 app.command("daemon")(daemon.daemon)
+app.command("clean")(clean.clean)
 
 _state = {"verbose": False}
-err_console = Console(stderr=True)
+err_console = make_console(stderr=True)
 
 
 def _version_text() -> str:
@@ -81,7 +81,5 @@ def main() -> None:
         if _state["verbose"]:
             raise
         code = error.exit_code if isinstance(error, BenchfsError | AnalysisError) else 2
-        err_console.print(
-            f"[bold red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True
-        )
+        err_console.print(f"[bold red]error:[/] {plain(error)}", highlight=False, soft_wrap=True)
         sys.exit(code)

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from benchfs.cluster.lifecycle import Terminated
+from benchfs.cluster.private import private_umask
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.errors import ConfigError
 
@@ -64,8 +65,22 @@ def run(
     verify: Annotated[
         bool | None, typer.Option("--verify/--no-verify", help="Check the data read (IOR -R).")
     ] = None,
+    queue_depth: Annotated[
+        str | None,
+        typer.Option(
+            "--queue-depth",
+            help="Transfers in flight per rank: 1 as IOR's POSIX backend; 1,16 sweeps.",
+        ),
+    ] = None,
     repetitions: Annotated[
         int | None, typer.Option("--repetitions", help="Repetitions (IOR -i).")
+    ] = None,
+    metadata: Annotated[
+        str | None,
+        typer.Option("--metadata", help="Metadata phases (mdtest): off, with-data or only."),
+    ] = None,
+    metadata_items: Annotated[
+        int | None, typer.Option("--metadata-items", help="Files per rank (mdtest -n).")
     ] = None,
     label: Annotated[str | None, typer.Option("--label", help="Results directory label.")] = None,
     results_dir: Annotated[
@@ -80,7 +95,9 @@ def run(
         bool, typer.Option("--json", help="Print the summary as JSON on stdout; logs on stderr.")
     ] = False,
 ) -> None:
-    """Start the daemons, run the IOR-style workload, stop everything, keep the results."""
+    """Start the daemons, run the IOR-style workload (and the mdtest-style one, with
+    --metadata), stop everything, keep the results."""
+    private_umask()  # results, scratch, registry and data: this user's only
     plan = load_config(config)
     overrides = _overrides(
         sets,
@@ -92,6 +109,9 @@ def run(
             "workload.api": api,
             "workload.verify": verify,
             "workload.repetitions": None if repetitions is None else str(repetitions),
+            "workload.queue_depth": queue_depth,
+            "metadata.mode": metadata,
+            "metadata.items": None if metadata_items is None else str(metadata_items),
             "output.label": label,
             "output.results_dir": results_dir,
             "cluster.transport": transport,

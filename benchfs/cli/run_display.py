@@ -9,17 +9,18 @@ from typing import Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from benchfs.cli.console import make_console
+from benchfs.cli.metadata_display import metadata_table
 from benchfs.config.plan import SweepPoint
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.workload.progress import PhaseProgress
 
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 MiB = 1024 * 1024
 # Columns of the per-phase table: (header with unit, repetition key, summary key, scale).
@@ -69,19 +70,26 @@ class ConsoleObserver(RunObserver):
             self.bars = bars
         status = progress.status
         key = (status.repetition, status.phase)
+        # A metadata phase counts files, a data phase bytes.
+        total = status.expected_items or status.expected_bytes
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(
                 escape(f"{self.prefix}{status.phase} (repetition {status.repetition + 1})"),
-                total=max(status.expected_bytes, 1),
+                total=max(total, 1),
                 figures="",
             )
         task = self.tasks[key]
-        figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
+        if status.expected_items:
+            done = progress.ops
+            figures = f"{progress.ops:,} files  {progress.ops_per_s:,.0f} ops/s"
+        else:
+            done = progress.bytes
+            figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
         if status.state == "done":
-            self.bars.update(task, completed=max(status.expected_bytes, 1))
+            self.bars.update(task, completed=max(total, 1))
             self.bars.stop_task(task)
         else:
-            self.bars.update(task, completed=progress.bytes, figures=figures)
+            self.bars.update(task, completed=done, figures=figures)
 
     def point_finished(self, result: PointResult) -> None:
         if self.bars is not None:
@@ -103,9 +111,12 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
     """One table per phase: a row per repetition and the IOR summary row."""
     tables = []
     for phase_row in summary["phases"]:
+        if phase_row.get("kind") == "metadata":
+            continue
         phase = phase_row["phase"]
         table = Table(
             title=f"{phase}: {phase_row['numTasks']} ranks, "
+            f"queue depth {phase_row.get('queue_depth') or '-'}, "
             f"{_cell(phase_row['xsizeMiB'], 1.0)} MiB per repetition",
             caption=f"bwMaxMIB {_cell(phase_row['bwMaxMIB'], 1.0)}, "
             f"bwMinMIB {_cell(phase_row['bwMinMIB'], 1.0)}, "
@@ -155,6 +166,9 @@ def print_results(results: list[PointResult], json_output: bool) -> None:
         if result.summary is not None:
             for table in phase_tables(result.summary):
                 console.print(table)
+            metadata = metadata_table(result.summary)
+            if metadata is not None:
+                console.print(metadata)
         for line in result.stragglers:
             console.print(f"[yellow]{escape(line)}[/]", highlight=False)
         for note in result.notes:

@@ -81,7 +81,10 @@ class Lifecycle:
         self._held: list[int] = []
 
     def start(self, argv: Sequence[str], *, name: str, **options: Any) -> ManagedProcess:
-        """Start a process (``start_process`` options) that this scope will stop."""
+        """Start a process (``start_process`` options) that this scope will stop,
+        and that the kernel stops if this process dies without cleaning up."""
+        if threading.current_thread() is threading.main_thread():
+            options.setdefault("die_with_parent", True)
         process = start_process(argv, name=name, **options)
         self.processes.append(process)
         return process

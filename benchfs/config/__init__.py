@@ -1,5 +1,6 @@
 """The validated run configuration, overrides and sweeps (see docs/CONFIG.md)."""
 
+from benchfs.config.metadata import MetadataConfig
 from benchfs.config.model import (
     ClusterConfig,
     Deadlines,
@@ -30,6 +31,7 @@ __all__ = [
     "ClusterConfig",
     "Deadlines",
     "LauncherConfig",
+    "MetadataConfig",
     "OutputConfig",
     "PreflightConfig",
     "RunConfig",

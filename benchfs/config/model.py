@@ -12,14 +12,34 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from benchfs.config.metadata import MetadataConfig
 from benchfs.config.sizes import parse_size
 
+# Limits the engine enforces (benchfs_native/src: the store's options, the
+# daemon's buffer pool, the client's largest I/O), checked here so a bad value
+# is refused at once, naming its key, rather than when a daemon starts.
+SECTOR = 512
+MAX_CHUNK = 1 << 30  # storage::store::options::MAX_CHUNK
+MAX_IO = 1 << 30  # rpc::client::ops::MAX_IO
+MIN_POOL = 4096  # one page-aligned buffer
+MAX_POOL = 16 << 30  # storage::store::options::MAX_POOL_BYTES
+MAX_BLOCK = 1 << 40
+MAX_COUNT = 1 << 20  # segments, repetitions: a file stays below 2^62 bytes
+# Processes on this machine or per host: far beyond a real node, well below
+# what would exhaust it before anything is measured.
+MAX_LOCAL_NODES = 256
+MAX_DAEMONS_PER_NODE = 64
+MAX_TASKS_PER_NODE = 4096
+MAX_SECONDS = 7 * 24 * 3600.0  # a week: a deadline beyond is a mistake
+
 Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0)]
-Seconds = Annotated[float, Field(gt=0)]
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
 Durability = Literal["none", "fsync_on_close", "fsync_each_write"]
 Transport = Literal["auto", "shm", "tcp"]
 Phase = Literal["write", "read"]
 LauncherName = Literal["auto", "local", "mpirun", "srun"]
+MAX_QUEUE_DEPTH = 256
 
 
 class Section(BaseModel):
@@ -34,12 +54,13 @@ class Deadlines(Section):
 
 
 class ClusterConfig(Section):
-    local_nodes: Annotated[int, Field(ge=1)] = 4
-    daemons_per_node: Annotated[int, Field(ge=1)] = 1
-    data_dir: str = "/tmp/benchfs-data"
-    registry_dir: str | None = None
-    chunk_size: Size = 4 << 20
-    buffer_pool_size: Size = 256 << 20
+    local_nodes: Annotated[int, Field(ge=1, le=MAX_LOCAL_NODES)] = 4
+    daemons_per_node: Annotated[int, Field(ge=1, le=MAX_DAEMONS_PER_NODE)] = 1
+    # None: this user's directory in the temporary directory ($TMPDIR/benchfs-<uid>).
+    data_dir: Annotated[str, Field(min_length=1)] | None = None
+    registry_dir: Annotated[str, Field(min_length=1)] | None = None
+    chunk_size: Annotated[Size, Field(ge=SECTOR, le=MAX_CHUNK, multiple_of=SECTOR)] = 4 << 20
+    buffer_pool_size: Annotated[Size, Field(ge=MIN_POOL, le=MAX_POOL)] = 256 << 20
     durability: Durability = "none"
     transport: Transport = "auto"
     deadlines: Deadlines = Deadlines()
@@ -55,15 +76,18 @@ class LauncherConfig(Section):
 
 class WorkloadConfig(Section):
     api: Literal["file-per-process", "shared"] = "file-per-process"
-    file_name: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")] = "testfile"
-    transfer_size: Size = 1 << 20
-    block_size: Size = 16 << 20
-    segments: Annotated[int, Field(ge=1)] = 1
-    tasks_per_node: Annotated[int, Field(ge=1)] = 1
-    repetitions: Annotated[int, Field(ge=1)] = 1
+    file_name: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", max_length=200)] = "testfile"
+    transfer_size: Annotated[Size, Field(le=MAX_IO)] = 1 << 20
+    block_size: Annotated[Size, Field(le=MAX_BLOCK)] = 16 << 20
+    segments: Count = 1
+    tasks_per_node: Annotated[int, Field(ge=1, le=MAX_TASKS_PER_NODE)] = 1
+    repetitions: Count = 1
     verify: bool = False
     reorder_tasks: bool = True
-    stonewall_s: Annotated[float, Field(ge=0)] = 0.0
+    stonewall_s: Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)] = 0.0
+    # Transfers in flight per rank (the client's RPC window). IOR's POSIX
+    # backend keeps one; deeper queues measure something IOR does not.
+    queue_depth: Annotated[int, Field(ge=1, le=MAX_QUEUE_DEPTH)] = 1
     phases: list[Phase] = ["write", "read"]
 
     @model_validator(mode="after")
@@ -82,15 +106,15 @@ class WorkloadConfig(Section):
 
 class Thresholds(Section):
     # Mapped onto the health policy's limits by benchfs.run.preflight.health_thresholds.
-    outlier_factor: Annotated[float, Field(gt=1)] = 10.0
-    max_await_ms: Annotated[float, Field(gt=0)] = 500.0
+    outlier_factor: Annotated[float, Field(gt=1, le=1e6, allow_inf_nan=False)] = 10.0
+    max_await_ms: Annotated[float, Field(gt=0, le=MAX_SECONDS * 1000, allow_inf_nan=False)] = 500.0
 
 
 class PreflightConfig(Section):
     enabled: bool = True
     exclude_slow: bool = True
     runtime_s: Seconds = 6.0
-    min_nodes: Annotated[int, Field(ge=1)] = 1
+    min_nodes: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 1
     thresholds: Thresholds = Thresholds()
 
 
@@ -98,7 +122,7 @@ _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 class OutputConfig(Section):
-    results_dir: str = "results"
+    results_dir: Annotated[str, Field(min_length=1)] = "results"
     label: Annotated[str, Field(pattern=_LABEL.pattern, max_length=80)] = "run"
 
 
@@ -106,5 +130,6 @@ class RunConfig(Section):
     cluster: ClusterConfig = ClusterConfig()
     launcher: LauncherConfig = LauncherConfig()
     workload: WorkloadConfig = WorkloadConfig()
+    metadata: MetadataConfig = MetadataConfig()
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()

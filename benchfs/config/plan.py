@@ -20,11 +20,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchfs.config.model import RunConfig
-from benchfs.config.schema import is_daemon_key, kind_of, suggest
+from benchfs.config.schema import allowed_range, is_daemon_key, kind_of, suggest
 from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
 
-OVERRIDES = "overrides"
+# Where an override came from, in errors: ``--set workload.transfer_size: ...``.
+OVERRIDES = "--set"
+_BOUNDS = {
+    "finite_number",
+    "greater_than",
+    "greater_than_equal",
+    "less_than",
+    "less_than_equal",
+    "multiple_of",
+}
 
 
 @dataclass(frozen=True)
@@ -107,9 +116,9 @@ def apply_overrides(plan: RunPlan, overrides: Mapping[str, Any]) -> RunPlan:
     for key, value in overrides.items():
         kind = kind_of(key)
         if kind is None:
-            raise ConfigError(f"{OVERRIDES}: {key}: unknown key{suggest(key)}")
+            raise ConfigError(f"{OVERRIDES} {key}: unknown key{suggest(key)}")
         if kind == "section":
-            raise ConfigError(f"{OVERRIDES}: {key}: is a section; set one of its keys")
+            raise ConfigError(f"{OVERRIDES} {key}: is a section; set one of its keys")
         _set(data, key, _from_text(key, kind, value) if isinstance(value, str) else value)
         origins[key] = OVERRIDES
     return plan_from_dict(data, plan.source, origins)
@@ -123,7 +132,7 @@ def expand_sweep(plan: RunPlan) -> list[SweepPoint]:
         values = {axis.key: value for axis, value in zip(plan.axes, combo, strict=True)}
         data = _with_values(plan.data, values)
         where = f"{plan.source}: sweep point {index} ({_describe(values)})"
-        points.append(SweepPoint(index, values, _validate(data, where, {})))
+        points.append(SweepPoint(index, values, _validate(data, where, plan.origins)))
     return points
 
 
@@ -166,8 +175,9 @@ def _ordered(axes: Iterable[Axis], source: str, origins: Mapping[str, str]) -> l
     axes = list(axes)
     for axis in axes:
         if not axis.values:
-            where = origins.get(axis.key, source)
-            raise ConfigError(f"{where}: {axis.key}: empty list: a sweep needs at least one value")
+            raise ConfigError(
+                f"{_blame(axis.key, source, origins)}: empty list: a sweep needs at least one value"
+            )
     return sorted(axes, key=lambda axis: not is_daemon_key(axis.key))  # stable sort
 
 
@@ -196,7 +206,7 @@ def _from_text(key: str, kind: str, text: str) -> Any:
     if kind == "mapping":
         pairs = [part.partition("=") for part in parts if part]
         if any(not equals or not name for name, equals, _ in pairs):
-            raise ConfigError(f"{OVERRIDES}: {key}: expected 'name=value,...', got {text!r}")
+            raise ConfigError(f"{OVERRIDES} {key}: expected 'name=value,...', got {text!r}")
         return {name.strip(): value.strip() for name, _, value in pairs}
     return parts if len(parts) > 1 else text
 
@@ -232,20 +242,36 @@ def _problem(
     item: Any, source: str, origins: Mapping[str, str], sweep_value: tuple[str, int] | None
 ) -> str:
     key = ".".join(str(part) for part in item["loc"]) or "(top level)"
-    where = next(
-        (origins[k] for k in sorted(origins, key=len, reverse=True) if _within(key, k)), source
-    )
     shown = key
     if sweep_value is not None and _within(key, sweep_value[0]):
         shown = f"{sweep_value[0]}[{sweep_value[1]}]{key[len(sweep_value[0]) :]}"
     kind = item["type"]
+    given = f" (got {item['input']!r})" if "input" in item else ""
     if kind == "extra_forbidden":
         message = f"unknown key{suggest(key)}"
+    elif kind in _BOUNDS and allowed_range(key):
+        message = f"must be {allowed_range(key)}{given}"
     else:
         message = str(item["msg"]).removeprefix("Value error, ")
-        if kind != "value_error" and "input" in item and not isinstance(item["input"], dict):
-            message += f" (got {item['input']!r})"
-    return f"{where}: {shown}: {message}"
+        if kind != "value_error" and not isinstance(item.get("input"), dict):
+            message += given
+    return f"{_blame(shown, source, origins, key)}: {message}"
+
+
+def _blame(shown: str, source: str, origins: Mapping[str, str], key: str | None = None) -> str:
+    """``FILE: KEY`` or ``--set KEY``: where the value at fault was given. A
+    problem of a whole section (two keys that disagree) is blamed on the
+    overrides inside it, if any."""
+    key = key or shown
+    where = next(
+        (origins[k] for k in sorted(origins, key=len, reverse=True) if _within(key, k)), None
+    )
+    if where is None:
+        inside = sorted(k for k in origins if _within(k, key) and origins[k] == OVERRIDES)
+        if inside:
+            return f"{OVERRIDES} {', '.join(inside)}: {shown}"
+        where = source
+    return f"{OVERRIDES} {shown}" if where == OVERRIDES else f"{where}: {shown}"
 
 
 def _within(key: str, prefix: str) -> bool:

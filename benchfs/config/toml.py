@@ -14,6 +14,10 @@ def read_config_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {error.start}): a config file is UTF-8 TOML"
+        ) from None
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:

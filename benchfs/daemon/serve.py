@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import benchfs_native
+from benchfs.cluster.private import make_private_dir
 from benchfs.daemon.settings import DaemonSettings, load_daemon_config, resolve_daemon_config
 from benchfs.errors import ConfigError, EngineError
 
@@ -18,6 +19,7 @@ def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary
     line naming the daemon (and ``source``, its config file) and the cause.
     """
     who = f"daemon {settings.node_name} (node {settings.node_id})"
+    prepare_data_dir(Path(str(settings.data_dir)))
     try:
         return benchfs_native.serve_daemon(**settings.serve_kwargs())
     except OSError as error:
@@ -26,6 +28,12 @@ def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary
         raise EngineError(error.errno or 0, f"{who}: {detail}{where}") from error
     except ValueError as error:
         raise ConfigError(f"{source}: {who}: {error}") from error
+
+
+def prepare_data_dir(data_dir: Path) -> None:
+    """The data directory, private to this user (0700); refused when another
+    user owns it, its parent or this user's temporary directory."""
+    make_private_dir(data_dir)
 
 
 def serve_file(

@@ -12,7 +12,8 @@ docs/RPC.md, "Daemon config"):
 - ``node_id``: the file, else the launcher's rank from the environment
   (``OMPI_COMM_WORLD_RANK``, ``PMI_RANK``, ``PMIX_RANK``, ``SLURM_PROCID``),
   else an error;
-- ``data_dir``: ``{node_name}`` and ``{node_id}`` are expanded;
+- ``data_dir``: ``{node_name}`` and ``{node_id}`` are expanded; absent, it is
+  ``$TMPDIR/benchfs-<uid>/{node_name}`` (this user's, created 0700);
 - ``trace_dir``: empty (or absent) means no event log.
 
 ``--node-id`` and ``--node-name`` on the command line override the file.
@@ -31,7 +32,8 @@ from typing import Annotated, Any
 import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from benchfs.config.model import ClusterConfig, Durability, Transport
+from benchfs.cluster.private import user_temp_root
+from benchfs.config.model import MAX_POOL, MAX_SECONDS, ClusterConfig, Durability, Transport
 from benchfs.config.sizes import parse_size
 from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
@@ -61,15 +63,16 @@ class DaemonSettings(BaseModel):
     node_name: str | None = None
     node_id: Id | None = None
     daemon_index: Id = 0
-    data_dir: str = "/tmp/benchfs-data/{node_name}"
+    # None: {node_name} in this user's temporary directory ($TMPDIR/benchfs-<uid>).
+    data_dir: Annotated[str, Field(min_length=1)] | None = None
     registry_dir: Annotated[str, Field(min_length=1)]
     chunk_size: Size = 4 << 20
-    buffer_pool_size: Size = 256 << 20
+    buffer_pool_size: Annotated[Size, Field(le=MAX_POOL)] = 256 << 20
     durability: Durability = "none"
     transport: Transport = "auto"
     max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY, strict=True)] = 32
     trace_dir: Annotated[str | None, BeforeValidator(_no_trace_dir)] = None
-    shutdown_deadline_s: Annotated[float, Field(gt=0)] = 10.0
+    shutdown_deadline_s: Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)] = 10.0
     buffered: bool = False
 
     def serve_kwargs(self) -> dict[str, Any]:
@@ -194,7 +197,8 @@ def resolve_daemon_config(
         if settings.daemon_index > 0:
             name = f"{name}-d{settings.daemon_index}"
     _check_node_name(name, bad)
-    data_dir = _expand(settings.data_dir, {"node_name": name, "node_id": str(resolved_id)}, bad)
+    template = settings.data_dir or str(user_temp_root() / "{node_name}")
+    data_dir = _expand(template, {"node_name": name, "node_id": str(resolved_id)}, bad)
     if settings.chunk_size % 512 or settings.chunk_size > MAX_CHUNK:
         raise bad(
             "chunk_size",

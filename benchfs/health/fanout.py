@@ -55,7 +55,7 @@ def run_on_nodes(
             for host in hosts:
                 node_dir = node_directory(directory, host, launcher)
                 if launcher.capabilities.runs_here and directory.is_dir() and not node_dir.exists():
-                    node_dir.mkdir()
+                    node_dir.mkdir(mode=0o700)
                 argv = diagnose_worker(
                     launcher, host, node_dir, quick=quick, preflight=preflight, env=env
                 )
@@ -67,6 +67,7 @@ def run_on_nodes(
                     name=f"the diagnose worker for {host.name}",
                     stdout=stdout,
                     stderr=stderr,
+                    die_with_parent=True,
                     error=ToolError,
                 )
                 started.append((host, process, stdout, stderr))

@@ -25,7 +25,7 @@ from benchfs.health.model import NodeMeasurement, TestResult
 from benchfs.health.plan import SHARED_FILE, Plan, PlanStep, diagnose_plan, fit_to_file
 from benchfs.tools.fio import fio_available, run_fio
 from benchfs.tools.fsinfo import FsInfo, inspect_directory
-from benchfs.tools.iostat import IostatSampler, iostat_available
+from benchfs.tools.iostat import REPORT_DEADLINE_S, IostatSampler, iostat_available
 
 MIB = 1024 * 1024
 
@@ -63,7 +63,7 @@ def measure_node(
     scratch = directory / f"benchfs-diagnose-{os.getpid()}"
     results: list[TestResult] = []
     try:
-        scratch.mkdir()
+        scratch.mkdir(mode=0o700)
         for step in plan.steps:
             results.append(_run_step(step, scratch, plan, watch, raw_dir, env))
     except OSError as exc:
@@ -122,6 +122,9 @@ def _run_step(
         error = str(exc)
     finally:
         if sampler is not None:
+            # A test shorter than iostat's interval (or a slow iostat start) would otherwise
+            # end before the first interval report: the device figures would be missing.
+            sampler.wait_for_reports(2, REPORT_DEADLINE_S)
             try:
                 iostat = _iostat_summary(sampler.stop(), watch)
             except ToolError:

@@ -19,7 +19,7 @@ import numpy as np
 def run_metadata_test(directory: Path, files: int, phase_deadline_s: float) -> dict[str, float]:
     """Metrics ``<phase>_ops_s``, ``<phase>_p50_ns`` ... ``<phase>_max_ns`` and ``files``."""
     workdir = directory / f"benchfs-meta-{os.getpid()}"
-    workdir.mkdir()
+    workdir.mkdir(mode=0o700)
     names = [str(workdir / f"f{index:06d}") for index in range(files)]
     created = 0
     metrics: dict[str, float] = {}

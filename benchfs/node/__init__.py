@@ -19,12 +19,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from benchfs.cluster.private import private_umask
 from benchfs.errors import BenchfsError
 
 
 def run_program(body: Callable[[], int], prefix: str = "error: ") -> int:
     """Run a node program's ``body``; an expected error becomes one line on
-    stderr (``prefix`` and the message) and a non-zero exit code."""
+    stderr (``prefix`` and the message) and a non-zero exit code. What the
+    program creates is this user's only (umask 077)."""
+    private_umask()
     try:
         return body()
     except (BenchfsError, OSError, ValueError, RuntimeError) as error:

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from benchfs.cluster.private import make_private_dir
 from benchfs.daemon.serve import serve_file
 from benchfs.daemon.settings import RANK_VARIABLES, daemon_config_path, launcher_rank
 from benchfs.errors import ConfigError
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         path = config_file(args)
         if args.shm_dir:
-            os.makedirs(args.shm_dir, exist_ok=True)
+            make_private_dir(Path(args.shm_dir))
         serve_file(path)
         return 0
 

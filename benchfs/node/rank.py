@@ -1,6 +1,9 @@
 """``python -m benchfs.node.rank SPEC.json``: one workload rank, under MPI.
 
-Per repetition and phase: barrier, the engine runs the whole phase
+The data workload, then the metadata workload if the spec has one
+(``benchfs.workload.metadata``; either may be left out).
+
+Per repetition and phase of the data workload: barrier, the engine runs the whole phase
 (``Client.run_phase``: the hot loop is in Rust), barrier. With a stonewall
 the phase stops after ``stonewall_s``; then every rank catches up to the
 rank that got furthest (IOR's wear-out), so each file ends up the same
@@ -27,6 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from benchfs.cluster.private import make_private_dir, private_umask
+from benchfs.workload.metadata import MetadataRank
+from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.progress import PhaseStatus, State, write_status
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import RankRow
@@ -82,6 +88,19 @@ class Rank:
         self.written_ops: dict[int, int] = {}
 
     def run(self) -> None:
+        if self.spec.run_data:
+            self.run_data()
+        if self.spec.metadata is not None:
+            MetadataRank(
+                MetadataWorkload.from_json(self.spec.metadata),
+                self.comm,
+                self.client,
+                self.collect,
+                self.announce,
+                self.spec.progress_path,
+            ).run()
+
+    def run_data(self) -> None:
         for repetition in range(self.spec.repetitions):
             paths = set()
             for phase in self.spec.phases:
@@ -138,10 +157,15 @@ class Rank:
 
     def announce(self, repetition: int, phase: str, state: State) -> None:
         spec = self.spec
-        expected = spec.ranks * spec.block_size * spec.segments
-        write_status(
-            spec.phase_file, PhaseStatus(repetition, phase, state, time.time_ns(), expected)
+        status = PhaseStatus(
+            repetition,
+            phase,
+            state,
+            time.time_ns(),
+            spec.expected_bytes(phase),
+            spec.expected_items(phase),
         )
+        write_status(spec.phase_file, status)
 
     def collect(self, repetition: int, phase: str, result: Mapping[str, Any]) -> None:
         identity = {"repetition": repetition, "phase": phase, "rank": self.rank, "host": self.host}
@@ -194,6 +218,7 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
         transport=spec.transport,
         connect_deadline_s=spec.connect_deadline_s,
         rpc_deadline_s=spec.rpc_deadline_s,
+        max_in_flight=spec.queue_depth,
         name=f"{host}/rank{rank}",
         trace_dir=spec.trace_dir,
     )
@@ -208,10 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m benchfs.node.rank SPEC.json", file=sys.stderr)
         return 2
+    private_umask()
     spec = WorkloadSpec.read(Path(args[0]))
     if spec.shm_dir:
         # MPI's shared-memory segments go there (set up before MPI starts).
-        os.makedirs(spec.shm_dir, exist_ok=True)
+        make_private_dir(Path(spec.shm_dir))
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD

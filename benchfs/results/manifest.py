@@ -32,7 +32,8 @@ MANIFEST_NAME = MANIFEST
 ENVIRONMENT_PREFIXES = ("UCX_", "OMPI_", "BENCHFS_")
 ENVIRONMENT_NAMES = ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "PBS_JOBID")
 
-Status = Literal["running", "completed", "failed", "interrupted"]
+# aborted: the orchestrator died; a later run or `benchfs clean` found what it left.
+Status = Literal["running", "completed", "failed", "interrupted", "aborted"]
 
 
 class _Record(BaseModel):

@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchfs.cluster.private import PRIVATE_MODE, make_private_dir
 from benchfs.errors import BenchfsError
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -13,7 +14,8 @@ TIMESTAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
 
 def create_run_dir(base: Path, label: str, *, now: datetime | None = None) -> Path:
-    """Create and return a new, empty run directory under ``base``.
+    """Create and return a new, empty run directory under ``base``, mode 0700
+    (``base`` is created 0700 when missing and must not be another user's).
 
     Two runs started in the same second (a sweep, parallel jobs sharing a
     results dir) get ``-2``, ``-3``, ... suffixes: ``mkdir`` without
@@ -27,13 +29,14 @@ def create_run_dir(base: Path, label: str, *, now: datetime | None = None) -> Pa
     moment = (now or datetime.now(UTC)).astimezone(UTC)
     stem = f"{moment.strftime(TIMESTAMP_FORMAT)}-{label}"
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        make_private_dir(base)
     except OSError as error:
         raise BenchfsError(f"{base}: cannot create results directory: {error}") from error
     for attempt in range(1, 10_000):
         path = base / (stem if attempt == 1 else f"{stem}-{attempt}")
         try:
-            path.mkdir()
+            path.mkdir(mode=PRIVATE_MODE)
+            path.chmod(PRIVATE_MODE)
         except FileExistsError:
             continue
         except OSError as error:

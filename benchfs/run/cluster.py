@@ -15,6 +15,7 @@ from pathlib import Path
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
+from benchfs.cluster.private import make_private_dir, user_temp_root
 from benchfs.cluster.processes import describe_status, start_process, stop_processes, wait_process
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import needs_daemon_restart
@@ -28,6 +29,7 @@ from benchfs.run.daemons import (
     log_tail,
     write_daemon_configs,
 )
+from benchfs.run.leftovers import LiveRun
 from benchfs.run.observer import RunObserver
 
 # Beyond the daemons' own drain deadline, before SIGKILL.
@@ -53,6 +55,13 @@ def process_environment(env: Mapping[str, str]) -> dict[str, str]:
     return merged
 
 
+def data_base(config: RunConfig) -> Path:
+    """Where the run's data directories go: ``cluster.data_dir``, else this
+    user's temporary directory."""
+    data_dir = config.cluster.data_dir
+    return Path(data_dir) if data_dir else user_temp_root()
+
+
 @dataclass
 class Scratch:
     """The temporary files of one invocation (see benchfs.run.orchestrate)."""
@@ -60,6 +69,14 @@ class Scratch:
     token: str
     root: Path
     shm_dir: Path | None
+    # The run's record for a later clean-up, should this process die first.
+    live: LiveRun | None = None
+
+    def claim(self, path: Path) -> Path:
+        """Note ``path`` as the run's, before creating it."""
+        if self.live is not None:
+            self.live.add_path(path)
+        return path
 
     @property
     def name(self) -> str:
@@ -130,10 +147,12 @@ class Cluster:
         base = self.scratch.generation_dir(self.generation)
         if cluster.registry_dir:
             registry = Path(cluster.registry_dir) / f"{self.scratch.name}-g{self.generation}"
+            self.scratch.claim(registry)
             self.life.remove_at_exit(registry)
         else:
             registry = base / "registry"
-        data_root = Path(cluster.data_dir) / f"{self.scratch.name}-g{self.generation}"
+        data_root = data_base(config) / f"{self.scratch.name}-g{self.generation}"
+        self.scratch.claim(data_root)
         self.node_paths = [data_root]
         if not data_root.parent.exists():
             self.created.add(data_root.parent)
@@ -143,12 +162,13 @@ class Cluster:
             self.unclean.append(data_root)
             self.shm_used = True
         else:
+            # The daemons create their data dirs 0700 (benchfs.daemon.serve).
             self.life.remove_at_exit(data_root)
             if self.scratch.shm_dir is not None:
-                self.scratch.shm_dir.mkdir(parents=True, exist_ok=True)
+                make_private_dir(self.scratch.shm_dir)
         slots = daemon_slots(hosts, cluster.daemons_per_node, str(data_root))
         trace_dir = base / "traces"
-        trace_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(trace_dir)
         config_dir = base / "configs"
         write_daemon_configs(slots, cluster, config_dir, registry, trace_dir)
         commands = daemon_commands(

@@ -21,6 +21,7 @@ import benchfs_native
 from benchfs.cluster.deadline import wait_until
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
+from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
 from benchfs.config.model import ClusterConfig
 from benchfs.daemon.settings import (
@@ -85,7 +86,7 @@ def write_daemon_configs(
     registry_dir: Path,
     trace_dir: Path | None,
 ) -> list[Path]:
-    config_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(config_dir)
     return [
         write_daemon_config(
             daemon_config_path(config_dir, slot.node_id),
@@ -235,8 +236,8 @@ class DaemonGroup:
         return self.log_dir / command.log_name
 
     def start(self, life: Lifecycle, env: Mapping[str, str] | None = None) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.registry_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.log_dir)
+        make_private_dir(self.registry_dir)
         # The job's secret beside the registry: only processes that can read
         # it (or are given $BENCHFS_SESSION_KEY) open sessions with the daemons.
         benchfs_native.ensure_session_key(str(self.registry_dir))

@@ -15,7 +15,10 @@ Files of one invocation (``<token>`` = pid and a random tag):
   traces, the registry (unless ``cluster.registry_dir``), workload state
   (spec, progress). On the shared file system where the results are, so
   remote daemons and ranks can read and write it.
-- ``<cluster.data_dir>/benchfs-<token>-g<k>/<node>``: daemon data, per host.
+- ``<cluster.data_dir>/benchfs-<token>-g<k>/<node>``: daemon data, per host
+  (``cluster.data_dir`` defaults to ``$TMPDIR/benchfs-<uid>``).
+
+Every directory is created 0700 (``benchfs.cluster.private``).
 - ``/dev/shm/benchfs-<token>``: UCX's and MPI's shared-memory files.
 """
 
@@ -30,6 +33,7 @@ from pathlib import Path
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host, resolve_nodes
 from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated
+from benchfs.cluster.private import make_private_dir
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
 from benchfs.launchers.base import Launcher
@@ -37,12 +41,13 @@ from benchfs.launchers.select import launcher_for
 from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
 from benchfs.results.rundir import create_run_dir
 from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch
+from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
 from benchfs.run.stragglers import straggler_record
 from benchfs.run.workload import RunFailed, run_workload, write_summary
 from benchfs.tools.iostat import IostatWatch, IostatWatches
-from benchfs.workload.spec import run_seed, workload_spec
+from benchfs.workload.spec import WorkloadSpec, run_seed, workload_spec
 
 
 def run_token() -> str:
@@ -82,6 +87,17 @@ def write_report_safely(run_dir: Path) -> str | None:
     return None
 
 
+def _partial_summary(spec: WorkloadSpec, result: PointResult) -> list[str]:
+    """The summary of the phases that finished before a failure (the report
+    is made from it); a note when there is none."""
+    try:
+        result.summary = write_summary(spec)
+    except Exception as error:  # no phase finished, or its rows are unreadable
+        return [f"no summary of finished phases: {error}"]
+    done = len(result.summary["repetitions"])
+    return [f"the summary and report cover what finished before the failure: {done} phase runs"]
+
+
 def run_point(
     life: Lifecycle,
     cluster: Cluster,
@@ -92,10 +108,15 @@ def run_point(
     command_line: Sequence[str],
     env: Mapping[str, str],
     observer: RunObserver,
+    started: list[PointResult],
 ) -> PointResult:
+    """One point; its result goes into ``started`` as soon as its results
+    directory exists, so a failed point still gets its notes and report."""
     config = point.config
     run_dir = create_run_dir(Path(config.output.results_dir), _point_label(config, point, count))
     layout = RunLayout(run_dir)
+    if cluster.scratch.live is not None:
+        cluster.scratch.live.add_run_dir(run_dir)
     observer.point_started(point, count, run_dir)
     hosts_given = resolve_nodes(nodes_spec, env, local_nodes=config.cluster.local_nodes)
     launcher = launcher_for(config.launcher, nodes_spec)
@@ -113,7 +134,9 @@ def run_point(
         ),
     )
     result = PointResult(point.index, run_dir, "running", manifest=record)
+    started.append(result)
     point_notes: list[str] = []
+    spec = None
     try:
         observer.step("preflight")
         outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
@@ -129,7 +152,7 @@ def run_point(
         layout.traces_dir.mkdir(exist_ok=True)
         layout.logs_dir.mkdir(exist_ok=True)
         state_dir = cluster.scratch.point_dir(point.index)
-        state_dir.mkdir(parents=True)
+        make_private_dir(state_dir, exist_ok=False)
         spec = workload_spec(
             config,
             hosts=[host.name for host in hosts],
@@ -173,6 +196,8 @@ def run_point(
     except BaseException as error:
         result.status = "failed" if isinstance(error, Exception) else "interrupted"
         result.error = _describe(error)
+        if spec is not None and result.summary is None:
+            point_notes += _partial_summary(spec, result)
         raise
     finally:
         result.notes = [*cluster.notes, *point_notes]
@@ -198,31 +223,36 @@ def run_plan(
     first = points[0].config
     resolve_nodes(nodes_spec, env, local_nodes=first.cluster.local_nodes)  # fail before anything
     base = Path(first.output.results_dir)
-    base.mkdir(parents=True, exist_ok=True)
+    make_private_dir(base)
+    for cleaned in clean_dead_runs():
+        observer.step(f"cleaned up after an earlier {cleaned.describe()}")
     token = run_token()
     shm_dir = SHM_DIR / f"benchfs-{token}" if SHM_DIR.is_dir() else None
-    scratch = Scratch(token, base / f".benchfs-{token}", shm_dir)
+    live = LiveRun(token)
+    scratch = Scratch(token, base / f".benchfs-{token}", shm_dir, live)
+    scratch.claim(scratch.root)
+    if shm_dir is not None:
+        scratch.claim(shm_dir)
     grace = max(p.config.cluster.deadlines.shutdown_s for p in points) + STOP_MARGIN_S
     results: list[PointResult] = []
     cluster: Cluster | None = None
     try:
         with Lifecycle(grace_s=grace, shm_prefix=f"benchfs-{token}") as life:
-            scratch.root.mkdir()
+            make_private_dir(scratch.root, exist_ok=False)
             life.remove_at_exit(scratch.root)
             cluster = Cluster(life, scratch, observer, env, python)
             try:
                 for point in points:
-                    results.append(
-                        run_point(
-                            life,
-                            cluster,
-                            point,
-                            len(points),
-                            nodes_spec=nodes_spec,
-                            command_line=command_line,
-                            env=env,
-                            observer=observer,
-                        )
+                    run_point(
+                        life,
+                        cluster,
+                        point,
+                        len(points),
+                        nodes_spec=nodes_spec,
+                        command_line=command_line,
+                        env=env,
+                        observer=observer,
+                        started=results,
                     )
             finally:
                 # Gracefully, after an error or a first Ctrl-C too (traces flushed,
@@ -239,4 +269,5 @@ def run_plan(
                 result.notes += notes
                 if result.manifest is not None:
                     result.manifest.add_notes(notes)
+        live.finish()  # cleaned up: nothing for a later run to find
     return results

@@ -20,6 +20,7 @@ from typing import Any
 
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
+from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import kill_group, start_process
 from benchfs.config.model import PreflightConfig, RunConfig
 from benchfs.errors import LaunchError
@@ -29,6 +30,7 @@ from benchfs.health.preflight import PreflightPattern, preflight, preflight_valu
 from benchfs.health.thresholds import Thresholds
 from benchfs.launchers.base import Launcher
 from benchfs.results.manifest import ExcludedHost
+from benchfs.run.cluster import data_base
 
 MIB = 1024 * 1024
 PREFLIGHT_FILES = 8
@@ -93,11 +95,11 @@ def _prepare_local_dirs(directory: Path, hosts: Sequence[Host]) -> Callable[[], 
     created = [
         parent for parent in (*reversed(directory.parents), directory) if not parent.exists()
     ]
-    directory.mkdir(parents=True, exist_ok=True)
+    make_private_dir(directory)
     for host in hosts:
         node_dir = directory / host.name
         if not node_dir.exists():
-            node_dir.mkdir()
+            make_private_dir(node_dir)
             created.append(node_dir)
 
     def undo() -> None:
@@ -116,7 +118,9 @@ def _make_remote_dirs(
     as that node's preflight error."""
     started = []
     for host in hosts:
-        argv = launcher.command(host, ["mkdir", "-p", str(directory)], env=env)
+        # umask 077: the directories it creates are this user's only.
+        mkdir = ["sh", "-c", 'umask 077 && exec mkdir -p -- "$1"', "sh", str(directory)]
+        argv = launcher.command(host, mkdir, env=env)
         with suppress(LaunchError):
             started.append(
                 start_process(
@@ -147,7 +151,7 @@ def preflight_step(
     if not settings.enabled:
         disabled = {"status": "not run", "reason": "preflight.enabled is false"}
         return PreflightOutcome(hosts=list(hosts), record=disabled)
-    directory = Path(config.cluster.data_dir)
+    directory = data_base(config)
     pattern = preflight_pattern(config)
     thresholds = health_thresholds(settings)
     undo = None

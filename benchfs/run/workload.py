@@ -24,6 +24,8 @@ from benchfs.results.atomic import write_json_atomic
 from benchfs.run.cluster import STOP_MARGIN_S, Cluster, process_environment
 from benchfs.run.daemons import log_tail, ranks_named
 from benchfs.run.observer import RunObserver
+from benchfs.workload.metadata_spec import MetadataWorkload
+from benchfs.workload.metadata_summary import is_metadata_phase, summarize_metadata
 from benchfs.workload.progress import current_progress, read_status
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import RankRow, summarize
@@ -54,7 +56,17 @@ def write_summary(spec: WorkloadSpec) -> dict[str, Any]:
     rows = read_rank_rows(spec)
     if not rows:
         raise RunFailed(f"the workload left no per-rank results in {spec.ranks_file}")
-    summary = summarize(rows, spec.parameters(), read_latencies(spec, rows))
+    latencies = read_latencies(spec, rows)
+    data_rows = [row for row in rows if not is_metadata_phase(row.phase)]
+    summary = summarize(data_rows, spec.parameters(), latencies)
+    if not spec.run_data:
+        del summary["parameters"]  # IOR's test parameters: no data workload ran
+    if spec.metadata is not None:
+        workload = MetadataWorkload.from_json(spec.metadata)
+        phases, repetitions = summarize_metadata(rows, workload, latencies)
+        summary["phases"] += phases
+        summary["repetitions"] += repetitions
+        summary["metadata_parameters"] = workload.to_json()
     write_json_atomic(Path(spec.workload_dir) / SUMMARY_FILE, summary)
     return summary
 

@@ -104,6 +104,7 @@ class Iostat:
                 env=self._env,
                 stdout=self._stdout,
                 stderr=self._stderr,
+                die_with_parent=True,
                 error=ToolError,
                 # Only here is iostat itself started (through a launcher, the launcher is).
                 missing=f"iostat not found: {self.argv[0]} is not on PATH"

@@ -32,6 +32,8 @@ class PhaseStatus:
     state: State
     since_unix_ns: int
     expected_bytes: int
+    # Files of all ranks in a metadata phase (its progress counts files); 0 for data phases.
+    expected_items: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +42,7 @@ class PhaseStatus:
             "state": self.state,
             "since_unix_ns": self.since_unix_ns,
             "expected_bytes": self.expected_bytes,
+            "expected_items": self.expected_items,
         }
 
 
@@ -56,6 +59,10 @@ class PhaseProgress:
     @property
     def bw_mib_s(self) -> float:
         return self.bytes / (1024 * 1024) / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def ops_per_s(self) -> float:
+        return self.ops / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
 def read_record(path: Path) -> tuple[int, int] | None:
@@ -86,6 +93,7 @@ def read_status(path: Path) -> PhaseStatus | None:
             state="done" if data["state"] == "done" else "running",
             since_unix_ns=int(data["since_unix_ns"]),
             expected_bytes=int(data["expected_bytes"]),
+            expected_items=int(data.get("expected_items", 0)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

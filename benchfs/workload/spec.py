@@ -26,6 +26,7 @@ from typing import Any
 from analysis.layout import RANKS_FILE, latency_file_name
 from benchfs.config.model import RunConfig, Transport
 from benchfs.errors import ConfigError
+from benchfs.workload.metadata_spec import MDTEST_NAMES, MetadataWorkload
 from benchfs.workload.summary import WorkloadParameters
 
 PHASE_FILE = "phase.json"
@@ -54,6 +55,11 @@ class WorkloadSpec:
     state_dir: str
     trace_dir: str | None = None
     shm_dir: str | None = None
+    queue_depth: int = 1
+    # The data workload runs (false: metadata only).
+    run_data: bool = True
+    # benchfs.workload.metadata.MetadataWorkload as JSON, None: no metadata phases.
+    metadata: dict[str, Any] | None = None
     # The run's seed of the data pattern (``run_seed``); each repetition
     # writes and verifies with its own (``seed_for``), so data left by
     # another run or repetition at the same offsets fails verification.
@@ -77,6 +83,20 @@ class WorkloadSpec:
     def host_of(self, rank: int) -> str:
         """Ranks fill hosts in order, ``tasks_per_node`` each (``--map-by slot``)."""
         return self.hosts[rank // self.tasks_per_node]
+
+    def expected_bytes(self, phase: str) -> int:
+        """Bytes all ranks move in a phase, as the live display counts them."""
+        if phase in MDTEST_NAMES.values():
+            per_file = {"File creation": "write_bytes", "File read": "read_bytes"}.get(phase)
+            md = self.metadata or {}
+            return self.expected_items(phase) * int(md.get(per_file, 0) if per_file else 0)
+        return self.ranks * self.block_size * self.segments
+
+    def expected_items(self, phase: str) -> int:
+        """Files of all ranks in a metadata phase (without a stonewall), 0 for a data phase."""
+        if phase not in MDTEST_NAMES.values():
+            return 0
+        return self.ranks * int((self.metadata or {}).get("items", 0))
 
     def progress_path(self, repetition: int, phase: str, rank: int, wearout: bool = False) -> Path:
         suffix = ".wearout" if wearout else ""
@@ -113,6 +133,7 @@ class WorkloadSpec:
             reorder_tasks=self.reorder_tasks,
             stonewall_s=self.stonewall_s,
             verify=self.verify,
+            queue_depth=self.queue_depth,
             verify_seeds=tuple(self.seed_for(r) for r in range(self.repetitions)),
         )
 
@@ -178,5 +199,25 @@ def workload_spec(
         state_dir=str(state_dir),
         trace_dir=None if trace_dir is None else str(trace_dir),
         shm_dir=None if shm_dir is None else str(shm_dir),
+        queue_depth=workload.queue_depth,
+        run_data=config.metadata.mode != "only",
+        metadata=metadata_workload(config),
         verify_seed=verify_seed,
     )
+
+
+def metadata_workload(config: RunConfig) -> dict[str, Any] | None:
+    """The metadata part of the spec, None when ``metadata.mode`` is off."""
+    md = config.metadata
+    if md.mode == "off":
+        return None
+    return MetadataWorkload(
+        items=md.items,
+        phases=list(md.phases),
+        unique_dir=md.unique_dir,
+        write_bytes=md.write_bytes,
+        read_bytes=md.read_bytes,
+        stonewall_s=md.stonewall_s,
+        repetitions=md.repetitions,
+        prefix=md.prefix,
+    ).to_json()

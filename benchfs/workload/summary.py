@@ -10,7 +10,9 @@ written to ``workload/ranks.jsonl``) and the merged per-op latencies.
   ``OPsSD``, ``MeanTime``, ``xsizeMiB`` (bytes moved per repetition).
 - Beside them: when the first and the last rank finished (seconds from the
   phase start; a large gap means stragglers) and latency percentiles over
-  every op of the phase (``p50_us`` ... ``p99.9_us``).
+  every op of the phase (``p50_us`` ... ``p99.9_us``), and ``queue_depth``
+  (transfers in flight per rank: IOR has no such setting, its POSIX backend
+  always keeps one, so it has its own name).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analysis.phases import Provenance
+from analysis.phases import LATENCY_KEYS, PERCENTILES, Provenance
 from benchfs import __version__
 
 MiB = 1024 * 1024
@@ -31,13 +33,6 @@ KiB = 1024
 NS_PER_S = 1_000_000_000
 SUMMARY_VERSION = 1
 API_NAME = "BENCHFS"
-PERCENTILES: tuple[tuple[str, float], ...] = (
-    ("p50_us", 50.0),
-    ("p90_us", 90.0),
-    ("p99_us", 99.0),
-    ("p99.9_us", 99.9),
-)
-LATENCY_KEYS = ("min_us", "mean_us", *(key for key, _ in PERCENTILES), "max_us")
 
 
 @dataclass(frozen=True)
@@ -100,6 +95,8 @@ class WorkloadParameters:
     task_per_node_offset: int = 1
     stonewall_s: float = 0.0
     verify: bool = False
+    # Transfers in flight per rank; IOR's POSIX backend has no such setting (always 1).
+    queue_depth: int = 1
     # The data pattern's seed of each repetition (written and verified).
     verify_seeds: tuple[int, ...] = ()
 
@@ -287,7 +284,7 @@ def provenance(parameters: WorkloadParameters) -> Provenance:
         tool="benchfs",
         tool_version=__version__,
         kind="data",
-        queue_depth=None,  # the client's window of RPCs, not yet a workload setting
+        queue_depth=parameters.queue_depth,
         access="file-per-process" if parameters.file_per_process else "single-shared-file",
         ordering="sequential",
     )
@@ -332,6 +329,7 @@ def summarize(
             "access": "file-per-process" if parameters.file_per_process else "single-shared-file",
             "stonewall_s": parameters.stonewall_s,
             "verify": parameters.verify,
+            "queue_depth": parameters.queue_depth,
             "verify_seeds": list(parameters.verify_seeds),
         },
         "phases": phase_rows,

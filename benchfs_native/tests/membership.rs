@@ -89,19 +89,18 @@ fn late_daemon_within_the_deadline_is_waited_for() {
         register(&d.0, &record(n, i as u32)).unwrap();
     }
     let dir = d.0.clone();
+    // Late by a moment; whenever it lands, node03 is in the answer only if the wait saw it.
     let late = thread::spawn(move || {
         thread::sleep(Duration::from_millis(300));
         register(&dir, &record("node03", 3))
     });
-    let t0 = Instant::now();
     let got = wait_for_with(
         &d.0,
         &Expected::Names(names(4)),
-        Instant::now() + Duration::from_secs(10),
+        Instant::now() + Duration::from_secs(60),
         &fast(),
     )
     .unwrap();
-    assert!(t0.elapsed() >= Duration::from_millis(250));
     late.join().unwrap().unwrap();
     let got: Vec<&str> = got.iter().map(|r| r.node_name.as_str()).collect();
     assert_eq!(got, ["node00", "node01", "node02", "node03"]);
@@ -127,7 +126,8 @@ fn deadline_error_names_the_missing_daemons() {
     )
     .unwrap_err();
     assert!(t0.elapsed() >= Duration::from_millis(200));
-    assert!(t0.elapsed() < Duration::from_secs(5));
+    // Only a hang guard: it gives up at the deadline, not some time later.
+    assert!(t0.elapsed() < Duration::from_secs(60));
     assert_eq!(err.errno(), Some(libc::ETIMEDOUT));
     let msg = err.to_string();
     assert!(msg.contains("8 of 16 expected daemons registered"), "{msg}");
@@ -210,11 +210,12 @@ fn corrupt_record_is_an_error_naming_the_file() {
     let err = wait_for_with(
         &d.0,
         &Expected::Count(2),
-        Instant::now() + Duration::from_secs(30),
+        Instant::now() + Duration::from_secs(600),
         &fast(),
     )
     .unwrap_err();
-    assert!(t0.elapsed() < Duration::from_secs(5));
+    // Far below the 600 s deadline: it failed at once (a generous bound, not a speed claim).
+    assert!(t0.elapsed() < Duration::from_secs(300));
     assert!(err.to_string().contains("node01.json"), "{err}");
 
     // Bad hex, wrong name inside, duplicate node ids.
@@ -270,11 +271,12 @@ fn protocol_version_mismatch_names_the_daemon() {
     let err = wait_for_with(
         &d.0,
         &Expected::Count(2),
-        Instant::now() + Duration::from_secs(30),
+        Instant::now() + Duration::from_secs(600),
         &opts,
     )
     .unwrap_err();
-    assert!(t0.elapsed() < Duration::from_secs(5));
+    // Far below the 600 s deadline: it failed at once (a generous bound, not a speed claim).
+    assert!(t0.elapsed() < Duration::from_secs(300));
     let msg = err.to_string();
     assert!(msg.contains("node01") && msg.contains("version 0"), "{msg}");
     // Without the check both are returned.

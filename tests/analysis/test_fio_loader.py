@@ -59,8 +59,9 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "--rw=write",
         "--bs=64k",
         "--size=16M",
-        "--runtime=1",
-        "--time_based",
+        # Rate-limited to 8 MiB/s: the job lasts about 2 s however fast the disk, so the
+        # 100 ms bandwidth log has many intervals.
+        "--rate=8m",
         "--unlink=1",
         f"--write_bw_log={log_prefix}",
         "--log_avg_msec=100",

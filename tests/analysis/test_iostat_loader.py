@@ -7,12 +7,14 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from analysis.loaders.iostat import IostatFormatError, parse_iostat_json
 
 pytestmark = pytest.mark.skipif(shutil.which("iostat") is None, reason="sysstat is not installed")
+HANG_GUARD_S = 60.0  # only a guard against a stuck iostat
 
 
 def _iostat(count: int) -> str:
@@ -55,24 +57,34 @@ def test_summary_weights_awaits_by_operations(three_reports: str) -> None:
     assert len(frame) == len(report.samples)
 
 
-def test_interrupted_iostat_closes_its_document_and_parses() -> None:
-    process = subprocess.Popen(
-        ["iostat", "-x", "-o", "JSON", "-d", "1"], stdout=subprocess.PIPE, text=True
-    )
-    time.sleep(2.5)
-    process.send_signal(signal.SIGINT)
-    out, _ = process.communicate(timeout=10)
+def _iostat_until(reports: int, stop: signal.Signals, tmp_path: Path) -> str:
+    """iostat every second into a file, stopped by ``stop`` once it wrote ``reports`` reports
+    (iostat flushes each report, so counting timestamps in the file is exact)."""
+    out = tmp_path / "iostat.json"
+    with out.open("wb") as sink:
+        process = subprocess.Popen(["iostat", "-x", "-t", "-o", "JSON", "-d", "1"], stdout=sink)
+        try:
+            end = time.monotonic() + HANG_GUARD_S
+            while out.read_bytes().count(b'"timestamp"') < reports:
+                assert process.poll() is None, f"iostat exited with {process.returncode}"
+                assert time.monotonic() < end, f"iostat wrote fewer than {reports} reports"
+                time.sleep(0.05)
+            process.send_signal(stop)
+            process.wait(timeout=HANG_GUARD_S)
+        finally:
+            process.kill()
+            process.wait()
+    return out.read_text()
+
+
+def test_interrupted_iostat_closes_its_document_and_parses(tmp_path: Path) -> None:
+    out = _iostat_until(3, signal.SIGINT, tmp_path)
     report = parse_iostat_json(out, "interrupted.json")
-    assert len({sample.interval for sample in report.samples}) >= 1
+    assert {sample.interval for sample in report.samples} >= {0, 1}
 
 
-def test_killed_iostat_output_is_an_error_with_position() -> None:
-    process = subprocess.Popen(
-        ["iostat", "-x", "-o", "JSON", "-d", "1"], stdout=subprocess.PIPE, text=True
-    )
-    time.sleep(1.5)
-    process.terminate()  # SIGTERM: iostat dies mid-document
-    out, _ = process.communicate(timeout=10)
+def test_killed_iostat_output_is_an_error_with_position(tmp_path: Path) -> None:
+    out = _iostat_until(2, signal.SIGTERM, tmp_path)  # SIGTERM: iostat dies mid-document
     with pytest.raises(IostatFormatError, match=r"^killed\.json:\d+:\d+: corrupt iostat JSON"):
         parse_iostat_json(out, "killed.json")
 

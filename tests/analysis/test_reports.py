@@ -38,6 +38,11 @@ def test_markdown_answers_the_field_questions(run_dir: Path) -> None:
     # the slow node is named in the findings, with its pattern over time
     findings = text.split("## Run")[0]
     assert "node03 (constant)" in findings
+    # node03's reads are ~1000x its writes per op; the parts of the time are named
+    assert "node03: reads are" in findings and "storage op" in findings
+    assert "## Reads against writes" in text
+    # submits carry ~9 ops in flight on average here: enough load to judge
+    assert "batching present" in findings
     # units in the headers, p50/p99/p99.9 naming
     for column in ("p50 (ms)", "p99 (ms)", "p99.9 (ms)", "slow ops (%)", "bwMeanMIB (MiB/s)",
                    "read/write mean (ratio)", "submits (count)"):  # fmt: skip

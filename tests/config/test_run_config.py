@@ -58,7 +58,8 @@ def test_defaults_fill_every_key() -> None:
         "shutdown_s": 10.0,
     }
     assert effective["workload"]["phases"] == ["write", "read"]
-    assert set(effective) == {"cluster", "launcher", "workload", "preflight", "output"}
+    assert set(effective) == {"cluster", "launcher", "workload", "metadata", "preflight", "output"}
+    assert effective["metadata"]["mode"] == "off"
     json.dumps(effective)  # JSON-ready for the manifest
 
 
@@ -94,8 +95,8 @@ def test_bad_values_name_file_and_dotted_key() -> None:
         "run.toml: cluster.transport: Input should be 'auto', 'shm' or 'tcp' (got 'udp')"
     )
     message = error_of("[cluster.deadlines]\nrpc_s = 0\n[workload]\nsegments = 0\n")
-    assert "run.toml: cluster.deadlines.rpc_s: Input should be greater than 0 (got 0)" in message
-    assert "run.toml: workload.segments: Input should be greater than or equal to 1" in message
+    assert "cluster.deadlines.rpc_s: must be above 0 and at most 604800 (got 0)" in message
+    assert "run.toml: workload.segments: must be between 1 and 1048576 (got 0)" in message
     assert "block_size (1572864) must be a multiple of transfer_size (1048576)" in error_of(
         "[workload]\nblock_size = '1536k'\n"
     )
@@ -137,11 +138,11 @@ def test_override_errors_name_the_override() -> None:
     with pytest.raises(ConfigError) as error:
         apply_overrides(plan, {"workload.transfer_sizes": "1m"})
     assert str(error.value) == (
-        "overrides: workload.transfer_sizes: unknown key (did you mean 'workload.transfer_size'?)"
+        "--set workload.transfer_sizes: unknown key (did you mean 'workload.transfer_size'?)"
     )
-    with pytest.raises(ConfigError, match=r"overrides: workload\.transfer_size: bad size 'big'"):
+    with pytest.raises(ConfigError, match=r"--set workload\.transfer_size: bad size 'big'"):
         apply_overrides(plan, {"workload.transfer_size": "big"})
-    with pytest.raises(ConfigError, match="overrides: workload: is a section"):
+    with pytest.raises(ConfigError, match="--set workload: is a section"):
         apply_overrides(plan, {"workload": "x"})
 
 

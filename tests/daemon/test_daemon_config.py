@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 
 from benchfs.daemon import parse_daemon_config, resolve_daemon_config
@@ -23,7 +26,8 @@ def test_defaults_and_placeholders() -> None:
         host_name="host7.example.org",
     )
     assert s.node_name == "host7"
-    assert s.data_dir == "/tmp/benchfs-data/host7"
+    # This user's temporary directory: no other user can take the name first.
+    assert s.data_dir == f"{tempfile.gettempdir()}/benchfs-{os.geteuid()}/host7"
     assert s.chunk_size == 4 << 20
     assert s.buffer_pool_size == 256 << 20
     assert s.max_concurrency == 32

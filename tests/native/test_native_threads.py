@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import benchfs_native as bn
+
+HANG_GUARD_S = 60.0  # only a guard against a hang
 
 
 def test_threads_do_io_concurrently(tmp_path: Path) -> None:
@@ -31,7 +35,38 @@ def test_threads_do_io_concurrently(tmp_path: Path) -> None:
             th.join(timeout=60)
         assert not errors, errors
         assert len(s.list()) == 80
-        assert s.stats()["pool_waits"] > 0, "4 threads on 4 buffers had to wait"
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    end = time.monotonic() + HANG_GUARD_S
+    while not condition():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+@pytest.mark.timeout(120)
+def test_a_caller_waits_for_the_buffer_another_holds(tmp_path: Path) -> None:
+    # One buffer, held by a read from a FIFO that completes only once this thread writes into
+    # it: a write meanwhile has to wait for that buffer (backpressure, no error).
+    root = tmp_path / "store"
+    with bn.ChunkStore(str(root), pool_buffers=1) as s:
+        os.mkfifo(root / "pipe")
+        got: list[bytes] = []
+        reader = threading.Thread(target=lambda: got.append(s.read("pipe", 0, 5)))
+        reader.start()
+        fd = os.open(root / "pipe", os.O_WRONLY)  # returns once the engine opened it
+        _wait_for(lambda: s.stats()["pool_free"] == 0, "the read to hold the only buffer")
+        wrote: list[int] = []
+        writer = threading.Thread(target=lambda: wrote.append(s.write("f", 0, b"x" * 4096)))
+        writer.start()
+        _wait_for(lambda: s.stats()["pool_waits"] > 0, "the write to wait for a buffer")
+        assert not wrote
+        os.write(fd, b"hello")
+        os.close(fd)
+        reader.join(timeout=HANG_GUARD_S)
+        writer.join(timeout=HANG_GUARD_S)
+        assert (got, wrote) == ([b"hello"], [4096])
+        assert s.read("f", 0, 4096) == b"x" * 4096
 
 
 @pytest.mark.timeout(60)

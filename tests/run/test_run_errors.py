@@ -31,7 +31,7 @@ def test_config_error_names_file_and_key(tmp_path: Path) -> None:
     bad = benchfs_run([*small_args(tmp_path), "--set", "cluster.durability=sometimes"], timeout=60)
     assert bad.returncode == 2
     (line,) = bad.stderr.strip().splitlines()
-    assert line.startswith("error: overrides: cluster.durability:"), line
+    assert line.startswith("error: --set cluster.durability:"), line
 
 
 def test_set_needs_key_and_value(tmp_path: Path) -> None:
@@ -39,4 +39,22 @@ def test_set_needs_key_and_value(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "error: --set workload.transfer_size: expected KEY=VALUE (e.g. workload.transfer_size=1m)"
+    ]
+
+
+def test_values_the_engine_refuses_fail_the_config_check(tmp_path: Path) -> None:
+    done = benchfs_run(
+        [*small_args(tmp_path), "--set", "cluster.deadlines.shutdown_s=1e19"], timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: --set cluster.deadlines.shutdown_s: must be above 0 and at most 604800 (got '1e19')"
+    ]
+    assert not (tmp_path / "results").exists()
+    config = tmp_path / "latin1.toml"
+    config.write_bytes(b"[output]\nlabel = 'caf\xe9'\n")
+    done = benchfs_run(["--config", str(config)], timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {config}: not UTF-8 text (byte 21): a config file is UTF-8 TOML"
     ]

@@ -19,6 +19,7 @@ from run_helpers import (
     scratch_dirs,
     small_args,
     summary,
+    wait_for,
 )
 
 MiB = 1 << 20
@@ -152,6 +153,27 @@ def test_a_killed_process_fails_the_run_naming_it(tmp_path: Path, record: str, n
     recorded = manifest(run_dirs(tmp_path / "results")[0])
     assert recorded["status"] == "failed"
     assert recorded["error"] == error.removeprefix("error: ")
+    assert_nothing_left(tmp_path, run.token, [victim])
+
+
+def test_a_run_failed_after_some_phases_reports_those_phases(tmp_path: Path) -> None:
+    args = small_args(tmp_path, "--repetitions", "100000", "--transfer-size", "4k")
+    with running_phase(tmp_path, args) as run:
+        (run_dir,) = run_dirs(tmp_path / "results")
+        ranks_file = run_dir / "workload" / "ranks.jsonl"
+        wait_for(lambda: ranks_file.is_file() and ranks_file.stat().st_size > 0, "a phase done")
+        (victim,) = run.pids("g0/registry/local1.json")
+        os.kill(victim, signal.SIGKILL)
+        code, output = run.finish()
+    assert code == 2, output
+    recorded = manifest(run_dir)
+    assert recorded["status"] == "failed"
+    assert f"daemon local1 (pid {victim}) was killed by SIGKILL" in recorded["error"]
+    # The summary and report of the phases that finished, and a note saying so.
+    summary = json.loads((run_dir / "workload" / "summary.json").read_text())
+    assert summary["repetitions"], summary
+    assert (run_dir / "report.md").is_file(), recorded["notes"]
+    assert any("cover what finished before the failure" in n for n in recorded["notes"])
     assert_nothing_left(tmp_path, run.token, [victim])
 
 

@@ -41,7 +41,9 @@ def test_command_line_is_exact(tmp_path: Path) -> None:
 def test_jobs_run_in_order_with_one_result_each(tmp_path: Path) -> None:
     raw = tmp_path / "out" / "fio.json"
     jobs = [
-        FioJob("seqw", "write", "256k", 4, "16M", numjobs=2, runtime_s=1),
+        # Rate-limited to 4 MiB/s per process: at least 2 s however fast the disk, so the 200 ms
+        # bandwidth log has several intervals.
+        FioJob("seqw", "write", "256k", 4, "8M", numjobs=2, extra={"rate": "4m"}),
         FioJob("randr", "randread", "4k", 8, "8M", runtime_s=1),
     ]
     report = run_fio(jobs, tmp_path, timeout_s=60, raw_output=raw, bw_log_ms=200)

@@ -49,3 +49,25 @@ def test_a_damaged_phase_file_reads_as_none(tmp_path: Path) -> None:
     path = tmp_path / "phase.json"
     path.write_text('{"repetition": 0, "phase": "wr')
     assert read_status(path) is None
+
+
+def test_a_metadata_phase_counts_files(tmp_path: Path) -> None:
+    config = RunConfig.model_validate({"metadata": {"mode": "with-data", "items": 50,
+                                                    "write_bytes": 10}})  # fmt: skip
+    spec = workload_spec(
+        config, hosts=["a", "b"], node_names=["a", "b"], registry_dir=tmp_path / "r",
+        workload_dir=tmp_path / "w", state_dir=tmp_path / "s", trace_dir=None,
+    )  # fmt: skip
+    assert (spec.expected_items("File creation"), spec.expected_bytes("File creation")) == (
+        100, 1000,
+    )  # fmt: skip
+    assert (spec.expected_items("File stat"), spec.expected_bytes("File stat")) == (100, 0)
+    assert spec.expected_items("write") == 0
+    spec.phase_file.parent.mkdir(parents=True)
+    status = PhaseStatus(0, "File stat", "running", 10 * S, 0, 100)
+    write_status(spec.phase_file, status)
+    assert read_status(spec.phase_file) == status
+    spec.progress_path(0, "File stat", 1).parent.mkdir(parents=True)
+    spec.progress_path(0, "File stat", 1).write_bytes(struct.pack("<QQ", 0, 30))
+    progress = current_progress(spec, now_unix_ns=12 * S)
+    assert progress is not None and (progress.ops, progress.ops_per_s) == (30, 15.0)

@@ -15,6 +15,7 @@ from benchfs_native._types import (
     DirEntry,
     FileAttr,
     FileStat,
+    MetadataPhaseResult,
     NodeInfo,
     PhaseResult,
     PingBenchResult,
@@ -277,6 +278,36 @@ class Client:
         little-endian u64 about every 200 ms. ``latency_ns`` is the
         per-transfer latency as little-endian u64 (``numpy.frombuffer(...,
         "<u8")``).
+        """
+
+    def run_metadata_phase(
+        self,
+        *,
+        phase: Literal["create", "stat", "read", "remove"],
+        prefix: str,
+        items: int,
+        rank: int = 0,
+        ranks: int = 1,
+        first_item: int = 0,
+        unique_dir: bool = True,
+        write_bytes: int = 0,
+        read_bytes: int = 0,
+        stonewall_s: float = 0.0,
+        progress_path: str | None = None,
+    ) -> MetadataPhaseResult:
+        """One rank's mdtest-style metadata phase, run entirely in the engine.
+
+        Items ``first_item..items`` one after the other, each on the file
+        ``f"{prefix}/tree.{rank}/file.mdtest.{rank}.{i}"`` (``unique_dir``,
+        mdtest ``-u``) or ``f"{prefix}/tree.shared/file.mdtest.{rank}.{i}"``:
+        ``create`` creates it (exclusive), writes ``write_bytes`` and closes
+        it; ``stat`` stats it; ``read`` opens it, reads ``read_bytes`` and
+        closes it; ``remove`` unlinks it. ``stonewall_s`` (create only)
+        stops starting items after that many seconds; ``items_reached``
+        says where a wear-out call (``first_item``) goes on. The first
+        failed item raises. ``progress_path`` gets ``(bytes, items)`` as
+        two little-endian u64 about every 200 ms; ``latency_ns`` is the
+        per-item latency as little-endian u64.
         """
 
     def disconnect(self) -> None:

@@ -129,6 +129,28 @@ class PhaseResult(TypedDict):
     retries: int
 
 
+class MetadataPhaseResult(TypedDict):
+    phase: str
+    dir: str
+    ops: int
+    items_reached: int
+    bytes: int
+    start_unix_ns: int
+    end_unix_ns: int
+    elapsed_s: float
+    latency_ns: bytes
+    min_ns: int
+    mean_ns: float
+    p50_ns: int
+    p90_ns: int
+    p99_ns: int
+    p999_ns: int
+    max_ns: int
+    stonewalled: bool
+    rpcs: int
+    retries: int
+
+
 class DaemonSummary(TypedDict):
     node_name: str
     node_id: int

@@ -13,6 +13,7 @@ use super::args::{self, int_arg, seconds, seconds_or_zero};
 use super::buffer::BorrowedBytes;
 use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
+use super::metadata::{MetadataArgs, metadata_dict};
 use crate::rpc::client::{Client, ClientOptions, PhaseResult, PhaseSpec};
 use crate::rpc::transport::Transport;
 use crate::rpc::wire::Attr;
@@ -441,6 +442,55 @@ impl PyClient {
         };
         let r = self.run(py, |c| c.run_phase(&spec))?;
         phase_dict(py, phase, &r)
+    }
+
+    /// One rank's mdtest-style metadata phase, run entirely in the engine.
+    #[pyo3(signature = (
+        *,
+        phase,
+        prefix,
+        items,
+        rank = 0,
+        ranks = 1,
+        first_item = 0,
+        unique_dir = true,
+        write_bytes = 0,
+        read_bytes = 0,
+        stonewall_s = 0.0,
+        progress_path = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn run_metadata_phase<'py>(
+        &mut self,
+        py: Python<'py>,
+        phase: String,
+        prefix: String,
+        items: u64,
+        rank: u32,
+        ranks: u32,
+        first_item: u64,
+        unique_dir: bool,
+        write_bytes: u64,
+        read_bytes: u64,
+        stonewall_s: f64,
+        progress_path: Option<PathBuf>,
+    ) -> BoundaryResult<Bound<'py, PyDict>> {
+        let spec = MetadataArgs {
+            phase,
+            prefix,
+            rank,
+            ranks,
+            items,
+            first_item,
+            unique_dir,
+            write_bytes,
+            read_bytes,
+            stonewall_s,
+            progress_path,
+        }
+        .spec()?;
+        let r = self.run(py, |c| c.run_metadata_phase(&spec))?;
+        metadata_dict(py, spec.op, &r)
     }
 
     /// End the sessions (idempotent; later calls raise ``OSError``).

@@ -22,6 +22,7 @@ mod client;
 mod daemon;
 mod error;
 mod json;
+mod metadata;
 mod placement;
 mod registry;
 mod store;

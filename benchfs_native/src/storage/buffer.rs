@@ -297,7 +297,7 @@ impl Drop for FixedBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn buffers_are_aligned_disjoint_and_returned() {
@@ -321,7 +321,12 @@ mod tests {
         let held = pool.acquire();
         let p2 = pool.clone();
         let t = std::thread::spawn(move || p2.acquire().index());
-        std::thread::sleep(Duration::from_millis(50));
+        // The wait is counted under the lock before blocking: once it shows, the thread waits.
+        let deadline = Instant::now() + Duration::from_secs(60); // only a hang guard
+        while pool.waits() == 0 {
+            assert!(Instant::now() < deadline, "the second acquire never waited");
+            std::thread::yield_now();
+        }
         assert!(!t.is_finished());
         drop(held);
         assert_eq!(t.join().expect("join"), 0);

@@ -10,7 +10,7 @@ use crate::harness::*;
 #[ignore = "drives an external daemon; run by hand"]
 fn load_against_a_running_daemon() {
     let Ok(dir) = std::env::var("BENCHFS_LOAD_REGISTRY") else {
-        return;
+        panic!("BENCHFS_LOAD_REGISTRY is not set: name the registry directory of a running daemon");
     };
     let env_num = |k: &str, d: u64| {
         std::env::var(k)
@@ -53,7 +53,8 @@ fn load_against_a_running_daemon() {
                 echo: false,
             },
         );
-        c.write("lat", 0, 0, pattern(4096, 1)).ok();
+        let small = pattern(4096, 1);
+        c.write("lat", 0, 0, small.clone()).ok();
         let read4k = Request::Read {
             path: "lat",
             chunk: 0,
@@ -61,6 +62,10 @@ fn load_against_a_running_daemon() {
             len: 4096,
         };
         lat(&mut c, "read 4 KiB", 20_000, &read4k);
+        assert!(
+            c.call(&read4k, Vec::new()).payload == small,
+            "4 KiB read back differs"
+        );
         let per_chunk = c.chunk_size / MIB as u64;
         let data = pattern(MIB, 42);
         let place = |i: u64| (i / per_chunk, (i % per_chunk) * MIB as u64);

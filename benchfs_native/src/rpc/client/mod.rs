@@ -7,6 +7,8 @@
 //! * `ops`: create, open, write, read, fsync, close, stat, unlink, readdir,
 //!   truncate, ping, stats, shutdown (placement per docs/PLACEMENT.md).
 //! * `phase`: the bulk write or read phase ([`PhaseSpec`]).
+//! * `metadata`: the mdtest-style metadata phase ([`MetadataSpec`]).
+//! * `progress`: the live progress record of either.
 //! * `split`, `pattern`, `retry`, `buf`: the pure parts.
 //!
 //! A [`Client`] owns its UCX worker on the calling thread (no threads of
@@ -16,9 +18,11 @@ mod bench;
 mod buf;
 mod connect;
 mod inflight;
+mod metadata;
 mod ops;
 mod pattern;
 mod phase;
+mod progress;
 mod retry;
 mod split;
 
@@ -29,6 +33,7 @@ use std::time::Duration;
 pub use bench::PingBench;
 pub use buf::{Piece, SharedBuf};
 pub use inflight::{Answer, Counters, Entry};
+pub use metadata::{MetadataOp, MetadataResult, MetadataSpec};
 pub use pattern::Pattern;
 pub use phase::{PhaseResult, PhaseSpec};
 pub use split::{ChunkPiece, split};

@@ -16,10 +16,7 @@
 mod scheduler;
 mod spec;
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use self::scheduler::{Scheduler, Step};
 pub use self::spec::{PhaseResult, PhaseSpec};
@@ -27,14 +24,12 @@ use super::Client;
 use super::buf::SharedBuf;
 use super::inflight::{Answer, Call};
 use super::pattern::Pattern;
+use super::progress::{PROGRESS_EVERY, Progress};
 use super::split::split;
 use crate::error::{Error, Result};
 use crate::latency::summarize;
 use crate::membership::Record;
 use crate::rpc::wire::Request;
-
-/// How often the progress record is rewritten.
-const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
 /// A transfer in flight.
 struct Xfer {
@@ -43,33 +38,6 @@ struct Xfer {
     issued: Instant,
     moved: u64,
     error: Option<Error>,
-}
-
-/// The progress record file.
-struct Progress {
-    file: File,
-    next: Instant,
-}
-
-impl Progress {
-    fn open(path: &PathBuf) -> Result<Progress> {
-        let file = File::create(path)
-            .map_err(|e| Error::from_io(&e, "create progress file", path.display().to_string()))?;
-        let p = Progress {
-            file,
-            next: Instant::now() + PROGRESS_EVERY,
-        };
-        p.write(0, 0);
-        Ok(p)
-    }
-
-    fn write(&self, bytes: u64, ops: u64) {
-        let mut rec = [0u8; 16];
-        rec[..8].copy_from_slice(&bytes.to_le_bytes());
-        rec[8..].copy_from_slice(&ops.to_le_bytes());
-        // Progress is advisory: a failed write must not fail the phase.
-        let _ = self.file.write_at(&rec, 0);
-    }
 }
 
 impl Client {

@@ -1,0 +1,173 @@
+"""Reads against writes per node: how much slower one is per op, and where
+the time goes.
+
+Per daemon node and op, mean milliseconds per operation of:
+
+- ``total``: what a client waited for one RPC to that node (``rpc_client``
+  ``total_ns``, by the RPC's peer);
+- ``queue``: the request waiting in the daemon before its storage work
+  (``rpc_server`` ``queue_ns``);
+- ``storage``: the daemon's storage operation (``storage_op`` ``latency_ns``);
+- ``disk``: the device's own await from iostat on that node while those
+  operations ran (``r_await``/``w_await``, weighted by requests per second).
+
+When one op is more than ``GAP_FACTOR`` times slower than the other (on the
+client's total, or on the storage op where no client traces exist), the
+difference is split into these parts, and the disk is said to explain it
+when its await accounts for at least ``DISK_SHARE`` of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.stats._common import NS_PER_MS, group_positions, require_columns
+from analysis.stats.latency import LATENCY
+
+GAP_FACTOR = 2.0
+DISK_SHARE = 0.5
+OPS = ("read", "write")
+PARTS = ("total", "queue", "storage", "disk")
+AWAIT = {"read": ("r_await_ms", "r/s"), "write": ("w_await_ms", "w/s")}
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One node's slower op against its faster one, per op, in ms."""
+
+    node: str
+    slow: str
+    fast: str
+    basis: str  # "client total" or "storage op": what the ratio is of
+    ratio: float
+    slow_ms: dict[str, float]
+    fast_ms: dict[str, float]
+
+    def difference(self, part: str) -> float:
+        return self.slow_ms[part] - self.fast_ms[part]
+
+    @property
+    def explanation(self) -> str:
+        """Whether the disk or the software explains the gap, and which part."""
+        key = "total" if self.basis == "client total" else "storage"
+        gap = self.difference(key)
+        disk = self.difference("disk")
+        storage = _zero(self.difference("storage"))
+        # The disk's await is part of the storage op: a storage difference too
+        # small to explain the gap rules the disk out without iostat.
+        if np.isnan(disk) and storage >= DISK_SHARE * gap:
+            return "no iostat samples on the node: the disk cannot be told from the software"
+        if not np.isnan(disk) and disk >= DISK_SHARE * gap:
+            return (
+                f"the disk explains it: its own await differs by {disk:+.3g} of the {gap:+.3g} ms"
+            )
+        parts = {"storage path above the disk": storage - _zero(disk)}
+        if key == "total":
+            parts["server queue"] = self.difference("queue")
+            parts["client and network (client wait minus the daemon's time)"] = (
+                gap - _zero(self.difference("queue")) - storage
+            )
+        name, value = max(((k, _zero(v)) for k, v in parts.items()), key=lambda item: item[1])
+        disk_text = "no iostat" if np.isnan(disk) else f"await {disk:+.3g}"
+        return (
+            f"the software explains it, not the disk ({disk_text}, storage op {storage:+.3g} "
+            f"of {gap:+.3g} ms): most is in the {name} ({value:+.3g} ms)"
+        )
+
+    def sentence(self) -> str:
+        def figures(part: str, label: str) -> str:
+            return f"{label} {_ms(self.slow_ms[part])} vs {_ms(self.fast_ms[part])}"
+
+        shown = [("total", "client total"), ("queue", "server queue"),
+                 ("storage", "storage op"), ("disk", "disk await")]  # fmt: skip
+        where = ", ".join(figures(part, label) for part, label in shown
+                          if not np.isnan(self.slow_ms[part]))  # fmt: skip
+        return (
+            f"{self.node}: {self.slow}s are {self.ratio:.1f}x slower than {self.fast}s per op "
+            f"({self.basis}); ms per op, {self.slow} vs {self.fast}: {where}; "
+            f"{self.explanation}"
+        )
+
+
+def _zero(value: float) -> float:
+    return 0.0 if np.isnan(value) else value
+
+
+def _ms(value: float) -> str:
+    return "-" if np.isnan(value) else f"{value:.3g}"
+
+
+def read_write_table(
+    ops: pd.DataFrame,
+    client: pd.DataFrame | None = None,
+    server: pd.DataFrame | None = None,
+    iostat: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per daemon node: ``<op>_<part>_ms`` for every op and part."""
+    require_columns(ops, ["node", "op", "time_ns", LATENCY], "reads against writes")
+    rows = []
+    for node, positions in group_positions(ops["node"]).items():
+        node_ops = ops.iloc[positions]
+        row: dict[str, object] = {"node": str(node)}
+        for op in OPS:
+            chosen = node_ops[node_ops["op"] == op]
+            row[f"{op}_ops"] = len(chosen)
+            row[f"{op}_total_ms"] = _mean(client, "peer", str(node), op, "total_ns")
+            row[f"{op}_queue_ms"] = _mean(server, "node", str(node), op, "queue_ns")
+            row[f"{op}_storage_ms"] = (
+                float(chosen[LATENCY].mean()) / NS_PER_MS if len(chosen) else np.nan
+            )
+            row[f"{op}_disk_ms"] = _await(iostat, str(node), op, chosen)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def read_write_gaps(table: pd.DataFrame) -> list[Gap]:
+    """The nodes whose reads and writes differ by more than ``GAP_FACTOR`` per op."""
+    gaps = []
+    for row in table.to_dict("records"):
+        if not (row.get("read_ops") and row.get("write_ops")):
+            continue
+        times = {op: {part: float(row[f"{op}_{part}_ms"]) for part in PARTS} for op in OPS}
+        basis, key = ("client total", "total")
+        if any(np.isnan(times[op]["total"]) for op in OPS):
+            basis, key = ("storage op", "storage")
+        slow, fast = sorted(OPS, key=lambda op: times[op][key], reverse=True)
+        if not times[fast][key] > 0:
+            continue
+        ratio = times[slow][key] / times[fast][key]
+        if ratio > GAP_FACTOR:
+            gaps.append(Gap(str(row["node"]), slow, fast, basis, ratio, times[slow], times[fast]))
+    return gaps
+
+
+def compared(table: pd.DataFrame) -> bool:
+    """Whether some node did both reads and writes (so the check said something)."""
+    return bool(not table.empty and ((table["read_ops"] > 0) & (table["write_ops"] > 0)).any())
+
+
+def _mean(frame: pd.DataFrame | None, by: str, node: str, op: str, column: str) -> float:
+    if frame is None or frame.empty or by not in frame.columns:
+        return np.nan
+    chosen = frame.loc[(frame[by].astype(str) == node) & (frame["op"] == op), column]
+    return float(chosen.mean()) / NS_PER_MS if len(chosen) else np.nan
+
+
+def _await(iostat: pd.DataFrame | None, node: str, op: str, chosen: pd.DataFrame) -> float:
+    """The device's await for ``op`` on ``node`` while those operations ran."""
+    if iostat is None or iostat.empty or chosen.empty:
+        return np.nan
+    await_column, rate_column = AWAIT[op]
+    samples = iostat[iostat["node"].astype(str) == node]
+    if "time_ns" in samples.columns and not samples["time_ns"].isna().all():
+        first, last = int(chosen["time_ns"].min()), int(chosen["time_ns"].max())
+        samples = samples[(samples["time_ns"] >= first) & (samples["time_ns"] <= last)]
+    samples = samples[samples[rate_column] > 0]
+    if samples.empty:
+        return np.nan
+    weights = samples[rate_column].to_numpy(dtype=np.float64)
+    values = samples[await_column].to_numpy(dtype=np.float64)
+    return float((values * weights).sum() / weights.sum())

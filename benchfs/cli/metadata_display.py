@@ -1,0 +1,50 @@
+"""The metadata phases of a run's summary on the console: one table, a row
+per phase under mdtest's name, its rates over the repetitions and its
+per-item latency."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+# (header, key of the phase row)
+METADATA_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("max (ops/s)", "rate_max_ops_s"),
+    ("min (ops/s)", "rate_min_ops_s"),
+    ("mean (ops/s)", "rate_mean_ops_s"),
+    ("stddev", "rate_stddev_ops_s"),
+    ("items", "items"),
+    ("p50 (us)", "p50_us"),
+    ("p99 (us)", "p99_us"),
+)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    number = float(value)
+    return f"{number:,.0f}" if abs(number) >= 100 else f"{number:.3g}"
+
+
+def metadata_table(summary: dict[str, Any]) -> Table | None:
+    """The metadata phases of ``summary``, None when it has none."""
+    rows = [row for row in summary.get("phases", []) if row.get("kind") == "metadata"]
+    if not rows:
+        return None
+    first = rows[0]
+    table = Table(
+        title=f"Metadata (mdtest's names): {first.get('tasks')} ranks, "
+        f"{first.get('items_per_rank')} files per rank, {first.get('access')}, "
+        f"{first.get('repetitions')} repetition(s)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        pad_edge=False,
+    )
+    table.add_column("phase", no_wrap=True)
+    for header, _ in METADATA_COLUMNS:
+        table.add_column(header, justify="right")
+    for row in rows:
+        table.add_row(str(row["phase"]), *(_cell(row.get(key)) for _, key in METADATA_COLUMNS))
+    return table

@@ -1,0 +1,51 @@
+"""The ``[metadata]`` section: the mdtest-style metadata workload.
+
+Files only (mdtest ``-F``): the engine's namespace is flat, so there are
+no directory phases. docs/CONFIG.md describes every key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from benchfs.config.sizes import parse_size
+
+MetadataMode = Literal["off", "with-data", "only"]
+MetadataPhaseName = Literal["create", "stat", "read", "remove"]
+# The order mdtest runs its file phases in.
+PHASE_ORDER: tuple[MetadataPhaseName, ...] = ("create", "stat", "read", "remove")
+ByteCount = Annotated[int, BeforeValidator(parse_size), Field(ge=0, le=1 << 30)]
+
+
+class MetadataConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    # off: no metadata phases; with-data: after the data workload; only: instead of it.
+    mode: MetadataMode = "off"
+    items: Annotated[int, Field(ge=1, le=1 << 32)] = 1000  # files per rank (mdtest -n)
+    phases: list[MetadataPhaseName] = list(PHASE_ORDER)
+    unique_dir: bool = True  # a directory per rank (mdtest -u), else one for all ranks
+    write_bytes: ByteCount = 0  # written to each file after creating it (mdtest -w)
+    read_bytes: ByteCount = 0  # read from each file in the read phase (mdtest -e)
+    stonewall_s: Annotated[float, Field(ge=0)] = 0.0  # create only (mdtest -W)
+    repetitions: Annotated[int, Field(ge=1)] = 1  # (mdtest -i)
+    prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64)] = "mdtest"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if not self.phases or len(set(self.phases)) != len(self.phases):
+            raise ValueError(f"phases must be distinct and not empty, got {self.phases}")
+        if self.phases != sorted(self.phases, key=PHASE_ORDER.index):
+            raise ValueError(
+                f"phases must keep mdtest's order {', '.join(PHASE_ORDER)}, got {self.phases}"
+            )
+        if self.phases[0] != "create":
+            raise ValueError("phases must start with 'create': the files must exist first")
+        if self.read_bytes > self.write_bytes and "read" in self.phases:
+            raise ValueError(
+                f"read_bytes ({self.read_bytes}) must be at most write_bytes "
+                f"({self.write_bytes}): a file holds only what was written to it"
+            )
+        return self

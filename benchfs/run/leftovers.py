@@ -1,0 +1,234 @@
+"""What a run leaves if its orchestrator dies without cleaning up (SIGKILL,
+a node's OOM killer), and how a later run or ``benchfs clean`` removes it.
+
+Every ``benchfs run`` keeps a record of itself in this user's temporary
+directory (``$TMPDIR/benchfs-<uid>/runs/<token>.json``): its pid and start
+time, and every path it creates as it creates it (scratch, data, registry,
+shared memory, results directories). A clean exit removes the record. A
+record whose orchestrator is gone is a dead run: its processes (anything
+of this user whose command line names the run's token) are stopped, its
+paths removed, and the manifests it left at ``running`` marked ``aborted``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
+from benchfs.cluster.private import make_private_dir, user_temp_root
+from benchfs.errors import BenchfsError
+from benchfs.results.atomic import write_text_atomic
+from benchfs.results.manifest import finish_manifest, load_manifest, write_manifest
+
+# Between SIGTERM and SIGKILL for a dead run's processes.
+STOP_GRACE_S = 3.0
+
+
+def runs_dir() -> Path:
+    return user_temp_root() / "runs"
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """The start time of ``pid`` (clock ticks since boot), None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    if fields[0] in ("Z", "X"):
+        return None
+    return int(fields[19])
+
+
+class RunRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str
+    pid: int
+    start_ticks: int
+    host: str
+    paths: list[str] = []
+    run_dirs: list[str] = []
+
+    def alive(self) -> bool:
+        """Whether the orchestrator still runs (the same process, not a reused pid)."""
+        return process_start_ticks(self.pid) == self.start_ticks
+
+
+class LiveRun:
+    """The record of the running orchestrator, rewritten as it creates paths."""
+
+    def __init__(self, token: str) -> None:
+        ticks = process_start_ticks(os.getpid())
+        assert ticks is not None  # this process runs
+        self.record = RunRecord(
+            token=token, pid=os.getpid(), start_ticks=ticks, host=socket.gethostname()
+        )
+        self.path = make_private_dir(runs_dir()) / f"{token}.json"
+        self._write()
+
+    def add_path(self, path: Path) -> None:
+        if str(path) not in self.record.paths:
+            self.record.paths.append(str(path))
+            self._write()
+
+    def add_run_dir(self, path: Path) -> None:
+        self.record.run_dirs.append(str(path))
+        self._write()
+
+    def finish(self) -> None:
+        """The run cleaned up after itself: nothing to find later."""
+        self.path.unlink(missing_ok=True)
+
+    def _write(self) -> None:
+        write_text_atomic(self.path, self.record.model_dump_json(indent=2) + "\n")
+
+
+@dataclass
+class Cleaned:
+    """What cleaning one dead run did."""
+
+    token: str
+    pid: int
+    killed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    aborted: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        done = []
+        if self.killed:
+            done.append(f"stopped {len(self.killed)} processes")
+        if self.removed:
+            done.append(f"removed {len(self.removed)} paths")
+        if self.aborted:
+            done.append(f"marked {len(self.aborted)} manifests aborted")
+        what = ", ".join(done) or "nothing was left"
+        return f"run {self.token} (orchestrator pid {self.pid} gone): {what}"
+
+
+def dead_runs() -> list[tuple[Path, RunRecord]]:
+    """Records of this user's runs on this host whose orchestrator is gone."""
+    directory = runs_dir()
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            record = RunRecord.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, ValidationError):
+            continue  # half-written or foreign: not ours to judge
+        if record.host == socket.gethostname() and not record.alive():
+            found.append((path, record))
+    return found
+
+
+def clean_dead_runs() -> list[Cleaned]:
+    """Stop, remove and mark aborted what every dead run left here."""
+    cleaned = []
+    for path, record in dead_runs():
+        claim = path.with_suffix(".cleaning")
+        try:
+            os.rename(path, claim)  # another cleaner got there first: FileNotFoundError
+        except FileNotFoundError:
+            continue
+        cleaned.append(clean_run(record))
+        claim.unlink(missing_ok=True)
+    return cleaned
+
+
+def clean_run(record: RunRecord) -> Cleaned:
+    result = Cleaned(record.token, record.pid)
+    marker = f"benchfs-{record.token}"
+    result.killed = stop_processes_naming(marker)
+    for text in reversed(record.paths):
+        path = Path(text)
+        if os.path.lexists(path):
+            try:
+                _remove(path)
+                result.removed.append(text)
+            except OSError as error:
+                result.problems.append(f"{path}: not removed: {error.strerror or error}")
+    if SHM_DIR.is_dir():
+        result.removed += [str(p) for p in remove_shm_files(marker)]
+    why = f"aborted: the orchestrator (pid {record.pid}) was gone"
+    note = (
+        f"cleaned later by benchfs: orchestrator pid {record.pid} had died; "
+        f"stopped {len(result.killed)} processes ({', '.join(result.killed) or 'none'}), "
+        f"removed {len(result.removed)} temporary paths"
+    )
+    for text in record.run_dirs:
+        try:
+            manifest = load_manifest(Path(text))
+        except BenchfsError as error:
+            result.problems.append(str(error))
+            continue
+        if manifest.status != "running":
+            continue
+        manifest = finish_manifest(manifest, "aborted", error=why)
+        manifest.notes = [*manifest.notes, note]
+        write_manifest(Path(text), manifest)
+        result.aborted.append(text)
+    return result
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def processes_naming(marker: str) -> list[int]:
+    """This user's processes whose command line contains ``marker``."""
+    found = []
+    needle = marker.encode()
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            if os.stat(f"/proc/{entry}").st_uid != os.geteuid():
+                continue
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if needle in cmdline and process_start_ticks(int(entry)) is not None:
+            found.append(int(entry))
+    return found
+
+
+def stop_processes_naming(marker: str) -> list[str]:
+    """SIGTERM every process naming ``marker``, SIGKILL what is left after a grace period."""
+    pids = processes_naming(marker)
+    described = [_describe(pid) for pid in pids]
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while time.monotonic() < deadline and any(process_start_ticks(p) for p in pids):
+        time.sleep(0.05)
+    for pid in processes_naming(marker):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return described
+
+
+def _describe(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return f"pid {pid}"
+    words = [a.decode(errors="replace") for a in argv if a]
+    program = next((w.split(".")[-1] for w in words if w.startswith("benchfs.node.")), None)
+    return f"{program or Path(words[0]).name if words else '?'} (pid {pid})"

@@ -1,0 +1,113 @@
+"""The metadata workload as the ranks run it: mdtest's file phases through
+the engine's ``Client.run_metadata_phase`` (the per-item loop is in Rust).
+
+Per repetition: barrier, the phase on every rank, barrier, for each phase
+in mdtest's order. A stonewall stops the create phase early on each rank;
+then every rank catches up to the rank that got furthest (mdtest's
+wear-out), so all ranks hold the same number of files and the later phases
+operate on exactly the files created. Without a remove phase the files are
+removed after the repetition, untimed, so the next repetition starts empty.
+
+Rows and latencies go where the data phases' go (``workload/ranks.jsonl``,
+``workload/latency-<phase>-<rep>.npy``), under mdtest's phase names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from benchfs.workload.metadata_spec import MDTEST_NAMES, MetadataWorkload
+from benchfs.workload.progress import State
+
+
+def merge_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str, Any]:
+    """A stonewalled create and its wear-out call as one result."""
+    return {
+        **first,
+        "ops": int(first["ops"]) + int(rest["ops"]),
+        "bytes": int(first["bytes"]) + int(rest["bytes"]),
+        "items_reached": int(rest["items_reached"]),
+        "end_unix_ns": int(rest["end_unix_ns"]),
+        "latency_ns": bytes(first["latency_ns"]) + bytes(rest["latency_ns"]),
+        "stonewalled": bool(first.get("stonewalled", False)),
+    }
+
+
+class MetadataRank:
+    """One rank's metadata repetitions.
+
+    ``comm`` is the MPI communicator, ``client`` the engine's client;
+    ``collect(repetition, phase, result)`` keeps a phase's result (the
+    data workload's writer of rows and latencies), ``announce(repetition,
+    phase, state)`` tells the orchestrator which phase runs.
+    """
+
+    def __init__(
+        self,
+        workload: MetadataWorkload,
+        comm: Any,
+        client: Any,
+        collect: Callable[[int, str, Mapping[str, Any]], None],
+        announce: Callable[[int, str, State], None],
+        progress_path: Callable[[int, str, int, bool], Path],
+    ) -> None:
+        self.workload = workload
+        self.comm = comm
+        self.client = client
+        self.rank: int = comm.Get_rank()
+        self.ranks: int = comm.Get_size()
+        self.collect = collect
+        self.announce = announce
+        self.progress_path = progress_path
+
+    def run(self) -> None:
+        for repetition in range(self.workload.repetitions):
+            items = self.workload.items
+            for phase in self.workload.phases:
+                result = self.phase(repetition, phase, items)
+                if phase == "create":
+                    items = int(result["items_reached"])
+                self.collect(repetition, MDTEST_NAMES[phase], result)
+            if "remove" not in self.workload.phases:
+                self.remove_untimed(items)
+
+    def phase(self, repetition: int, phase: str, items: int) -> dict[str, Any]:
+        from mpi4py import MPI
+
+        name = MDTEST_NAMES[phase]
+        arguments = self.workload.arguments(phase, self.rank, self.ranks)
+        arguments["items"] = items
+        progress = self.progress_path(repetition, name, self.rank, False)
+        progress.parent.mkdir(parents=True, exist_ok=True)
+        stonewall_s = self.workload.stonewall_s if phase == "create" else 0.0
+        self.comm.Barrier()
+        if self.rank == 0:
+            self.announce(repetition, name, "running")
+        result = dict(
+            self.client.run_metadata_phase(
+                **arguments, stonewall_s=stonewall_s, progress_path=str(progress)
+            )
+        )
+        stonewall_items: int | None = None
+        if stonewall_s > 0:
+            stonewall_items = int(result["items_reached"])
+            most = int(self.comm.allreduce(stonewall_items, op=MPI.MAX))
+            if stonewall_items < most:
+                rest = self.client.run_metadata_phase(
+                    **{**arguments, "items": most},
+                    first_item=stonewall_items,
+                    progress_path=str(self.progress_path(repetition, name, self.rank, True)),
+                )
+                result = merge_results(result, rest)
+        self.comm.Barrier()
+        result["stonewall_ops"] = stonewall_items
+        return result
+
+    def remove_untimed(self, items: int) -> None:
+        """The repetition's files, when no remove phase took them."""
+        self.comm.Barrier()
+        arguments = self.workload.arguments("remove", self.rank, self.ranks)
+        self.client.run_metadata_phase(**{**arguments, "items": items})
+        self.comm.Barrier()

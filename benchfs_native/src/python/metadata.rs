@@ -1,0 +1,91 @@
+//! The arguments and the result dict of `Client.run_metadata_phase` (the
+//! method itself is on `PyClient`, in `client`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use super::error::{BoundaryError, BoundaryResult};
+use crate::rpc::client::{MetadataOp, MetadataResult, MetadataSpec};
+
+/// The engine's arguments of one metadata phase.
+pub(super) struct MetadataArgs {
+    pub phase: String,
+    pub prefix: String,
+    pub rank: u32,
+    pub ranks: u32,
+    pub items: u64,
+    pub first_item: u64,
+    pub unique_dir: bool,
+    pub write_bytes: u64,
+    pub read_bytes: u64,
+    pub stonewall_s: f64,
+    pub progress_path: Option<PathBuf>,
+}
+
+impl MetadataArgs {
+    /// The spec, or an error naming the argument.
+    pub(super) fn spec(self) -> BoundaryResult<MetadataSpec> {
+        let op: MetadataOp = self.phase.parse()?;
+        if !(self.stonewall_s >= 0.0 && self.stonewall_s.is_finite()) {
+            return Err(BoundaryError::argument(format!(
+                "stonewall_s must be 0 (off) or positive, got {}",
+                self.stonewall_s
+            )));
+        }
+        if self.stonewall_s > 0.0 && op != MetadataOp::Create {
+            return Err(BoundaryError::argument(format!(
+                "stonewall_s applies to the create phase only (mdtest's), not to {:?}",
+                self.phase
+            )));
+        }
+        Ok(MetadataSpec {
+            op,
+            prefix: self.prefix,
+            rank: self.rank,
+            ranks: self.ranks,
+            items: self.items,
+            first_item: self.first_item,
+            unique_dir: self.unique_dir,
+            write_bytes: self.write_bytes,
+            read_bytes: self.read_bytes,
+            stonewall: (self.stonewall_s > 0.0).then(|| Duration::from_secs_f64(self.stonewall_s)),
+            progress_path: self.progress_path,
+        })
+    }
+}
+
+/// The `MetadataPhaseResult` dict.
+pub(super) fn metadata_dict<'py>(
+    py: Python<'py>,
+    op: MetadataOp,
+    r: &MetadataResult,
+) -> BoundaryResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("phase", op.name())?;
+    d.set_item("dir", &r.dir)?;
+    d.set_item("ops", r.ops)?;
+    d.set_item("items_reached", r.items_reached)?;
+    d.set_item("bytes", r.bytes)?;
+    d.set_item("start_unix_ns", r.start_unix_ns)?;
+    d.set_item("end_unix_ns", r.end_unix_ns)?;
+    d.set_item("elapsed_s", r.elapsed_s)?;
+    let mut lat = Vec::with_capacity(r.latency_ns.len() * 8);
+    for v in &r.latency_ns {
+        lat.extend_from_slice(&v.to_le_bytes());
+    }
+    d.set_item("latency_ns", PyBytes::new(py, &lat))?;
+    d.set_item("min_ns", r.latency.min_ns)?;
+    d.set_item("mean_ns", r.latency.mean_ns)?;
+    d.set_item("p50_ns", r.latency.p50_ns)?;
+    d.set_item("p90_ns", r.latency.p90_ns)?;
+    d.set_item("p99_ns", r.latency.p99_ns)?;
+    d.set_item("p999_ns", r.latency.p999_ns)?;
+    d.set_item("max_ns", r.latency.max_ns)?;
+    d.set_item("stonewalled", r.stonewalled)?;
+    d.set_item("rpcs", r.rpcs)?;
+    d.set_item("retries", r.retries)?;
+    Ok(d)
+}

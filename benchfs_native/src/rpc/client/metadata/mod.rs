@@ -1,0 +1,116 @@
+//! The mdtest-style metadata phase: one rank's create, stat, read or
+//! remove of its files, one item after the other as mdtest does (one
+//! operation in flight per rank), run entirely in Rust.
+//!
+//! Each item is what the POSIX calls of mdtest cost here: a create is the
+//! create RPC to the file's metadata owner, a write of `write_bytes` to the
+//! owner of chunk 0 (if any) and the close (an fsync fan-out when the
+//! daemons' durability asks for it); a stat and an unlink go to every
+//! daemon (docs/PLACEMENT.md); a read is open, read, close.
+//!
+//! * `spec`: what one rank does ([`MetadataSpec`]) and what it measured
+//!   ([`MetadataResult`]).
+
+mod spec;
+
+use std::time::Instant;
+
+pub use self::spec::{MetadataOp, MetadataResult, MetadataSpec};
+use super::Client;
+use super::progress::{PROGRESS_EVERY, Progress};
+use crate::error::Result;
+use crate::latency::summarize;
+use crate::membership::Record;
+
+impl Client {
+    /// Runs one rank's metadata phase (see [`MetadataSpec`]): items
+    /// `first_item..items` in order, until the stonewall if one is set.
+    /// The first failed item fails the phase.
+    pub fn run_metadata_phase(&mut self, spec: &MetadataSpec) -> Result<MetadataResult> {
+        spec.check()?;
+        let counters0 = self.window.counters();
+        let mut progress = spec
+            .progress_path
+            .as_ref()
+            .map(Progress::open)
+            .transpose()?;
+        let data = vec![0x6d_u8; usize::try_from(spec.write_bytes).unwrap_or(0)];
+        let mut out = MetadataResult {
+            dir: spec.dir(),
+            start_unix_ns: Record::now_unix_ns(),
+            ..MetadataResult::default()
+        };
+        out.latency_ns.reserve(
+            usize::try_from(spec.items - spec.first_item)
+                .unwrap_or(0)
+                .min(1 << 24),
+        );
+        let t0 = Instant::now();
+        let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t0 + d);
+        let mut item = spec.first_item;
+        while item < spec.items {
+            if stonewall_at.is_some_and(|t| Instant::now() >= t) {
+                out.stonewalled = true;
+                break;
+            }
+            let path = spec.path(item);
+            let started = Instant::now();
+            out.bytes += self.metadata_item(spec, &path, &data)?;
+            out.latency_ns
+                .push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
+            out.ops += 1;
+            item += 1;
+            if let Some(p) = progress.as_mut()
+                && Instant::now() >= p.next
+            {
+                p.write(out.bytes, out.ops);
+                p.next = Instant::now() + PROGRESS_EVERY;
+            }
+        }
+        out.items_reached = item;
+        out.elapsed_s = t0.elapsed().as_secs_f64();
+        out.end_unix_ns = Record::now_unix_ns();
+        out.latency = summarize(&out.latency_ns);
+        let c = self.window.counters();
+        out.rpcs = c.rpcs - counters0.rpcs;
+        out.retries = c.retries - counters0.retries;
+        if let Some(p) = &progress {
+            p.write(out.bytes, out.ops);
+        }
+        self.window.flush_trace();
+        Ok(out)
+    }
+
+    /// One item of the phase; the bytes it wrote or read.
+    fn metadata_item(&mut self, spec: &MetadataSpec, path: &str, data: &[u8]) -> Result<u64> {
+        match spec.op {
+            MetadataOp::Create => {
+                let handle = self.create(path, 0o644, true)?;
+                let written = if data.is_empty() {
+                    Ok(0)
+                } else {
+                    self.write(handle, 0, data)
+                };
+                let closed = self.close(handle);
+                let written = written?;
+                closed?;
+                Ok(written)
+            }
+            MetadataOp::Stat => self.stat(path).map(|_| 0),
+            MetadataOp::Read => {
+                let handle = self.open(path, libc::O_RDONLY, 0)?;
+                let read = if spec.read_bytes == 0 {
+                    Ok(0)
+                } else {
+                    let len = usize::try_from(spec.read_bytes).unwrap_or(usize::MAX);
+                    self.read(handle, 0, len).map(|d| d.len() as u64)
+                };
+                let closed = self.close(handle);
+                let read = read?;
+                closed?;
+                Ok(read)
+            }
+            MetadataOp::Remove => self.unlink(path).map(|()| 0),
+        }
+    }
+}
