@@ -49,15 +49,28 @@ impl Node {
             return true;
         }
         match std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
-            // The state follows the command name, which may contain ')'.
-            Ok(stat) => !matches!(
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().next()),
-                Some("Z" | "X")
-            ),
+            Ok(stat) => !matches!(stat_state(&stat), Some("Z" | "X")),
             Err(e) => e.kind() != std::io::ErrorKind::NotFound,
         }
     }
+
+    /// Whether the daemon process is on this host and stopped (state `T`
+    /// or `t` in `/proc/<pid>/stat`: SIGSTOP or a debugger): it cannot
+    /// answer until it is continued.
+    pub fn process_stopped(&self) -> bool {
+        if !self.local || self.pid == 0 {
+            return false;
+        }
+        std::fs::read_to_string(format!("/proc/{}/stat", self.pid))
+            .is_ok_and(|stat| matches!(stat_state(&stat), Some("T" | "t")))
+    }
+}
+
+/// The state field of a `/proc/<pid>/stat` line: it follows the command
+/// name, which may contain ')'.
+fn stat_state(stat: &str) -> Option<&str> {
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
 }
 
 /// Incoming active messages of one id, queued by the handler.

@@ -317,10 +317,15 @@ impl Window {
             "the request was not delivered"
         };
         let mut detail = format!("{what} within {:.1} s", p.limit.as_secs_f64());
-        if let Some(n) = conn.nodes.get(p.call.node as usize)
-            && !n.process_alive()
-        {
-            detail.push_str(&format!("; the daemon process {} is gone", n.pid));
+        if let Some(n) = conn.nodes.get(p.call.node as usize) {
+            if !n.process_alive() {
+                detail.push_str(&format!("; the daemon process {} is gone", n.pid));
+            } else if n.process_stopped() {
+                detail.push_str(&format!(
+                    "; the daemon process {} is stopped (state T in /proc/{}/stat: SIGSTOP or a debugger)",
+                    n.pid, n.pid
+                ));
+            }
         }
         Failure {
             errno: libc::ETIMEDOUT,
