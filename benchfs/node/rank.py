@@ -40,7 +40,9 @@ from benchfs.workload.summary import RankRow
 READ = "read"
 
 
-def phase_arguments(spec: WorkloadSpec, phase: str, rank: int) -> dict[str, Any]:
+def phase_arguments(
+    spec: WorkloadSpec, phase: str, rank: int, repetition: int = 0
+) -> dict[str, Any]:
     """Keyword arguments of ``Client.run_phase`` shared by every call of a phase."""
     reading = phase == READ
     return {
@@ -54,6 +56,7 @@ def phase_arguments(spec: WorkloadSpec, phase: str, rank: int) -> dict[str, Any]
         "file_per_process": spec.file_per_process,
         "read_rank_shift": spec.read_rank_shift if reading else 0,
         "verify": spec.verify and reading,
+        "seed": spec.seed_for(repetition),
     }
 
 
@@ -119,7 +122,7 @@ class Rank:
         from mpi4py import MPI
 
         spec = self.spec
-        arguments = phase_arguments(spec, phase, self.rank)
+        arguments = phase_arguments(spec, phase, self.rank, repetition)
         limit = self.written_ops.get(repetition) if phase == READ else None
         progress = spec.progress_path(repetition, phase, self.rank)
         progress.parent.mkdir(parents=True, exist_ok=True)

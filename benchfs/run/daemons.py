@@ -238,6 +238,9 @@ class DaemonGroup:
     def start(self, life: Lifecycle, env: Mapping[str, str] | None = None) -> None:
         make_private_dir(self.log_dir)
         make_private_dir(self.registry_dir)
+        # The job's secret beside the registry: only processes that can read
+        # it (or are given $BENCHFS_SESSION_KEY) open sessions with the daemons.
+        benchfs_native.ensure_session_key(str(self.registry_dir))
         for command in self.commands:
             log = self.log_path(command)
             self.processes.append(

@@ -47,7 +47,7 @@ from benchfs.run.preflight import preflight_step
 from benchfs.run.stragglers import straggler_record
 from benchfs.run.workload import RunFailed, run_workload, write_summary
 from benchfs.tools.iostat import IostatWatch, IostatWatches
-from benchfs.workload.spec import WorkloadSpec, workload_spec
+from benchfs.workload.spec import WorkloadSpec, run_seed, workload_spec
 
 
 def run_token() -> str:
@@ -162,6 +162,7 @@ def run_point(
             state_dir=state_dir,
             trace_dir=layout.traces_dir,
             shm_dir=cluster.scratch.shm_dir,
+            verify_seed=run_seed(f"{run_dir.resolve()}@{record.manifest.start_time.isoformat()}"),
         )
         spec_path = spec.write(state_dir / "spec.json")
         watches = IostatWatches(

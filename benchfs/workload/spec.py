@@ -17,6 +17,7 @@ reads it. It also names the files ranks leave behind, so both sides agree
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -59,6 +60,14 @@ class WorkloadSpec:
     run_data: bool = True
     # benchfs.workload.metadata.MetadataWorkload as JSON, None: no metadata phases.
     metadata: dict[str, Any] | None = None
+    # The run's seed of the data pattern (``run_seed``); each repetition
+    # writes and verifies with its own (``seed_for``), so data left by
+    # another run or repetition at the same offsets fails verification.
+    verify_seed: int = 0
+
+    def seed_for(self, repetition: int) -> int:
+        """The data pattern's seed of one repetition (a u64)."""
+        return _u64(f"{self.verify_seed}:{repetition}")
 
     @property
     def ranks(self) -> int:
@@ -125,6 +134,7 @@ class WorkloadSpec:
             stonewall_s=self.stonewall_s,
             verify=self.verify,
             queue_depth=self.queue_depth,
+            verify_seeds=tuple(self.seed_for(r) for r in range(self.repetitions)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -143,6 +153,15 @@ class WorkloadSpec:
             raise ConfigError(f"{path}: not a workload spec: {error}") from error
 
 
+def _u64(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def run_seed(run_id: str) -> int:
+    """The data pattern's seed of the run ``run_id`` (a u64)."""
+    return _u64(f"benchfs run {run_id}")
+
+
 def workload_spec(
     config: RunConfig,
     *,
@@ -153,6 +172,7 @@ def workload_spec(
     state_dir: Path,
     trace_dir: Path | None,
     shm_dir: Path | None = None,
+    verify_seed: int = 0,
 ) -> WorkloadSpec:
     """The spec of one run from its config, hosts and directories."""
     workload = config.workload
@@ -182,6 +202,7 @@ def workload_spec(
         queue_depth=workload.queue_depth,
         run_data=config.metadata.mode != "only",
         metadata=metadata_workload(config),
+        verify_seed=verify_seed,
     )
 
 

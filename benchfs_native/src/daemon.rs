@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::membership::{self, Record};
 use crate::rpc::server::{Durability, Server, ServerConfig, ServerStats, SignalGuard};
+use crate::rpc::session_key;
 use crate::rpc::transport::{Transport, ucx_error};
 use crate::rpc::wire;
 use crate::storage::{ChunkStore, StoreOptions};
@@ -256,6 +257,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         durability: config.durability,
         shutdown_deadline: config.shutdown_deadline,
         trace: None,
+        session_key: None,
     };
     server_cfg.validate()?;
     let trace_cfg = match &config.trace_dir {
@@ -272,6 +274,9 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         None => None,
     };
     let store_opts = config.store_options(trace_cfg.clone())?;
+    // The job's secret: the environment's, the registry's, or a new one
+    // written there (a daemon started by hand).
+    let session_key = session_key::ensure(&config.registry_dir)?;
     prepare_data_dir(&config.data_dir)?;
     let _data_dir_lock = lock_data_dir(&config.data_dir, &config.node_name)?;
     // Opened first so the file's header names the daemon, not the store.
@@ -305,6 +310,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         Arc::clone(&store),
         ServerConfig {
             trace: trace.clone(),
+            session_key: Some(session_key),
             ..server_cfg
         },
     )?;

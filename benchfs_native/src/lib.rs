@@ -8,6 +8,7 @@
 //!   buffer mapping, signal handlers, the host name). [`error`]: the one
 //!   error type. [`latency`]: the latency summary. [`log`]: whole log
 //!   lines on stderr. [`build_info`]: the build's provenance.
+//!   [`deadline`]: deadlines that cannot overflow.
 //! * [`trace`]: the binary event log (docs/TRACE_FORMAT.md) every layer
 //!   records into.
 //! * [`storage`]: the chunk store: one io_uring ring per store owned by a
@@ -30,6 +31,7 @@
 pub mod bench;
 pub mod build_info;
 pub mod daemon;
+pub mod deadline;
 pub mod error;
 pub mod latency;
 pub mod log;

@@ -31,6 +31,7 @@ __all__ = [
     "bench_storage",
     "build_info",
     "chunk_loads",
+    "ensure_session_key",
     "metadata_owner",
     "placement_owner",
     "read_registry",
@@ -348,6 +349,16 @@ def serve_daemon(
     unregisters and closes the store. Blocks with the GIL released; SIGTERM
     and SIGINT are handled natively meanwhile (the previous handlers are
     restored on return). Returns the daemon's summary.
+    """
+
+def ensure_session_key(registry_dir: str) -> str:
+    """The job's session key for ``registry_dir``: ``$BENCHFS_SESSION_KEY``
+    if set, else ``registry_dir/session.key``, created (0600, a new random
+    key; the directory 0700 if new) when absent. Returns where the key is
+    (the variable's name or the file's path), never the key.
+
+    A key file that is not a regular file, belongs to another user or is
+    readable by others raises ``ValueError`` naming it.
     """
 
 def read_registry(registry_dir: str) -> list[RegistryRecord]:

@@ -47,12 +47,32 @@ pub(crate) fn u32_arg(v: i64, name: &str) -> BoundaryResult<u32> {
     })
 }
 
-/// A positive number of seconds.
-pub(crate) fn seconds(v: f64, name: &str) -> BoundaryResult<Duration> {
+/// Longest deadline or duration accepted (one week): a longer one is a
+/// mistake, and the engine's deadlines stay far from `Instant` overflow.
+pub(crate) const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// A number of seconds in `0..=MAX_SECONDS` (`allow_zero`) or
+/// `(0, MAX_SECONDS]`, else `ValueError` naming the argument.
+fn bounded_seconds(v: f64, name: &str, allow_zero: bool) -> BoundaryResult<Duration> {
+    let low_ok = if allow_zero { v >= 0.0 } else { v > 0.0 };
+    if !(low_ok && v <= MAX_SECONDS) {
+        let low = if allow_zero { "between 0" } else { "above 0" };
+        return Err(BoundaryError::argument(format!(
+            "{name} must be {low} and at most {MAX_SECONDS} seconds (one week), got {v}"
+        )));
+    }
     Duration::try_from_secs_f64(v)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| BoundaryError::argument(format!("{name} must be positive, got {v}")))
+        .map_err(|_| BoundaryError::argument(format!("{name} is not a number of seconds: {v}")))
+}
+
+/// A positive number of seconds, at most [`MAX_SECONDS`].
+pub(crate) fn seconds(v: f64, name: &str) -> BoundaryResult<Duration> {
+    bounded_seconds(v, name, false)
+}
+
+/// A number of seconds, 0 allowed, at most [`MAX_SECONDS`].
+pub(crate) fn seconds_or_zero(v: f64, name: &str) -> BoundaryResult<Duration> {
+    bounded_seconds(v, name, true)
 }
 
 /// A daemon count, `1..=MAX_NODES`.

@@ -5,12 +5,11 @@
 //! runs its closure on that same thread.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-use super::args::{self, int_arg, seconds};
+use super::args::{self, int_arg, seconds, seconds_or_zero};
 use super::buffer::BorrowedBytes;
 use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
@@ -421,11 +420,7 @@ impl PyClient {
                 )));
             }
         };
-        if !(stonewall_s >= 0.0 && stonewall_s.is_finite()) {
-            return Err(BoundaryError::argument(format!(
-                "stonewall_s must be 0 (off) or positive, got {stonewall_s}"
-            )));
-        }
+        let stonewall = seconds_or_zero(stonewall_s, "stonewall_s")?;
         let spec = PhaseSpec {
             write,
             file_name,
@@ -438,7 +433,7 @@ impl PyClient {
             read_rank_shift,
             verify,
             seed,
-            stonewall: (stonewall_s > 0.0).then(|| Duration::from_secs_f64(stonewall_s)),
+            stonewall: (!stonewall.is_zero()).then_some(stonewall),
             first_op,
             max_ops,
             fsync,

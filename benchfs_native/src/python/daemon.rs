@@ -2,11 +2,10 @@
 //! calling thread.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use pyo3::prelude::*;
 
-use super::args::{positive, positive_usize, u32_arg};
+use super::args::{positive, positive_usize, seconds_or_zero, u32_arg};
 use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
 use crate::daemon::{DaemonConfig, serve};
@@ -53,11 +52,7 @@ pub(crate) fn serve_daemon<'py>(
     shutdown_deadline_s: f64,
     buffered: bool,
 ) -> BoundaryResult<Bound<'py, PyAny>> {
-    let deadline = Duration::try_from_secs_f64(shutdown_deadline_s).map_err(|_| {
-        BoundaryError::argument(format!(
-            "shutdown_deadline_s must be a non-negative number of seconds, got {shutdown_deadline_s}"
-        ))
-    })?;
+    let deadline = seconds_or_zero(shutdown_deadline_s, "shutdown_deadline_s")?;
     let mut cfg = DaemonConfig::new(
         node_name,
         u32_arg(node_id, "node_id")?,

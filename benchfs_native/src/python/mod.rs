@@ -43,5 +43,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(placement::chunk_loads, m)?)?;
     m.add_function(wrap_pyfunction!(daemon::serve_daemon, m)?)?;
     m.add_function(wrap_pyfunction!(registry::read_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::ensure_session_key, m)?)?;
     Ok(())
 }

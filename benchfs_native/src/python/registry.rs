@@ -1,6 +1,6 @@
 //! `read_registry`: the membership registry as the engine itself reads it
 //! ([`membership::read_all`]), so Python never parses registry records on
-//! its own.
+//! its own; `ensure_session_key`: the job's secret beside it.
 
 use std::path::PathBuf;
 
@@ -9,6 +9,20 @@ use pyo3::types::{PyBytes, PyDict};
 
 use super::error::BoundaryResult;
 use crate::membership::{self, Record};
+use crate::rpc::session_key;
+
+/// The job's session key for ``registry_dir``: ``$BENCHFS_SESSION_KEY``
+/// if set, else ``registry_dir/session.key``, created (0600, a new random
+/// key; the directory 0700 if new) when absent. Returns where the key is
+/// (the variable's name or the file's path), never the key.
+///
+/// A key file that is not a regular file, belongs to another user or is
+/// readable by others raises ``ValueError`` naming it.
+#[pyfunction]
+pub(crate) fn ensure_session_key(py: Python<'_>, registry_dir: PathBuf) -> BoundaryResult<String> {
+    let key = py.detach(|| session_key::ensure(&registry_dir))?;
+    Ok(key.source().to_owned())
+}
 
 /// Every daemon record in ``registry_dir``, sorted by node id.
 ///

@@ -8,6 +8,8 @@
 //! * [`session`]: connect / accept / disconnect, which give each client a
 //!   channel on each daemon and the daemon an endpoint back to the client;
 //!   and the active message ids of the RPC layer.
+//! * [`session_key`]: the job's secret (environment or the registry's
+//!   `session.key`) that signs every connect.
 //! * [`transport`]: the `auto`/`shm`/`tcp` setting as UCX configuration.
 //! * [`client`]: the RPC client (operations and the bulk phase).
 //! * [`server`]: a daemon's event loop, storage pool and sessions
@@ -16,6 +18,7 @@
 pub mod client;
 pub mod server;
 pub mod session;
+pub mod session_key;
 pub mod transport;
 pub mod wire;
 

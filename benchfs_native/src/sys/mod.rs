@@ -14,6 +14,8 @@
 //! * [`mmap`]: anonymous mappings (the registered buffer region).
 //! * [`signals`]: installing and restoring signal handlers.
 //! * [`host`]: the host name.
+//! * [`random`]: `getrandom` (session keys, nonces, channel tokens) and
+//!   the effective uid.
 //! * [`lock`]: `flock`, the data directory's one-daemon lock.
 
 pub mod beneath;
@@ -23,6 +25,7 @@ pub mod fs;
 pub mod host;
 pub mod lock;
 pub mod mmap;
+pub mod random;
 pub mod signals;
 
 pub use beneath::{is_link_refusal, open_beneath};
@@ -32,4 +35,5 @@ pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs};
 pub use host::hostname;
 pub use lock::try_lock_exclusive;
 pub use mmap::AnonMapping;
+pub use random::{effective_uid, fill_random, random_u64};
 pub use signals::{SavedAction, preserving_errno, set_handler};

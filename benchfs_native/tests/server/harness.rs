@@ -11,7 +11,10 @@ pub use std::time::{Duration, Instant};
 pub use benchfs_native::daemon::{self, DaemonConfig, DaemonSummary};
 pub use benchfs_native::membership::{self, Expected, Record};
 pub use benchfs_native::rpc::server::Durability;
-pub use benchfs_native::rpc::session::{self, AM_REPLY, AM_REQUEST, AM_SESSION, Session};
+pub use benchfs_native::rpc::session::{
+    self, AM_REPLY, AM_REQUEST, AM_SESSION, NONCE_LEN, Session,
+};
+pub use benchfs_native::rpc::session_key::{self, SessionKey, TAG_LEN};
 pub use benchfs_native::rpc::wire::{self, Header, Limits, Reply, Request, Route};
 pub use benchfs_native::trace::format::{Kind, parse};
 pub use benchfs_ucx::{
@@ -21,6 +24,22 @@ pub use benchfs_ucx::{
 pub use crate::common::{TempDir, pattern, watchdog};
 
 pub const MIB: usize = 1 << 20;
+
+/// Session keys of the daemons the tests started, by worker address: a
+/// raw client signs its connect with its daemon's key.
+static KEYS: std::sync::Mutex<Vec<(Vec<u8>, SessionKey)>> = std::sync::Mutex::new(Vec::new());
+
+pub fn key_of(record: &Record) -> Option<SessionKey> {
+    KEYS.lock()
+        .unwrap()
+        .iter()
+        .find(|(a, _)| *a == record.worker_address)
+        .map(|(_, k)| k.clone())
+}
+
+pub fn now_unix_ns() -> u64 {
+    Record::now_unix_ns()
+}
 
 pub fn deadline(secs: u64) -> Instant {
     Instant::now() + Duration::from_secs(secs)
@@ -51,9 +70,16 @@ impl Daemon {
         let records =
             membership::wait_for(registry.path(), &Expected::Names(vec![name]), deadline(30))
                 .expect("daemon registration");
+        let record = records.into_iter().next().unwrap();
+        let key = session_key::load(registry.path())
+            .unwrap()
+            .expect("the daemon made a session key");
+        KEYS.lock()
+            .unwrap()
+            .push((record.worker_address.clone(), key));
         Daemon {
             thread: Some(thread),
-            record: records.into_iter().next().unwrap(),
+            record,
             registry,
             _data: data,
             data_dir,
@@ -122,6 +148,8 @@ pub struct RawClient {
     pub ep: Endpoint,
     pub inbox: Rc<RefCell<VecDeque<AmMessage>>>,
     pub channel: u16,
+    pub token: u64,
+    pub key: Option<SessionKey>,
     pub node_id: u32,
     pub node_name: String,
     pub chunk_size: u64,
@@ -162,6 +190,8 @@ impl RawClient {
             ep,
             inbox,
             channel: 0,
+            token: 0,
+            key: key_of(record),
             node_id: record.node_id,
             node_name: record.node_name.clone(),
             chunk_size: 0,
@@ -174,13 +204,30 @@ impl RawClient {
 
     /// Connect; `Err(errno)` when refused.
     pub fn open_session(&mut self) -> Result<(), i32> {
+        let mut nonce = [0u8; NONCE_LEN];
+        benchfs_native::sys::fill_random(&mut nonce).unwrap();
+        let msg = self.connect_message(nonce, now_unix_ns());
+        self.send_am(AM_SESSION, &msg, Vec::new());
+        self.await_accept()
+    }
+
+    /// A connect of this client signed with its key (if any).
+    pub fn connect_message(&self, nonce: [u8; NONCE_LEN], time_unix_ns: u64) -> Vec<u8> {
         let addr = self.worker.address().unwrap();
-        let msg = session::encode(&Session::Connect {
+        let mut msg = session::encode(&Session::Connect {
             client_id: self.client_id,
             client_name: "test-client",
             address: addr.as_bytes(),
+            time_unix_ns,
+            nonce,
+            tag: [0; TAG_LEN],
         });
-        self.send_am(AM_SESSION, &msg, Vec::new());
+        session::sign_connect(&mut msg, self.key.as_ref(), &self.node_name);
+        msg
+    }
+
+    /// The answer to a connect: `Err(errno)` when refused.
+    pub fn await_accept(&mut self) -> Result<(), i32> {
         let m = self.next_message(AM_SESSION, "accept");
         match session::decode(m.header()).unwrap() {
             Session::Accept {
@@ -190,6 +237,7 @@ impl RawClient {
                 node_id,
                 chunk_size,
                 node_name,
+                token,
             } => {
                 assert_eq!(client_id, self.client_id);
                 assert_eq!(node_id, self.node_id);
@@ -198,6 +246,7 @@ impl RawClient {
                     return Err(status);
                 }
                 self.channel = channel;
+                self.token = token;
                 self.chunk_size = chunk_size;
                 Ok(())
             }
@@ -209,6 +258,7 @@ impl RawClient {
         let msg = session::encode(&Session::Disconnect {
             client_id: self.client_id,
             channel: self.channel,
+            token: self.token,
         });
         self.send_am(AM_SESSION, &msg, Vec::new());
         self.flush_sends();
@@ -245,7 +295,9 @@ impl RawClient {
         let id = self.next_id;
         self.next_id += 1;
         let mut h = Vec::new();
-        let route = Route::new(id, self.node_id).on(self.channel);
+        let route = Route::new(id, self.node_id)
+            .on(self.channel)
+            .with_token(self.token);
         wire::encode_request(&mut h, route, req).unwrap();
         self.send_am(AM_REQUEST, &h, payload);
         id

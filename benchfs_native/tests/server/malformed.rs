@@ -14,7 +14,7 @@ fn malformed_messages_are_refused_and_counted() {
         let mut d = Daemon::start("garbage", |_| {});
         let mut c = RawClient::connect(&d.record);
         let mut good = Vec::new();
-        let route = Route::new(77, c.node_id).on(c.channel);
+        let route = Route::new(77, c.node_id).on(c.channel).with_token(c.token);
         wire::encode_request(&mut good, route, &Request::Stat { path: "some/file" }).unwrap();
         let mut dropped = 0u64;
         let mut answered = 0u64;
@@ -22,7 +22,7 @@ fn malformed_messages_are_refused_and_counted() {
         // wrong magic, random bytes, a total length that lies.
         let mut cases: Vec<Vec<u8>> = vec![good[..20].to_vec(), Vec::new()];
         let mut v = good.clone();
-        v[4] = 2;
+        v[4] = 9;
         cases.push(v);
         let mut v = good.clone();
         v[0] = b'X';
@@ -64,7 +64,7 @@ fn malformed_messages_are_refused_and_counted() {
         let mut v = Vec::new();
         wire::encode_request(
             &mut v,
-            Route::new(6, c.node_id).on(c.channel),
+            Route::new(6, c.node_id).on(c.channel).with_token(c.token),
             &Request::Write {
                 path: "w",
                 chunk: 0,
@@ -84,7 +84,7 @@ fn malformed_messages_are_refused_and_counted() {
         let mut v = Vec::new();
         wire::encode_request(
             &mut v,
-            Route::new(8, c.node_id).on(c.channel),
+            Route::new(8, c.node_id).on(c.channel).with_token(c.token),
             &Request::Write {
                 path: "w",
                 chunk: 0,
@@ -101,7 +101,9 @@ fn malformed_messages_are_refused_and_counted() {
         let mut v = Vec::new();
         wire::encode_request(
             &mut v,
-            Route::new(7, c.node_id + 3).on(c.channel),
+            Route::new(7, c.node_id + 3)
+                .on(c.channel)
+                .with_token(c.token),
             &Request::Stat { path: "x" },
         )
         .unwrap();
@@ -117,6 +119,7 @@ fn malformed_messages_are_refused_and_counted() {
         let bogus = session::encode(&Session::Disconnect {
             client_id: c.client_id + 1,
             channel: c.channel,
+            token: c.token,
         });
         c.send_am(AM_SESSION, &bogus, Vec::new());
         dropped += 1;
@@ -131,6 +134,9 @@ fn malformed_messages_are_refused_and_counted() {
                 client_id: 99,
                 client_name: "garbage",
                 address: &address,
+                time_unix_ns: now_unix_ns(),
+                nonce: [0; NONCE_LEN],
+                tag: [0; TAG_LEN],
             });
             c.send_am(AM_SESSION, &bad, Vec::new());
             dropped += 1;

@@ -75,3 +75,89 @@ fn a_link_planted_in_the_data_directory_is_never_followed() {
         d.join();
     });
 }
+
+#[test]
+fn a_connect_without_the_key_or_with_another_is_refused_and_others_keep_working() {
+    watchdog(120, || {
+        let mut d = Daemon::start("sessionkey", |_| {});
+        let mut good = RawClient::connect(&d.record);
+        good.ping();
+        let mut keyless = RawClient::unconnected(&d.record);
+        keyless.key = None;
+        assert_eq!(keyless.open_session(), Err(libc::EACCES));
+        let mut wrong = RawClient::unconnected(&d.record);
+        wrong.key = Some(SessionKey::random("wrong").unwrap());
+        assert_eq!(wrong.open_session(), Err(libc::EACCES));
+        // A connect signed long ago is refused by its time.
+        let mut late = RawClient::unconnected(&d.record);
+        let old = late.connect_message([7; NONCE_LEN], now_unix_ns() - 3_600_000_000_000);
+        late.send_am(AM_SESSION, &old, Vec::new());
+        assert_eq!(late.await_accept(), Err(libc::EKEYEXPIRED));
+        good.ping();
+        good.write("still", 0, 0, vec![5; 100]).ok();
+        let s = good.stats();
+        assert_eq!(s["rejected"]["session"], 3, "{s}");
+        good.shutdown(false);
+        let summary = d.join();
+        assert_eq!(summary.connects_refused, 3);
+    });
+}
+
+#[test]
+fn a_replayed_connect_opens_nothing() {
+    watchdog(120, || {
+        let mut d = Daemon::start("replay", |_| {});
+        let mut c = RawClient::unconnected(&d.record);
+        let hello = c.connect_message([42; NONCE_LEN], now_unix_ns());
+        c.send_am(AM_SESSION, &hello, Vec::new());
+        assert_eq!(c.await_accept(), Ok(()));
+        let first = c.channel;
+        // The same bytes again, as a sniffer on the host would send them.
+        c.send_am(AM_SESSION, &hello, Vec::new());
+        c.ping();
+        let s = c.stats();
+        assert_eq!(s["rejected"]["session"], 1, "{s}");
+        assert_eq!(c.channel, first);
+        assert!(c.inbox.borrow().is_empty(), "the replay was answered");
+        c.shutdown(false);
+        d.join();
+    });
+}
+
+#[test]
+fn a_request_on_another_clients_channel_is_refused() {
+    watchdog(120, || {
+        let mut d = Daemon::start("forged", |_| {});
+        let mut owner = RawClient::connect(&d.record);
+        let mut thief = RawClient::connect(&d.record);
+        assert_ne!(owner.channel, thief.channel);
+        owner.write("secret", 0, 0, vec![9; 64]).ok();
+        // The thief puts the owner's channel number in its header, with
+        // its own token and with none.
+        for token in [thief.token, 0] {
+            let mut h = Vec::new();
+            let route = Route::new(500, thief.node_id)
+                .on(owner.channel)
+                .with_token(token);
+            let req = Request::Read {
+                path: "secret",
+                chunk: 0,
+                offset: 0,
+                len: 64,
+            };
+            wire::encode_request(&mut h, route, &req).unwrap();
+            thief.send_am(AM_REQUEST, &h, Vec::new());
+        }
+        thief.ping();
+        owner.ping();
+        let s = owner.stats();
+        assert_eq!(s["rejected"]["channel"], 2, "{s}");
+        assert!(
+            thief.inbox.borrow().is_empty(),
+            "a forged request was answered"
+        );
+        assert_eq!(owner.read("secret", 0, 0, 64).payload, vec![9; 64]);
+        owner.shutdown(false);
+        d.join();
+    });
+}

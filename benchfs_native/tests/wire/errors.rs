@@ -30,10 +30,10 @@ fn decode_errors_say_what_and_where() {
     assert_eq!((err(&b).offset, err(&b).field), (0, "magic"));
 
     let mut b = good.clone();
-    b[4..6].copy_from_slice(&2u16.to_le_bytes());
+    b[4..6].copy_from_slice(&1u16.to_le_bytes());
     let e = err(&b);
     assert_eq!((e.offset, e.field), (4, "version"));
-    assert!(e.reason.contains("version 2"), "{e}");
+    assert!(e.reason.contains("version 1"), "{e}");
 
     let mut b = good.clone();
     b[6] = 200;
@@ -47,7 +47,7 @@ fn decode_errors_say_what_and_where() {
     let e = err(&b);
     assert_eq!(e.field, "message length");
     assert!(
-        e.reason.contains("140") && e.reason.contains(&good.len().to_string()),
+        e.reason.contains("148") && e.reason.contains(&good.len().to_string()),
         "{e}"
     );
 
@@ -238,7 +238,9 @@ fn layout_is_pinned() {
     let mut out = Vec::new();
     encode_request(
         &mut out,
-        Route::new(0x0102_0304_0506_0708, 5).on(0x0a0b),
+        Route::new(0x0102_0304_0506_0708, 5)
+            .on(0x0a0b)
+            .with_token(0x1112_1314_1516_1718),
         &Request::Write {
             path: "ab",
             chunk: 3,
@@ -250,23 +252,24 @@ fn layout_is_pinned() {
     .unwrap();
     let want: Vec<u8> = [
         &b"BFSW"[..],
-        &[1, 0],                     // version
-        &[5, 0],                     // op write, reserved
-        &[0x04, 0],                  // flags: SYNC
-        &[16, 0],                    // fixed_len
-        &[2, 0],                     // var_len
-        &[0x0b, 0x0a],               // channel
-        &[8, 7, 6, 5, 4, 3, 2, 1],   // request_id
-        &[5, 0, 0, 0],               // node
-        &[0, 0, 0, 0],               // status
-        &[100, 0, 0, 0, 0, 0, 0, 0], // payload_len
-        &[3, 0, 0, 0, 0, 0, 0, 0],   // chunk
-        &[9, 0, 0, 0, 0, 0, 0, 0],   // offset
-        &b"ab"[..],                  // path
+        &[2, 0],                                           // version
+        &[5, 0],                                           // op write, reserved
+        &[0x04, 0],                                        // flags: SYNC
+        &[16, 0],                                          // fixed_len
+        &[2, 0],                                           // var_len
+        &[0x0b, 0x0a],                                     // channel
+        &[8, 7, 6, 5, 4, 3, 2, 1],                         // request_id
+        &[5, 0, 0, 0],                                     // node
+        &[0, 0, 0, 0],                                     // status
+        &[100, 0, 0, 0, 0, 0, 0, 0],                       // payload_len
+        &[0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11], // token
+        &[3, 0, 0, 0, 0, 0, 0, 0],                         // chunk
+        &[9, 0, 0, 0, 0, 0, 0, 0],                         // offset
+        &b"ab"[..],                                        // path
     ]
     .concat();
     assert_eq!(out, want);
-    assert_eq!(wire::HEADER_LEN, 40);
+    assert_eq!(wire::HEADER_LEN, 48);
     assert_eq!(FLAG_REPLY, 1);
     for (i, op) in Op::ALL.iter().enumerate() {
         assert_eq!(usize::from(op.code()), i + 1);

@@ -1,6 +1,6 @@
 //! The RPC wire format: round trips of every message, precise decode errors,
 //! and a fuzz-style property test that hostile bytes never panic the decoder
-//! nor make it allocate beyond its limits.
+//! nor make it allocate beyond its limits; the same for session messages.
 
 #![allow(
     clippy::unwrap_used,
@@ -9,4 +9,5 @@
 
 mod errors;
 mod properties;
+mod session;
 mod strategies;

@@ -24,18 +24,19 @@ proptest! {
 
     #[test]
     fn every_request_round_trips(r in request(), id in any::<u64>(), node in any::<u32>(),
-                                 channel in any::<u16>(),
+                                 channel in any::<u16>(), token in any::<u64>(),
                                  prefix in prop::collection::vec(any::<u8>(), 0..8)) {
         let req = r.wire();
         let mut out = prefix.clone();
-        let n = encode_request(&mut out, Route::new(id, node).on(channel), &req).unwrap();
+        let route = Route::new(id, node).on(channel).with_token(token);
+        let n = encode_request(&mut out, route, &req).unwrap();
         prop_assert_eq!(&out[..prefix.len()], &prefix[..]);
         let buf = &out[prefix.len()..];
         prop_assert_eq!(n, buf.len());
         let (h, back) = decode_request(buf, &Limits::default()).unwrap();
         prop_assert_eq!(back, req);
         prop_assert_eq!((h.request_id, h.node, h.status, h.op), (id, node, 0, req.op()));
-        prop_assert_eq!(h.channel, channel);
+        prop_assert_eq!((h.channel, h.token), (channel, token));
         prop_assert!(!h.is_reply());
         prop_assert_eq!(h.message_len(), buf.len());
         let payload = match req {

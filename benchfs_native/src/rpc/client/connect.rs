@@ -15,7 +15,8 @@ use benchfs_ucx::{
 use crate::error::{Error, Result};
 use crate::membership::{self, Expected, Record, WaitOptions};
 use crate::placement::fmix64;
-use crate::rpc::session::{self, AM_REPLY, AM_SESSION, Session};
+use crate::rpc::session::{self, AM_REPLY, AM_SESSION, NONCE_LEN, Session};
+use crate::rpc::session_key::{self, SessionKey, TAG_LEN};
 use crate::rpc::transport::{Transport, ucx_error};
 use crate::rpc::wire;
 
@@ -34,6 +35,8 @@ pub struct Node {
     pub local: bool,
     /// The client's channel on it.
     pub channel: u16,
+    /// The channel's token from the accept (in every request header).
+    pub token: u64,
     /// Endpoint to it (`None` once closed).
     pub ep: Option<Endpoint>,
 }
@@ -46,15 +49,28 @@ impl Node {
             return true;
         }
         match std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
-            // The state follows the command name, which may contain ')'.
-            Ok(stat) => !matches!(
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().next()),
-                Some("Z" | "X")
-            ),
+            Ok(stat) => !matches!(stat_state(&stat), Some("Z" | "X")),
             Err(e) => e.kind() != std::io::ErrorKind::NotFound,
         }
     }
+
+    /// Whether the daemon process is on this host and stopped (state `T`
+    /// or `t` in `/proc/<pid>/stat`: SIGSTOP or a debugger): it cannot
+    /// answer until it is continued.
+    pub fn process_stopped(&self) -> bool {
+        if !self.local || self.pid == 0 {
+            return false;
+        }
+        std::fs::read_to_string(format!("/proc/{}/stat", self.pid))
+            .is_ok_and(|stat| matches!(stat_state(&stat), Some("T" | "t")))
+    }
+}
+
+/// The state field of a `/proc/<pid>/stat` line: it follows the command
+/// name, which may contain ')'.
+fn stat_state(stat: &str) -> Option<&str> {
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
 }
 
 /// Incoming active messages of one id, queued by the handler.
@@ -139,6 +155,9 @@ pub struct ConnectSpec<'a> {
     /// Least time left for the session handshake after the membership
     /// wait (at most 5 s are used).
     pub grace: Duration,
+    /// The session key; `None`: the environment's or the registry's
+    /// ([`session_key::load`]).
+    pub session_key: Option<&'a SessionKey>,
 }
 
 /// Waits for the membership, opens the worker and a session with every
@@ -164,12 +183,26 @@ pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
     let here = crate::sys::hostname().unwrap_or_default();
     let mut nodes = Vec::with_capacity(records.len());
     let mut sends = Vec::with_capacity(records.len());
-    let hello = session::encode(&Session::Connect {
+    // Without a key the connect goes out unsigned: the daemons refuse it
+    // and the error says so, naming the registry.
+    let key = match spec.session_key {
+        Some(k) => Some(k.clone()),
+        None => session_key::load(spec.registry_dir)?,
+    };
+    let mut nonce = [0u8; NONCE_LEN];
+    crate::sys::fill_random(&mut nonce)
+        .map_err(|e| Error::from_io(&e, "draw a connect nonce", "getrandom"))?;
+    let unsigned = session::encode(&Session::Connect {
         client_id,
         client_name: spec.name,
         address: address.as_bytes(),
+        time_unix_ns: Record::now_unix_ns(),
+        nonce,
+        tag: [0; TAG_LEN],
     });
     for r in &records {
+        let mut hello = unsigned.clone();
+        session::sign_connect(&mut hello, key.as_ref(), &r.node_name);
         let opts = EndpointOptions {
             error_mode: ErrorMode::Deadline,
             name: Some(format!("{}->{}", spec.name, r.node_name)),
@@ -188,6 +221,7 @@ pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
             pid: r.pid,
             local: !here.is_empty() && r.host == here,
             channel: 0,
+            token: 0,
             ep: Some(ep),
         });
     }
@@ -203,7 +237,11 @@ pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
     // A partial membership is returned at the deadline: the daemons that
     // are there still get a moment to accept.
     let grace = spec.grace.min(Duration::from_secs(5));
-    let accepted = wait_accepts(&mut conn, spec.deadline.max(Instant::now() + grace));
+    let accepted = wait_accepts(
+        &mut conn,
+        spec.deadline.max(Instant::now() + grace),
+        spec.registry_dir,
+    );
     drop(sends);
     if let Err(e) = accepted {
         conn.close(Duration::from_millis(200), false);
@@ -221,8 +259,24 @@ fn connect_error(errno: i32, node: &str, detail: String) -> Error {
     }
 }
 
+/// Why a daemon refused a session, in words.
+fn refusal_text(status: i32, node: &str, registry_dir: &Path) -> String {
+    match status {
+        libc::EACCES => format!(
+            "session refused by node {node}: wrong or missing session key (registry {}; the key is ${} or {})",
+            registry_dir.display(),
+            session_key::KEY_ENV,
+            session_key::key_path(registry_dir).display()
+        ),
+        libc::EKEYEXPIRED => format!(
+            "session refused by node {node}: the connect's time is outside the daemon's window (clocks differ by more than a minute?)"
+        ),
+        _ => "the daemon refused the session".to_owned(),
+    }
+}
+
 /// Collects one accept per node; checks statuses and chunk sizes.
-fn wait_accepts(conn: &mut Conn, deadline: Instant) -> Result<()> {
+fn wait_accepts(conn: &mut Conn, deadline: Instant, registry_dir: &Path) -> Result<()> {
     let n = conn.nodes.len();
     let mut chunk: Vec<Option<u64>> = vec![None; n];
     let mut got = 0usize;
@@ -261,6 +315,7 @@ fn wait_accepts(conn: &mut Conn, deadline: Instant) -> Result<()> {
                 node_id,
                 chunk_size,
                 node_name,
+                token,
             }) = session::decode(msg.header())
             else {
                 continue;
@@ -283,17 +338,15 @@ fn wait_accepts(conn: &mut Conn, deadline: Instant) -> Result<()> {
                 ));
             }
             if status != 0 {
-                return Err(connect_error(
-                    status,
-                    &node.name,
-                    "the daemon refused the session".to_owned(),
-                ));
+                let text = refusal_text(status, &node.name, registry_dir);
+                return Err(connect_error(status, &node.name, text));
             }
             if chunk[node_id as usize].is_none() {
                 got += 1;
             }
             chunk[node_id as usize] = Some(chunk_size);
             node.channel = channel;
+            node.token = token;
         }
     }
     let sizes: Vec<u64> = chunk.iter().map(|c| c.unwrap_or(0)).collect();
@@ -317,7 +370,7 @@ impl Conn {
     /// closes the endpoints within `budget` in all, and stops queueing
     /// messages. Idempotent.
     pub fn close(&mut self, budget: Duration, say_bye: bool) {
-        let deadline = Instant::now() + budget;
+        let deadline = crate::deadline::after(budget);
         let mut byes = Vec::new();
         if say_bye {
             for n in &self.nodes {
@@ -325,6 +378,7 @@ impl Conn {
                     let msg = session::encode(&Session::Disconnect {
                         client_id: self.client_id,
                         channel: n.channel,
+                        token: n.token,
                     });
                     if let Ok(r) = ep.am_send(AM_SESSION, &msg, Vec::new(), SendOptions::default())
                     {

@@ -159,7 +159,7 @@ impl Client {
             }
             None => None,
         };
-        let deadline = std::time::Instant::now() + options.connect_deadline;
+        let deadline = crate::deadline::after(options.connect_deadline);
         let conn = connect::connect(&connect::ConnectSpec {
             registry_dir,
             expected: &expected,
@@ -168,6 +168,7 @@ impl Client {
             allow_partial: options.allow_partial,
             name: &options.name,
             grace: options.connect_deadline,
+            session_key: None,
         })?;
         let nodes = u32::try_from(conn.nodes.len()).unwrap_or(u32::MAX);
         let placement = Placement::new(nodes)?;

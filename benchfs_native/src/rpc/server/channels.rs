@@ -17,6 +17,9 @@ pub struct Channel {
     pub client_id: u64,
     /// The client's name, for log lines.
     pub client_name: String,
+    /// Random, given in the accept: every request on the channel must
+    /// carry it, so a channel number alone opens nothing.
+    pub token: u64,
 }
 
 /// Channels `1..=max`.

@@ -103,6 +103,8 @@ pub struct Server<'w> {
     pub(super) drops_logged: u64,
     /// First byte of this worker's address (see `plausible_address`).
     pub(super) address_header: u8,
+    /// Nonces of recent connects (replays are refused).
+    pub(super) nonces: super::replay::NonceCache,
 }
 
 impl std::fmt::Debug for Server<'_> {
@@ -168,6 +170,7 @@ impl<'w> Server<'w> {
             stop: None,
             drops_logged: 0,
             address_header,
+            nonces: super::replay::NonceCache::default(),
             cfg,
         })
     }
@@ -323,7 +326,7 @@ impl<'w> Server<'w> {
         match &mut self.stop {
             Some(s) => s.force |= force,
             None => {
-                let deadline = Instant::now() + self.cfg.shutdown_deadline;
+                let deadline = crate::deadline::after(self.cfg.shutdown_deadline);
                 let msg = format!(
                     "stopping ({reason}{}): {} queued, {} in flight, drain deadline {:.1} s",
                     if force { ", forced" } else { "" },

@@ -9,7 +9,8 @@
 //!   bound wait in a FIFO queue; data lives in a bounded pool of reusable
 //!   buffers ([`buffers`]);
 //! * a dispatched request holds one of the loop's `slots`;
-//! * clients are known by their [`channels`]; [`stats`] are counters of
+//! * clients are known by their [`channels`], opened only for a connect
+//!   signed with the session key and fresh ([`replay`]); [`stats`] are counters of
 //!   the loop; [`signals`] turn SIGTERM/SIGINT into a drain.
 
 pub mod buffers;
@@ -17,6 +18,7 @@ pub mod channels;
 pub mod dispatch;
 pub mod event_loop;
 pub mod pool;
+pub mod replay;
 pub mod requests;
 pub mod sessions;
 pub mod signals;
@@ -33,6 +35,7 @@ pub use signals::SignalGuard;
 pub use stats::ServerStats;
 
 use crate::error::{Error, Result};
+use crate::rpc::session_key::SessionKey;
 use crate::trace::TraceFile;
 
 /// When written data is made durable.
@@ -101,6 +104,8 @@ pub struct ServerConfig {
     pub shutdown_deadline: Duration,
     /// Where `rpc_server` records go.
     pub trace: Option<Arc<TraceFile>>,
+    /// The job's session key; without one every connect is refused.
+    pub session_key: Option<SessionKey>,
 }
 
 impl ServerConfig {
@@ -115,6 +120,7 @@ impl ServerConfig {
             durability: Durability::None,
             shutdown_deadline: Duration::from_secs(10),
             trace: None,
+            session_key: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Requests: decoding and routing an arriving request (contract: a
 //! message that does not decode gets an EBADMSG reply when its header
-//! decoded and its channel is open, else it is dropped with a log line; a
+//! decoded and its channel is open with the header's token, else it is
+//! dropped with a log line; a
 //! request for another node id gets ESTALE), answering the ops that need
 //! no storage at once, queueing the others, and sending every reply.
 
@@ -29,10 +30,19 @@ impl Server<'_> {
                 return;
             }
         };
-        if self.channels.get(header.channel).is_none() {
+        let refusal = match self.channels.get(header.channel) {
+            None => Some("which is not open"),
+            // A channel number alone opens nothing: the token from the
+            // accept proves the sender holds the session.
+            Some(ch) if ch.token != header.token => {
+                Some("with a token that is not the channel's (another client's channel?)")
+            }
+            Some(_) => None,
+        };
+        if let Some(why) = refusal {
             self.stats.reject(Rejected::Channel);
             self.log_drop(&format!(
-                "dropped request {} ({}) on channel {}, which is not open",
+                "dropped request {} ({}) on channel {}, {why}",
                 header.request_id, header.op, header.channel
             ));
             return;
@@ -41,6 +51,7 @@ impl Server<'_> {
             request_id: header.request_id,
             node: self.cfg.node_id,
             channel: header.channel,
+            token: 0,
         };
         let mut meta = Meta::new(route, header.op, arrival);
         self.stats.request(header.op);

@@ -1,16 +1,28 @@
 //! Sessions: connect opens an endpoint back to the client and gives it a
-//! channel (or refuses: `EBUSY` when every channel is taken, `ESHUTDOWN`
-//! while stopping); disconnect closes the channel's endpoint.
+//! channel and its random token (or refuses: `EACCES` without a valid
+//! session-key tag, `EKEYEXPIRED` when its time is outside the window,
+//! `EBUSY` when every channel is taken, `ESHUTDOWN` while stopping; a
+//! replayed connect is dropped); disconnect, with the channel's token,
+//! closes the channel's endpoint.
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use benchfs_ucx::{AmMessage, Endpoint, EndpointOptions, SendOptions, WorkerAddress};
 
 use super::channels::Channel;
 use super::event_loop::{CLOSE_DEADLINE, Server};
+use super::replay::{Stale, WINDOW};
 use super::slots::Sending;
 use super::stats::Rejected;
-use crate::rpc::session::{self, AM_SESSION, Session};
+use crate::rpc::session::{self, AM_SESSION, NONCE_LEN, Session};
+use crate::sys;
+
+/// What a connect proved, checked before anything is opened for it.
+struct Proof {
+    time_unix_ns: u64,
+    nonce: [u8; NONCE_LEN],
+    tag_valid: bool,
+}
 
 /// Fewest bytes of a worker address (header, 64-bit id and at least one
 /// device with one transport).
@@ -24,8 +36,25 @@ impl Server<'_> {
                 client_id,
                 client_name,
                 address,
-            }) => self.connect(client_id, client_name, address),
-            Ok(Session::Disconnect { client_id, channel }) => self.disconnect(client_id, channel),
+                time_unix_ns,
+                nonce,
+                ..
+            }) => {
+                let tag_valid = self.cfg.session_key.as_ref().is_some_and(|k| {
+                    session::connect_tag_valid(msg.header(), k, &self.cfg.node_name)
+                });
+                let proof = Proof {
+                    time_unix_ns,
+                    nonce,
+                    tag_valid,
+                };
+                self.connect(client_id, client_name, address, &proof);
+            }
+            Ok(Session::Disconnect {
+                client_id,
+                channel,
+                token,
+            }) => self.disconnect(client_id, channel, token),
             Ok(Session::Accept { .. }) => {
                 self.stats.reject(Rejected::Session);
                 self.log_drop("dropped an accept message sent to a daemon");
@@ -39,7 +68,7 @@ impl Server<'_> {
         }
     }
 
-    fn accept_bytes(&self, client_id: u64, channel: u16, status: i32) -> Vec<u8> {
+    fn accept_bytes(&self, client_id: u64, channel: u16, status: i32, token: u64) -> Vec<u8> {
         session::encode(&Session::Accept {
             client_id,
             channel,
@@ -47,15 +76,61 @@ impl Server<'_> {
             node_id: self.cfg.node_id,
             chunk_size: self.chunk_size,
             node_name: &self.cfg.node_name,
+            token,
         })
     }
 
-    fn connect(&mut self, client_id: u64, client_name: &str, address: &[u8]) {
+    /// Whether a connect may open a channel: `Ok`, `Err(Some(errno))` to
+    /// refuse it with an answer, `Err(None)` to drop it.
+    fn admit(&mut self, client_name: &str, proof: &Proof) -> Result<(), Option<i32>> {
+        if !proof.tag_valid {
+            self.stats.reject(Rejected::Session);
+            self.log_drop(&format!(
+                "refused the session of {client_name:?}: wrong or missing session key"
+            ));
+            return Err(Some(libc::EACCES));
+        }
+        let now_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        match self
+            .nonces
+            .admit(proof.time_unix_ns, now_ns, proof.nonce, Instant::now())
+        {
+            Ok(()) => Ok(()),
+            Err(why) => {
+                self.stats.reject(Rejected::Session);
+                let (text, answer) = match why {
+                    Stale::Time => (
+                        format!(
+                            "its time is more than {} s from this host's clock",
+                            WINDOW.as_secs()
+                        ),
+                        Some(libc::EKEYEXPIRED),
+                    ),
+                    // The answer would go to the client that signed it.
+                    Stale::Replayed => ("it replays an earlier connect".to_owned(), None),
+                    Stale::Full => (
+                        "too many connects within the freshness window".to_owned(),
+                        Some(libc::EAGAIN),
+                    ),
+                };
+                self.log_drop(&format!("refused the session of {client_name:?}: {text}"));
+                Err(answer)
+            }
+        }
+    }
+
+    fn connect(&mut self, client_id: u64, client_name: &str, address: &[u8], proof: &Proof) {
         if let Err(why) = self.plausible_address(address) {
             self.stats.reject(Rejected::Session);
             self.log_drop(&format!(
                 "dropped the connect of {client_name:?}: its worker address {why}"
             ));
+            return;
+        }
+        let admitted = self.admit(client_name, proof);
+        if admitted == Err(None) {
             return;
         }
         let addr = WorkerAddress::from_bytes(address);
@@ -67,17 +142,28 @@ impl Server<'_> {
                 return;
             }
         };
+        if let Err(Some(errno)) = admitted {
+            return self.refuse(ep, client_id, client_name, errno);
+        }
         let refusal = if self.stopping() {
             libc::ESHUTDOWN
         } else {
+            let token = match sys::random_u64() {
+                Ok(t) => t,
+                Err(e) => {
+                    self.log(&format!("no channel token for {client_name:?}: {e}"));
+                    return self.refuse(ep, client_id, client_name, libc::EAGAIN);
+                }
+            };
             let ch = Channel {
                 ep,
                 client_id,
                 client_name: client_name.to_owned(),
+                token,
             };
             match self.channels.open(ch) {
                 Ok(id) => {
-                    let bytes = self.accept_bytes(client_id, id, 0);
+                    let bytes = self.accept_bytes(client_id, id, 0, token);
                     self.send_accept(id, &bytes);
                     return;
                 }
@@ -141,14 +227,15 @@ impl Server<'_> {
     /// flushes the answer first).
     fn refuse(&mut self, ep: Endpoint, client_id: u64, client_name: &str, errno: i32) {
         self.stats.connects_refused += 1;
-        let bytes = self.accept_bytes(client_id, 0, errno);
+        let bytes = self.accept_bytes(client_id, 0, errno, 0);
         let sent = ep.am_send(AM_SESSION, &bytes, Vec::new(), SendOptions::default());
         let closed = ep.close(Instant::now() + CLOSE_DEADLINE);
         drop(sent);
-        let why = if errno == libc::EBUSY {
-            "every channel is in use"
-        } else {
-            "shutting down"
+        let why = match errno {
+            libc::EBUSY => "every channel is in use",
+            libc::ESHUTDOWN => "shutting down",
+            // Logged with the reason where it was decided.
+            _ => return,
         };
         let mut msg = format!("refused the session of {client_name:?}: {why}");
         if let Err(e) = closed {
@@ -157,11 +244,11 @@ impl Server<'_> {
         self.log_drop(&msg);
     }
 
-    fn disconnect(&mut self, client_id: u64, channel: u16) {
+    fn disconnect(&mut self, client_id: u64, channel: u16, token: u64) {
         let matches = self
             .channels
             .get(channel)
-            .is_some_and(|c| c.client_id == client_id);
+            .is_some_and(|c| c.client_id == client_id && c.token == token);
         if !matches {
             self.stats.reject(Rejected::Session);
             self.log_drop(&format!(

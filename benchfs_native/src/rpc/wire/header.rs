@@ -1,4 +1,4 @@
-//! The fixed 40-byte header every message starts with: decoding and
+//! The fixed 48-byte header every message starts with: decoding and
 //! checking it, and writing it in front of a message.
 
 use super::codec::{DecodeError, Reader, put_u16, put_u32, put_u64};
@@ -27,6 +27,9 @@ pub struct Header {
     pub status: i32,
     /// Length of the active message's payload.
     pub payload_len: u64,
+    /// Request: the channel's token from the accept (a request with
+    /// another token is refused); reply: 0.
+    pub token: u64,
 }
 
 impl Header {
@@ -66,6 +69,8 @@ pub struct Route {
     pub node: u32,
     /// The client's channel on the daemon (0: none).
     pub channel: u16,
+    /// The channel's token (requests; 0 in replies).
+    pub token: u64,
 }
 
 impl Route {
@@ -75,12 +80,18 @@ impl Route {
             request_id,
             node,
             channel: 0,
+            token: 0,
         }
     }
 
     /// The same route on `channel`.
     pub fn on(self, channel: u16) -> Route {
         Route { channel, ..self }
+    }
+
+    /// The same route with the channel's `token`.
+    pub fn with_token(self, token: u64) -> Route {
+        Route { token, ..self }
     }
 }
 
@@ -90,6 +101,7 @@ impl From<&Header> for Route {
             request_id: h.request_id,
             node: h.node,
             channel: h.channel,
+            token: h.token,
         }
     }
 }
@@ -121,6 +133,7 @@ pub(super) fn put_frame(out: &mut Vec<u8>, f: &Frame<'_>, fixed: &[u8]) {
     put_u32(out, f.route.node);
     out.extend_from_slice(&f.status.to_le_bytes());
     put_u64(out, f.payload_len);
+    put_u64(out, f.route.token);
     out.extend_from_slice(fixed);
     out.extend_from_slice(f.var);
 }
@@ -169,6 +182,7 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
     let node = r.u32("node")?;
     let status = i32::from_le_bytes(r.array("status")?);
     let payload_len = r.u64("payload_len")?;
+    let token = r.u64("token")?;
     let h = Header {
         op,
         flags,
@@ -179,6 +193,7 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
         node,
         status,
         payload_len,
+        token,
     };
 
     let reply = h.is_reply();

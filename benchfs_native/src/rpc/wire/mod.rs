@@ -1,7 +1,7 @@
 //! The RPC wire format (docs/WIRE_PROTOCOL.md).
 //!
 //! A message is what goes into a UCX active message's *header*: a fixed
-//! 40-byte [`Header`], an op-specific fixed part, and a variable part (the
+//! 48-byte [`Header`], an op-specific fixed part, and a variable part (the
 //! path of a request, the text of an error reply). Bulk bytes (write data,
 //! read data, readdir entries, the stats JSON) travel in the active
 //! message's *payload*, of which the header only carries the length
@@ -36,9 +36,10 @@ pub use request::{Request, decode_request, encode_request};
 pub const MAGIC: [u8; 4] = *b"BFSW";
 /// The protocol version this build speaks; a message of another version is
 /// rejected (see the version policy in docs/WIRE_PROTOCOL.md).
-pub const VERSION: u16 = 1;
+/// 2: the channel token in the header.
+pub const VERSION: u16 = 2;
 /// Length of the fixed [`Header`].
-pub const HEADER_LEN: usize = 40;
+pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
 pub const ATTR_LEN: usize = 24;
 /// Longest path (or error text) the encoder produces (Linux `PATH_MAX`).

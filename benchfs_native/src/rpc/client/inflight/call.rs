@@ -51,9 +51,16 @@ pub struct Call {
 impl Call {
     /// A call of `request` to `node` (on the client's channel there).
     pub fn new(conn: &Conn, node: u32, request: &Request<'_>, tag: u64) -> Result<Call> {
-        let channel = conn.nodes.get(node as usize).map_or(0, |n| n.channel);
+        let (channel, token) = conn
+            .nodes
+            .get(node as usize)
+            .map_or((0, 0), |n| (n.channel, n.token));
         let mut header = Vec::with_capacity(wire::HEADER_LEN + 24 + request.path().len());
-        wire::encode_request(&mut header, Route::new(0, node).on(channel), request)?;
+        wire::encode_request(
+            &mut header,
+            Route::new(0, node).on(channel).with_token(token),
+            request,
+        )?;
         let (chunk, bytes) = match *request {
             Request::Write { chunk, len, .. } | Request::Read { chunk, len, .. } => {
                 (Some(chunk), len)

@@ -133,7 +133,7 @@ impl Window {
         self.next_id += 1;
         p.call.set_request_id(id);
         p.issued = now;
-        p.deadline = now + p.limit;
+        p.deadline = crate::deadline::after_from(now, p.limit);
         p.sent = None;
         p.got = None;
         p.recv = None;
@@ -317,10 +317,15 @@ impl Window {
             "the request was not delivered"
         };
         let mut detail = format!("{what} within {:.1} s", p.limit.as_secs_f64());
-        if let Some(n) = conn.nodes.get(p.call.node as usize)
-            && !n.process_alive()
-        {
-            detail.push_str(&format!("; the daemon process {} is gone", n.pid));
+        if let Some(n) = conn.nodes.get(p.call.node as usize) {
+            if !n.process_alive() {
+                detail.push_str(&format!("; the daemon process {} is gone", n.pid));
+            } else if n.process_stopped() {
+                detail.push_str(&format!(
+                    "; the daemon process {} is stopped (state T in /proc/{}/stat: SIGSTOP or a debugger)",
+                    n.pid, n.pid
+                ));
+            }
         }
         Failure {
             errno: libc::ETIMEDOUT,

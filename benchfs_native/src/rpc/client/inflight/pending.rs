@@ -75,7 +75,7 @@ impl Pending {
             call,
             first_issue: now,
             issued: now,
-            deadline: now + limit,
+            deadline: crate::deadline::after_from(now, limit),
             limit,
             send: None,
             sent: None,
