@@ -69,19 +69,23 @@ class ConsoleObserver(RunObserver):
             self.bars = bars
         status = progress.status
         key = (status.repetition, status.phase)
+        # A stonewalled phase ends on time: its bar measures seconds, not bytes.
+        timed = status.stonewall_s > 0
+        total = status.stonewall_s if timed else max(status.expected_bytes, 1)
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(
                 escape(f"{self.prefix}{status.phase} (repetition {status.repetition + 1})"),
-                total=max(status.expected_bytes, 1),
+                total=total,
                 figures="",
             )
         task = self.tasks[key]
         figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
         if status.state == "done":
-            self.bars.update(task, completed=max(status.expected_bytes, 1))
+            self.bars.update(task, completed=total)
             self.bars.stop_task(task)
         else:
-            self.bars.update(task, completed=progress.bytes, figures=figures)
+            done = min(progress.elapsed_s, total) if timed else progress.bytes
+            self.bars.update(task, completed=done, figures=figures)
 
     def point_finished(self, result: PointResult) -> None:
         if self.bars is not None:

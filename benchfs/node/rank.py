@@ -137,7 +137,8 @@ class Rank:
         spec = self.spec
         expected = spec.ranks * spec.block_size * spec.segments
         write_status(
-            spec.phase_file, PhaseStatus(repetition, phase, state, time.time_ns(), expected)
+            spec.phase_file,
+            PhaseStatus(repetition, phase, state, time.time_ns(), expected, spec.stonewall_s),
         )
 
     def collect(self, repetition: int, phase: str, result: Mapping[str, Any]) -> None:

@@ -32,6 +32,8 @@ class PhaseStatus:
     state: State
     since_unix_ns: int
     expected_bytes: int
+    # With a stonewall the phase ends on time, long before ``expected_bytes``.
+    stonewall_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +42,7 @@ class PhaseStatus:
             "state": self.state,
             "since_unix_ns": self.since_unix_ns,
             "expected_bytes": self.expected_bytes,
+            "stonewall_s": self.stonewall_s,
         }
 
 
@@ -86,6 +89,7 @@ def read_status(path: Path) -> PhaseStatus | None:
             state="done" if data["state"] == "done" else "running",
             since_unix_ns=int(data["since_unix_ns"]),
             expected_bytes=int(data["expected_bytes"]),
+            stonewall_s=float(data.get("stonewall_s", 0.0)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
