@@ -71,6 +71,14 @@ class WorkloadConfig(Section):
     # Transfers in flight per rank (the client's RPC window). IOR's POSIX
     # backend keeps one; deeper queues measure something IOR does not.
     queue_depth: Annotated[int, Field(ge=1, le=MAX_QUEUE_DEPTH)] = 1
+    # "benchfs": the daemons and their client; "posix:PATH": no daemons, the
+    # same workload with pwrite/pread on any mounted file system at PATH.
+    target: Annotated[str, Field(pattern=r"^(benchfs|posix:/.*)$")] = "benchfs"
+    # O_DIRECT on a posix: target (IOR -useO_DIRECT is off by default).
+    direct: bool = False
+    # Leave the files after each repetition (IOR -k); on a posix: target they
+    # stay in PATH/benchfs-<token>-p<k>/.
+    keep_files: bool = False
     phases: list[Phase] = ["write", "read"]
 
     @model_validator(mode="after")
@@ -84,7 +92,14 @@ class WorkloadConfig(Section):
             raise ValueError(f"phases must be distinct and not empty, got {self.phases}")
         if self.phases[0] != "write":
             raise ValueError("phases must start with 'write': a new file system holds no data")
+        if self.queue_depth != 1 and self.posix_path is not None:
+            raise ValueError("a posix: target keeps one transfer in flight: queue_depth must be 1")
         return self
+
+    @property
+    def posix_path(self) -> str | None:
+        """The directory of a ``posix:PATH`` target, None for BenchFS."""
+        return self.target.removeprefix("posix:") if self.target.startswith("posix:") else None
 
 
 class Thresholds(Section):

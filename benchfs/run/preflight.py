@@ -147,7 +147,8 @@ def preflight_step(
     if not settings.enabled:
         disabled = {"status": "not run", "reason": "preflight.enabled is false"}
         return PreflightOutcome(hosts=list(hosts), record=disabled)
-    directory = Path(config.cluster.data_dir)
+    # Where the workload's data goes: the daemons' data dir or a posix: target.
+    directory = Path(config.workload.posix_path or config.cluster.data_dir)
     pattern = preflight_pattern(config)
     thresholds = health_thresholds(settings)
     undo = None

@@ -54,6 +54,11 @@ class WorkloadSpec:
     trace_dir: str | None = None
     shm_dir: str | None = None
     queue_depth: int = 1
+    # A posix: target: the directory the ranks use on every node (no daemons).
+    posix_dir: str | None = None
+    direct: bool = False
+    target: str = "benchfs"
+    keep_files: bool = False
 
     @property
     def ranks(self) -> int:
@@ -106,6 +111,7 @@ class WorkloadSpec:
             stonewall_s=self.stonewall_s,
             verify=self.verify,
             queue_depth=self.queue_depth,
+            target=self.target,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -134,6 +140,7 @@ def workload_spec(
     state_dir: Path,
     trace_dir: Path | None,
     shm_dir: Path | None = None,
+    posix_dir: Path | None = None,
 ) -> WorkloadSpec:
     """The spec of one run from its config, hosts and directories."""
     workload = config.workload
@@ -161,4 +168,8 @@ def workload_spec(
         trace_dir=None if trace_dir is None else str(trace_dir),
         shm_dir=None if shm_dir is None else str(shm_dir),
         queue_depth=workload.queue_depth,
+        posix_dir=None if posix_dir is None else str(posix_dir),
+        direct=workload.direct,
+        target=workload.target,
+        keep_files=workload.keep_files,
     )

@@ -238,3 +238,13 @@ def test_daemon_restart_only_for_daemon_settings() -> None:
     assert not needs_daemon_restart(base, deadline_change)
     assert needs_daemon_restart(base, durability)
     assert needs_daemon_restart(base, launcher)
+
+
+def test_posix_targets() -> None:
+    config = apply_overrides(load_config(None), {"workload.target": "posix:/mnt/nfs"}).base
+    assert config.workload.posix_path == "/mnt/nfs"
+    assert RunConfig().workload.posix_path is None
+    relative = error_of('[workload]\ntarget = "posix:scratch"\n')
+    assert "workload.target" in relative and "posix:scratch" in relative
+    deep = error_of('[workload]\ntarget = "posix:/tmp"\nqueue_depth = 16\n')
+    assert "queue_depth must be 1" in deep
