@@ -33,6 +33,7 @@ KiB = 1024
 NS_PER_S = 1_000_000_000
 SUMMARY_VERSION = 1
 API_NAME = "BENCHFS"
+POSIX_API_NAME = "POSIX"
 PERCENTILES: tuple[tuple[str, float], ...] = (
     ("p50_us", 50.0),
     ("p90_us", 90.0),
@@ -110,7 +111,8 @@ class WorkloadParameters:
     def ior_fields(self) -> dict[str, Any]:
         """IOR's own names for the test parameters (its JSON ``summary`` keys)."""
         return {
-            "API": API_NAME,
+            # IOR's meaning: the I/O interface (POSIX calls on a posix: target).
+            "API": POSIX_API_NAME if self.target.startswith("posix:") else API_NAME,
             "TestID": 0,
             "ReferenceNumber": 0,
             "segmentCount": self.segments,
