@@ -78,6 +78,9 @@ def test_posix_target_writes_and_reads_real_files(tmp_path: Path) -> None:
         assert (found["fs_type"], found["mount_point"]) == (expected.fs_type, expected.mount_point)
     assert record["preflight"]["status"] == "run"
     assert record["preflight"]["directory"] == str(target)
+    # The report stands without engine traces.
+    assert not any(note.startswith("report not written") for note in record["notes"])
+    assert "not in this run: traces/" in (run_dir / "report.md").read_text()
     assert sorted(path.name for path in (run_dir / "iostat").iterdir()) == [
         f"local{i}.json" for i in range(4)
     ]
