@@ -70,12 +70,18 @@ class ConsoleObserver(RunObserver):
             self.bars = bars
         status = progress.status
         key = (status.repetition, status.phase)
-        # A metadata phase counts files, a data phase bytes.
-        total = status.expected_items or status.expected_bytes
+        # A metadata phase counts files, a data phase bytes; a stonewalled
+        # data phase ends on time, so its bar measures seconds.
+        timed = status.stonewall_s > 0 and not status.expected_items
+        total = (
+            status.stonewall_s
+            if timed
+            else max(status.expected_items or status.expected_bytes, 1)
+        )
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(
                 escape(f"{self.prefix}{status.phase} (repetition {status.repetition + 1})"),
-                total=max(total, 1),
+                total=total,
                 figures="",
             )
         task = self.tasks[key]
@@ -83,10 +89,10 @@ class ConsoleObserver(RunObserver):
             done = progress.ops
             figures = f"{progress.ops:,} files  {progress.ops_per_s:,.0f} ops/s"
         else:
-            done = progress.bytes
+            done = min(progress.elapsed_s, total) if timed else progress.bytes
             figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
         if status.state == "done":
-            self.bars.update(task, completed=max(total, 1))
+            self.bars.update(task, completed=total)
             self.bars.stop_task(task)
         else:
             self.bars.update(task, completed=done, figures=figures)

@@ -151,7 +151,8 @@ def preflight_step(
     if not settings.enabled:
         disabled = {"status": "not run", "reason": "preflight.enabled is false"}
         return PreflightOutcome(hosts=list(hosts), record=disabled)
-    directory = data_base(config)
+    # Where the workload's data goes: the daemons' data dir or a posix: target.
+    directory = Path(config.workload.posix_path) if config.workload.posix_path else data_base(config)
     pattern = preflight_pattern(config)
     thresholds = health_thresholds(settings)
     undo = None

@@ -68,6 +68,11 @@ class WorkloadSpec:
     def seed_for(self, repetition: int) -> int:
         """The data pattern's seed of one repetition (a u64)."""
         return _u64(f"{self.verify_seed}:{repetition}")
+    # A posix: target: the directory the ranks use on every node (no daemons).
+    posix_dir: str | None = None
+    direct: bool = False
+    target: str = "benchfs"
+    keep_files: bool = False
 
     @property
     def ranks(self) -> int:
@@ -135,6 +140,7 @@ class WorkloadSpec:
             verify=self.verify,
             queue_depth=self.queue_depth,
             verify_seeds=tuple(self.seed_for(r) for r in range(self.repetitions)),
+            target=self.target,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -173,6 +179,7 @@ def workload_spec(
     trace_dir: Path | None,
     shm_dir: Path | None = None,
     verify_seed: int = 0,
+    posix_dir: Path | None = None,
 ) -> WorkloadSpec:
     """The spec of one run from its config, hosts and directories."""
     workload = config.workload
@@ -203,6 +210,10 @@ def workload_spec(
         run_data=config.metadata.mode != "only",
         metadata=metadata_workload(config),
         verify_seed=verify_seed,
+        posix_dir=None if posix_dir is None else str(posix_dir),
+        direct=workload.direct,
+        target=workload.target,
+        keep_files=workload.keep_files,
     )
 
 

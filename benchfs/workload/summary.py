@@ -33,6 +33,7 @@ KiB = 1024
 NS_PER_S = 1_000_000_000
 SUMMARY_VERSION = 1
 API_NAME = "BENCHFS"
+POSIX_API_NAME = "POSIX"
 
 
 @dataclass(frozen=True)
@@ -99,11 +100,14 @@ class WorkloadParameters:
     queue_depth: int = 1
     # The data pattern's seed of each repetition (written and verified).
     verify_seeds: tuple[int, ...] = ()
+    # "benchfs" or "posix:PATH": what the workload ran against.
+    target: str = "benchfs"
 
     def ior_fields(self) -> dict[str, Any]:
         """IOR's own names for the test parameters (its JSON ``summary`` keys)."""
         return {
-            "API": API_NAME,
+            # IOR's meaning: the I/O interface (POSIX calls on a posix: target).
+            "API": POSIX_API_NAME if self.target.startswith("posix:") else API_NAME,
             "TestID": 0,
             "ReferenceNumber": 0,
             "segmentCount": self.segments,
@@ -331,6 +335,7 @@ def summarize(
             "verify": parameters.verify,
             "queue_depth": parameters.queue_depth,
             "verify_seeds": list(parameters.verify_seeds),
+            "target": parameters.target,
         },
         "phases": phase_rows,
         "repetitions": repetition_rows,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,16 @@ def test_phase_rows_name_their_tool_and_layout() -> None:
     assert phase["tool_version"] == __version__
     assert phase["access"] == "file-per-process" and phase["ordering"] == "sequential"
     assert "queue_depth" in phase
+
+
+def test_queue_depth_and_target_have_their_own_names() -> None:
+    rows = [row(0, rank, 0.0, 1.0) for rank in range(4)]
+    engine = summarize(rows, dataclasses.replace(PARAMETERS, queue_depth=16))
+    assert engine["parameters"]["API"] == "BENCHFS"
+    assert engine["parameters"]["queue_depth"] == 16
+    assert engine["phases"][0]["queue_depth"] == 16
+    posix = summarize(rows, dataclasses.replace(PARAMETERS, target="posix:/scratch"))
+    # IOR's API names the I/O interface: POSIX calls on a posix: target.
+    assert posix["parameters"]["API"] == posix["phases"][0]["API"] == "POSIX"
+    assert posix["parameters"]["target"] == "posix:/scratch"
+    assert posix["parameters"]["queue_depth"] == 1

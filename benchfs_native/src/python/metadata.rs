@@ -2,11 +2,11 @@
 //! method itself is on `PyClient`, in `client`).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use super::args::seconds_or_zero;
 use super::error::{BoundaryError, BoundaryResult};
 use crate::rpc::client::{MetadataOp, MetadataResult, MetadataSpec};
 
@@ -29,13 +29,8 @@ impl MetadataArgs {
     /// The spec, or an error naming the argument.
     pub(super) fn spec(self) -> BoundaryResult<MetadataSpec> {
         let op: MetadataOp = self.phase.parse()?;
-        if !(self.stonewall_s >= 0.0 && self.stonewall_s.is_finite()) {
-            return Err(BoundaryError::argument(format!(
-                "stonewall_s must be 0 (off) or positive, got {}",
-                self.stonewall_s
-            )));
-        }
-        if self.stonewall_s > 0.0 && op != MetadataOp::Create {
+        let stonewall = seconds_or_zero(self.stonewall_s, "stonewall_s")?;
+        if !stonewall.is_zero() && op != MetadataOp::Create {
             return Err(BoundaryError::argument(format!(
                 "stonewall_s applies to the create phase only (mdtest's), not to {:?}",
                 self.phase
@@ -51,7 +46,7 @@ impl MetadataArgs {
             unique_dir: self.unique_dir,
             write_bytes: self.write_bytes,
             read_bytes: self.read_bytes,
-            stonewall: (self.stonewall_s > 0.0).then(|| Duration::from_secs_f64(self.stonewall_s)),
+            stonewall: (!stonewall.is_zero()).then_some(stonewall),
             progress_path: self.progress_path,
         })
     }
