@@ -152,7 +152,8 @@ def preflight_step(
         disabled = {"status": "not run", "reason": "preflight.enabled is false"}
         return PreflightOutcome(hosts=list(hosts), record=disabled)
     # Where the workload's data goes: the daemons' data dir or a posix: target.
-    directory = Path(config.workload.posix_path) if config.workload.posix_path else data_base(config)
+    posix = config.workload.posix_path
+    directory = Path(posix) if posix else data_base(config)
     pattern = preflight_pattern(config)
     thresholds = health_thresholds(settings)
     undo = None
