@@ -7,7 +7,7 @@ from pathlib import Path
 import benchfs_native
 from benchfs.cluster.private import make_private_dir
 from benchfs.daemon.settings import DaemonSettings, load_daemon_config, resolve_daemon_config
-from benchfs.errors import ConfigError, EngineError
+from benchfs.errors import BenchfsError, ConfigError, EngineError
 
 
 def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary:
@@ -19,7 +19,10 @@ def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary
     line naming the daemon (and ``source``, its config file) and the cause.
     """
     who = f"daemon {settings.node_name} (node {settings.node_id})"
-    prepare_data_dir(Path(str(settings.data_dir)))
+    try:
+        prepare_data_dir(Path(str(settings.data_dir)))
+    except BenchfsError as error:
+        raise type(error)(f"{who}: data_dir: {error}") from error
     try:
         return benchfs_native.serve_daemon(**settings.serve_kwargs())
     except OSError as error:
