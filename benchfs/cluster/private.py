@@ -3,8 +3,11 @@
 Everything a run creates (results, scratch, registry, data, shared memory)
 lives in directories made mode 0700, and the programs of a run work under
 umask 077, so what they write inside is private too. A directory that
-exists already and belongs to another user (a name in /tmp taken first) is
-refused: its owner could read or replace what BenchFS writes there.
+exists already and belongs to another user who could have claimed it (it
+is in a world-writable directory such as /tmp, or is world-writable itself)
+is refused: its owner could read or replace what BenchFS writes there. A
+group's project directory, owned by one member and not open to everyone,
+is trusted as its group trusts it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ def user_temp_root() -> Path:
 
 
 def check_owned(path: Path) -> None:
-    """``path`` is a directory (not a link) owned by this user or root; else a BenchfsError."""
+    """``path`` is a directory (not a link), this user's or root's, or another
+    user's that nobody else could have claimed; else a BenchfsError."""
     try:
         info = os.lstat(path)
     except OSError as error:
@@ -40,11 +44,22 @@ def check_owned(path: Path) -> None:
         raise BenchfsError(f"{path}: is a symbolic link: refusing to use it")
     if not stat.S_ISDIR(info.st_mode):
         raise BenchfsError(f"{path}: is not a directory")
-    if info.st_uid not in (os.geteuid(), 0):
+    if info.st_uid not in (os.geteuid(), 0) and _claimable(path, info):
         raise BenchfsError(
             f"{path}: owned by uid {info.st_uid}, not by you (uid {os.geteuid()}): "
             "refusing to use it (its owner could read or replace what BenchFS writes there)"
         )
+
+
+def _claimable(path: Path, info: os.stat_result) -> bool:
+    """Whether anyone could have made ``path``: it or its parent is world-writable."""
+    if info.st_mode & stat.S_IWOTH:
+        return True
+    try:
+        parent = os.stat(Path(path).absolute().parent)
+    except OSError:
+        return True
+    return bool(parent.st_mode & stat.S_IWOTH)
 
 
 def make_private_dir(path: Path, *, exist_ok: bool = True) -> Path:

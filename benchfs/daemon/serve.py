@@ -22,7 +22,7 @@ def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary
     try:
         prepare_data_dir(Path(str(settings.data_dir)))
     except BenchfsError as error:
-        raise ConfigError(f"{source}: {who}: data_dir {error}") from error
+        raise type(error)(f"{who}: data_dir: {error}") from error
     try:
         return benchfs_native.serve_daemon(**settings.serve_kwargs())
     except OSError as error:

@@ -39,7 +39,8 @@ def test_claim_refuses_an_existing_directory(tmp_path: Path) -> None:
 @needs_root
 def test_a_directory_of_another_user_is_refused_by_name(tmp_path: Path) -> None:
     taken = tmp_path / "taken"
-    taken.mkdir(mode=0o777)
+    taken.mkdir()
+    taken.chmod(0o777)  # anyone could have made it: as in /tmp
     os.chown(taken, NOBODY, NOBODY)
     with pytest.raises(BenchfsError, match=f"{taken}: owned by uid {NOBODY}, not by you"):
         make_private_dir(taken / "run")
@@ -75,3 +76,12 @@ def test_this_users_directory_is_made_private(
     root.mkdir(mode=0o755)
     make_user_root(root)
     assert mode(root) == 0o700
+
+
+@needs_root
+def test_a_group_directory_nobody_else_could_claim_is_trusted(tmp_path: Path) -> None:
+    group = tmp_path / "project"
+    group.mkdir(mode=0o2770)
+    os.chown(group, NOBODY, NOBODY)
+    made = make_private_dir(group / "results")
+    assert mode(made) == 0o700

@@ -53,7 +53,8 @@ def test_every_directory_of_a_run_is_private(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory away needs root")
 def test_a_data_dir_owned_by_another_user_is_refused(tmp_path: Path) -> None:
     taken = tmp_path / "data"
-    taken.mkdir(mode=0o777)
+    taken.mkdir()
+    taken.chmod(0o777)  # anyone could have made it: as in /tmp
     os.chown(taken, NOBODY, NOBODY)
     done = benchfs_run(small_args(tmp_path), timeout=120)
     assert done.returncode != 0
