@@ -161,3 +161,40 @@ fn a_request_on_another_clients_channel_is_refused() {
         d.join();
     });
 }
+
+#[test]
+fn a_flood_beyond_the_queue_bound_gets_ebusy_and_the_daemon_keeps_serving() {
+    watchdog(120, || {
+        let mut d = Daemon::start("flood", |cfg| {
+            cfg.max_concurrency = 1;
+            cfg.max_queued = 2;
+        });
+        let mut c = RawClient::connect(&d.record);
+        let ids: Vec<u64> = (0..16)
+            .map(|i| {
+                let req = Request::Write {
+                    path: "flood",
+                    chunk: 0,
+                    offset: i * 65536,
+                    len: 65536,
+                    sync: true,
+                };
+                c.post(&req, vec![3; 65536])
+            })
+            .collect();
+        let mut busy = 0;
+        for _ in &ids {
+            let got = c.recv();
+            if let (_, Reply::Error { errno, message, .. }) = got.reply() {
+                assert_eq!(errno, libc::EBUSY, "{message}");
+                assert!(message.contains("requests waiting"), "{message}");
+                busy += 1;
+            }
+        }
+        assert!(busy >= 1, "no request was refused beyond a queue of 2");
+        c.ping();
+        c.write("after", 0, 0, vec![1; 10]).ok();
+        c.shutdown(false);
+        d.join();
+    });
+}

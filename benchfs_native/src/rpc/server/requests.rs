@@ -163,6 +163,17 @@ impl Server<'_> {
                 false,
             ),
         };
+        if self.queue.len() >= self.cfg.max_queued {
+            let text = format!(
+                "{} {}: node {} has {} requests waiting (its bound)",
+                header.op,
+                request.path(),
+                self.cfg.node_name,
+                self.queue.len()
+            );
+            self.error_reply(meta, libc::EBUSY, &text);
+            return;
+        }
         let job = Job {
             token: 0,
             path: request.path().to_owned(),
