@@ -198,3 +198,44 @@ fn a_flood_beyond_the_queue_bound_gets_ebusy_and_the_daemon_keeps_serving() {
         d.join();
     });
 }
+
+#[test]
+fn an_idle_channel_is_freed_when_every_channel_is_taken() {
+    watchdog(120, || {
+        let mut d = Daemon::start("reclaim", |cfg| {
+            cfg.max_channels = 1;
+            cfg.channel_idle_reclaim = Duration::from_millis(300);
+        });
+        let mut gone = RawClient::connect(&d.record);
+        gone.ping();
+        // Busy a moment ago: not taken from it.
+        let mut next = RawClient::unconnected(&d.record);
+        assert_eq!(next.open_session(), Err(libc::EBUSY));
+        // Idle past the bound (the client "died" without a disconnect).
+        std::thread::sleep(Duration::from_millis(400));
+        let mut fresh = RawClient::unconnected(&d.record);
+        assert_eq!(fresh.open_session(), Ok(()));
+        fresh.ping();
+        gone.post(
+            &Request::Ping {
+                len: 0,
+                echo: false,
+            },
+            Vec::new(),
+        );
+        gone.flush_sends();
+        // The old client's request is dropped (its channel is gone).
+        let until = deadline(20);
+        let s = loop {
+            let s = fresh.stats();
+            if s["rejected"]["channel"] == 1 || Instant::now() > until {
+                break s;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(s["channels_reclaimed"], 1, "{s}");
+        assert_eq!(s["rejected"]["channel"], 1, "{s}");
+        fresh.shutdown(false);
+        d.join();
+    });
+}

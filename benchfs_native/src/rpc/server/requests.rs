@@ -39,6 +39,9 @@ impl Server<'_> {
             }
             Some(_) => None,
         };
+        if refusal.is_none() {
+            self.channels.touch(header.channel, arrival);
+        }
         if let Some(why) = refusal {
             self.stats.reject(Rejected::Channel);
             self.log_drop(&format!(
