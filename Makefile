@@ -11,13 +11,14 @@ DEB_PACKAGES := fio sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: help system venv build setup lint fmt test test-rust test-python run bench clean
+.PHONY: help system venv build setup lint fmt test test-rust test-python run bench fuzz clean
 
 help:
 	@echo "make run    install everything, then run benchfs on the local default cluster"
 	@echo "make test   install everything, then lint and run every test (cargo and pytest)"
 	@echo "make bench  side-by-side benchmarks (engine vs fio); see docs/PERFORMANCE.md"
 	@echo "make lint   cargo fmt/clippy, the engine's module rules, ruff, mypy, import rules, stubtest"
+	@echo "make fuzz   10^6 inputs into each decoder a peer reaches (nightly Rust and cargo-fuzz)"
 
 # Debian packages the engine and the tools need (as root; skipped when present).
 system:
@@ -74,6 +75,13 @@ run: build
 
 bench: build
 	$(BIN)/benchfs bench storage
+
+# Coverage-guided fuzzing of the wire and session decoders (docs/RELIABILITY.md):
+# needs the nightly toolchain and `cargo install cargo-fuzz`.
+FUZZ_RUNS ?= 1000000
+fuzz:
+	cd $(CRATE)/fuzz && for t in wire_decode session_decode; do \
+		cargo +nightly fuzz run $$t -O -- -runs=$(FUZZ_RUNS) -max_len=4200 || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target results .pytest_cache .mypy_cache .ruff_cache

@@ -74,9 +74,7 @@ class ConsoleObserver(RunObserver):
         # data phase ends on time, so its bar measures seconds.
         timed = status.stonewall_s > 0 and not status.expected_items
         total = (
-            status.stonewall_s
-            if timed
-            else max(status.expected_items or status.expected_bytes, 1)
+            status.stonewall_s if timed else max(status.expected_items or status.expected_bytes, 1)
         )
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(

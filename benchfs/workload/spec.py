@@ -68,6 +68,7 @@ class WorkloadSpec:
     def seed_for(self, repetition: int) -> int:
         """The data pattern's seed of one repetition (a u64)."""
         return _u64(f"{self.verify_seed}:{repetition}")
+
     # A posix: target: the directory the ranks use on every node (no daemons).
     posix_dir: str | None = None
     direct: bool = False

@@ -52,6 +52,10 @@ pub struct DaemonConfig {
     pub max_concurrency: usize,
     /// Client sessions at once.
     pub max_channels: u16,
+    /// Requests waiting for a storage thread; more get `EBUSY`.
+    pub max_queued: usize,
+    /// When every channel is taken, a channel idle this long is freed.
+    pub channel_idle_reclaim: Duration,
     /// Where the trace goes (`None`: no trace).
     pub trace_dir: Option<PathBuf>,
     /// How long a shutdown drains.
@@ -83,6 +87,8 @@ impl DaemonConfig {
             transport: Transport::Auto,
             max_concurrency: 32,
             max_channels: 4096,
+            max_queued: crate::rpc::server::DEFAULT_MAX_QUEUED,
+            channel_idle_reclaim: crate::rpc::server::DEFAULT_CHANNEL_IDLE_RECLAIM,
             trace_dir: None,
             shutdown_deadline: Duration::from_secs(10),
             handle_signals: true,
@@ -254,6 +260,8 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         node_name: config.node_name.clone(),
         max_concurrency: config.max_concurrency,
         max_channels: config.max_channels,
+        max_queued: config.max_queued,
+        channel_idle_reclaim: config.channel_idle_reclaim,
         durability: config.durability,
         shutdown_deadline: config.shutdown_deadline,
         trace: None,

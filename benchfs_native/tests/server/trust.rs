@@ -161,3 +161,81 @@ fn a_request_on_another_clients_channel_is_refused() {
         d.join();
     });
 }
+
+#[test]
+fn a_flood_beyond_the_queue_bound_gets_ebusy_and_the_daemon_keeps_serving() {
+    watchdog(120, || {
+        let mut d = Daemon::start("flood", |cfg| {
+            cfg.max_concurrency = 1;
+            cfg.max_queued = 2;
+        });
+        let mut c = RawClient::connect(&d.record);
+        let ids: Vec<u64> = (0..16)
+            .map(|i| {
+                let req = Request::Write {
+                    path: "flood",
+                    chunk: 0,
+                    offset: i * 65536,
+                    len: 65536,
+                    sync: true,
+                };
+                c.post(&req, vec![3; 65536])
+            })
+            .collect();
+        let mut busy = 0;
+        for _ in &ids {
+            let got = c.recv();
+            if let (_, Reply::Error { errno, message, .. }) = got.reply() {
+                assert_eq!(errno, libc::EBUSY, "{message}");
+                assert!(message.contains("requests waiting"), "{message}");
+                busy += 1;
+            }
+        }
+        assert!(busy >= 1, "no request was refused beyond a queue of 2");
+        c.ping();
+        c.write("after", 0, 0, vec![1; 10]).ok();
+        c.shutdown(false);
+        d.join();
+    });
+}
+
+#[test]
+fn an_idle_channel_is_freed_when_every_channel_is_taken() {
+    watchdog(120, || {
+        let mut d = Daemon::start("reclaim", |cfg| {
+            cfg.max_channels = 1;
+            cfg.channel_idle_reclaim = Duration::from_millis(300);
+        });
+        let mut gone = RawClient::connect(&d.record);
+        gone.ping();
+        // Busy a moment ago: not taken from it.
+        let mut next = RawClient::unconnected(&d.record);
+        assert_eq!(next.open_session(), Err(libc::EBUSY));
+        // Idle past the bound (the client "died" without a disconnect).
+        std::thread::sleep(Duration::from_millis(400));
+        let mut fresh = RawClient::unconnected(&d.record);
+        assert_eq!(fresh.open_session(), Ok(()));
+        fresh.ping();
+        gone.post(
+            &Request::Ping {
+                len: 0,
+                echo: false,
+            },
+            Vec::new(),
+        );
+        gone.flush_sends();
+        // The old client's request is dropped (its channel is gone).
+        let until = deadline(20);
+        let s = loop {
+            let s = fresh.stats();
+            if s["rejected"]["channel"] == 1 || Instant::now() > until {
+                break s;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(s["channels_reclaimed"], 1, "{s}");
+        assert_eq!(s["rejected"]["channel"], 1, "{s}");
+        fresh.shutdown(false);
+        d.join();
+    });
+}

@@ -6,6 +6,8 @@
 //! (a late request on the old number then finds no channel instead of
 //! someone else's).
 
+use std::time::{Duration, Instant};
+
 use benchfs_ucx::Endpoint;
 
 /// One open session.
@@ -20,6 +22,8 @@ pub struct Channel {
     /// Random, given in the accept: every request on the channel must
     /// carry it, so a channel number alone opens nothing.
     pub token: u64,
+    /// When the channel last carried a request (or was opened).
+    pub last_used: Instant,
 }
 
 /// Channels `1..=max`.
@@ -70,6 +74,24 @@ impl Channels {
     /// The open channel `id`.
     pub fn get(&self, id: u16) -> Option<&Channel> {
         self.slots.get(usize::from(id))?.as_ref()
+    }
+
+    /// Marks channel `id` as used now.
+    pub fn touch(&mut self, id: u16, now: Instant) {
+        if let Some(Some(ch)) = self.slots.get_mut(usize::from(id)) {
+            ch.last_used = now;
+        }
+    }
+
+    /// The channel idle the longest, if idle for at least `idle`.
+    pub fn idlest(&self, idle: Duration, now: Instant) -> Option<u16> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.as_ref().map(|c| (i, c.last_used)))
+            .filter(|(_, used)| now.saturating_duration_since(*used) >= idle)
+            .min_by_key(|(_, used)| *used)
+            .and_then(|(i, _)| u16::try_from(i).ok())
     }
 
     /// Closes channel `id`, returning its session.

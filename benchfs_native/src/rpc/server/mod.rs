@@ -85,6 +85,10 @@ impl FromStr for Durability {
 
 /// Largest `max_concurrency`.
 pub const MAX_CONCURRENCY: usize = 4096;
+/// Default `channel_idle_reclaim`.
+pub const DEFAULT_CHANNEL_IDLE_RECLAIM: Duration = Duration::from_secs(600);
+/// Default `max_queued`: requests waiting for a storage thread.
+pub const DEFAULT_MAX_QUEUED: usize = 65_536;
 
 /// How a server behaves.
 #[derive(Debug, Clone)]
@@ -98,6 +102,12 @@ pub struct ServerConfig {
     pub max_concurrency: usize,
     /// Client sessions open at once (1..=65535); more get `EBUSY`.
     pub max_channels: u16,
+    /// When every channel is taken, a channel idle this long is freed for
+    /// a new session (a client that died without a disconnect).
+    pub channel_idle_reclaim: Duration,
+    /// Requests waiting for a storage thread (at least 1); more get
+    /// `EBUSY`, so a flood cannot grow the daemon's memory without bound.
+    pub max_queued: usize,
     /// When data is made durable.
     pub durability: Durability,
     /// How long a shutdown drains before giving up.
@@ -117,6 +127,8 @@ impl ServerConfig {
             node_name: node_name.into(),
             max_concurrency: 32,
             max_channels: 4096,
+            max_queued: DEFAULT_MAX_QUEUED,
+            channel_idle_reclaim: DEFAULT_CHANNEL_IDLE_RECLAIM,
             durability: Durability::None,
             shutdown_deadline: Duration::from_secs(10),
             trace: None,
@@ -137,6 +149,9 @@ impl ServerConfig {
         }
         if self.max_channels == 0 {
             return Err(Error::invalid("max_channels", "must be at least 1"));
+        }
+        if self.max_queued == 0 {
+            return Err(Error::invalid("max_queued", "must be at least 1"));
         }
         Ok(())
     }

@@ -39,6 +39,9 @@ impl Server<'_> {
             }
             Some(_) => None,
         };
+        if refusal.is_none() {
+            self.channels.touch(header.channel, arrival);
+        }
         if let Some(why) = refusal {
             self.stats.reject(Rejected::Channel);
             self.log_drop(&format!(
@@ -163,6 +166,17 @@ impl Server<'_> {
                 false,
             ),
         };
+        if self.queue.len() >= self.cfg.max_queued {
+            let text = format!(
+                "{} {}: node {} has {} requests waiting (its bound)",
+                header.op,
+                request.path(),
+                self.cfg.node_name,
+                self.queue.len()
+            );
+            self.error_reply(meta, libc::EBUSY, &text);
+            return;
+        }
         let job = Job {
             token: 0,
             path: request.path().to_owned(),

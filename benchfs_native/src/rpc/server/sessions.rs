@@ -160,7 +160,9 @@ impl Server<'_> {
                 client_id,
                 client_name: client_name.to_owned(),
                 token,
+                last_used: Instant::now(),
             };
+            self.reclaim_if_full();
             match self.channels.open(ch) {
                 Ok(id) => {
                     let bytes = self.accept_bytes(client_id, id, 0, token);
@@ -174,6 +176,30 @@ impl Server<'_> {
             }
         };
         self.refuse(ep, client_id, client_name, refusal);
+    }
+
+    /// When every channel is taken, frees the one idle the longest if it
+    /// has carried nothing for `channel_idle_reclaim`: a client that died
+    /// without a disconnect no longer keeps its channel from a live one.
+    fn reclaim_if_full(&mut self) {
+        if self.channels.open_count() < usize::from(self.cfg.max_channels) {
+            return;
+        }
+        let Some(id) = self
+            .channels
+            .idlest(self.cfg.channel_idle_reclaim, Instant::now())
+        else {
+            return;
+        };
+        if let Some(ch) = self.channels.remove(id) {
+            self.stats.channels_reclaimed += 1;
+            self.log(&format!(
+                "freed channel {id} of {:?}: idle for {:.0} s while every channel is taken",
+                ch.client_name,
+                ch.last_used.elapsed().as_secs_f64()
+            ));
+            let _ = ch.ep.close(Instant::now() + CLOSE_DEADLINE);
+        }
     }
 
     /// UCX trusts a packed worker address (it reads it without a length

@@ -53,6 +53,8 @@ pub struct ServerStats {
     pub in_flight_peak: usize,
     /// Connects refused (EBUSY / ESHUTDOWN).
     pub connects_refused: u64,
+    /// Idle channels freed for a new session while every channel was taken.
+    pub channels_reclaimed: u64,
     /// Requests refused with ESHUTDOWN while stopping.
     pub refused_stopping: u64,
     /// Replies dropped because their channel was closed meanwhile.
@@ -73,6 +75,7 @@ impl ServerStats {
             queue_peak: 0,
             in_flight_peak: 0,
             connects_refused: 0,
+            channels_reclaimed: 0,
             refused_stopping: 0,
             replies_dropped: 0,
             started: Instant::now(),
@@ -189,6 +192,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         "channels_open": g.channels_open,
         "channels_opened": g.channels_opened,
         "connects_refused": s.connects_refused,
+        "channels_reclaimed": s.channels_reclaimed,
         "refused_stopping": s.refused_stopping,
         "replies_dropped": s.replies_dropped,
         "stopping": g.stopping,
