@@ -70,12 +70,15 @@ class ConsoleObserver(RunObserver):
             self.bars = bars
         status = progress.status
         key = (status.repetition, status.phase)
-        # A metadata phase counts files, a data phase bytes.
-        total = status.expected_items or status.expected_bytes
+        # A stonewalled data phase ends on time: its bar measures seconds;
+        # a metadata phase counts files, a data phase bytes.
+        timed = status.stonewall_s > 0
+        count = status.expected_items or status.expected_bytes
+        total = status.stonewall_s if timed else max(count, 1)
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(
                 escape(f"{self.prefix}{status.phase} (repetition {status.repetition + 1})"),
-                total=max(total, 1),
+                total=total,
                 figures="",
             )
         task = self.tasks[key]
@@ -86,9 +89,11 @@ class ConsoleObserver(RunObserver):
             done = progress.bytes
             figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
         if status.state == "done":
-            self.bars.update(task, completed=max(total, 1))
+            self.bars.update(task, completed=total)
             self.bars.stop_task(task)
         else:
+            if timed:
+                done = min(progress.elapsed_s, total)
             self.bars.update(task, completed=done, figures=figures)
 
     def point_finished(self, result: PointResult) -> None:
