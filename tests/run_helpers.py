@@ -27,7 +27,8 @@ ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"
 
 
 def small_args(tmp_path: Path, *extra: str) -> list[str]:
-    """A quick local run: 4 daemons, 4 ranks, 16 transfers of 64 KiB per rank."""
+    """A quick local run: 4 daemons, 4 ranks, 16 transfers of 64 KiB per rank,
+    no stonewall (the default main job's 15 s phases are not for tests)."""
     return [
         "--results-dir", str(tmp_path / "results"),
         "--set", f"cluster.data_dir={tmp_path / 'data'}",
@@ -36,6 +37,7 @@ def small_args(tmp_path: Path, *extra: str) -> list[str]:
         "--set", "cluster.deadlines.register_s=60",
         "--set", "cluster.deadlines.shutdown_s=5",
         "--set", "preflight.enabled=false",
+        "--set", "workload.stonewall_s=0",
         "--transfer-size", "64k",
         "--block-size", "1m",
         *extra,

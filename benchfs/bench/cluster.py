@@ -101,6 +101,8 @@ def _run_side(
         "workload.api": "file-per-process",
         "workload.phases": ["write", "read"],
         "workload.queue_depth": case.queue_depth,
+        # Same bytes as fio: the size ends each phase, not a stonewall.
+        "workload.stonewall_s": 0,
         "preflight.enabled": False,
         "output.results_dir": str(results_dir),
         "output.label": "bench-cluster",

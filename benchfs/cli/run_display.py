@@ -70,15 +70,19 @@ class ConsoleObserver(RunObserver):
             self.bars = bars
         status = progress.status
         key = (status.repetition, status.phase)
-        # A metadata phase counts files, a data phase bytes.
-        total = status.expected_items or status.expected_bytes
+        # A stonewalled data phase ends on time: its bar measures seconds;
+        # a metadata phase counts files, a data phase bytes.
+        timed = status.stonewall_s > 0
+        count = status.expected_items or status.expected_bytes
+        total = status.stonewall_s if timed else max(count, 1)
         if key not in self.tasks:
             self.tasks[key] = self.bars.add_task(
                 escape(f"{self.prefix}{status.phase} (repetition {status.repetition + 1})"),
-                total=max(total, 1),
+                total=total,
                 figures="",
             )
         task = self.tasks[key]
+        done: float
         if status.expected_items:
             done = progress.ops
             figures = f"{progress.ops:,} files  {progress.ops_per_s:,.0f} ops/s"
@@ -86,9 +90,11 @@ class ConsoleObserver(RunObserver):
             done = progress.bytes
             figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
         if status.state == "done":
-            self.bars.update(task, completed=max(total, 1))
+            self.bars.update(task, completed=total)
             self.bars.stop_task(task)
         else:
+            if timed:
+                done = min(progress.elapsed_s, total)
             self.bars.update(task, completed=done, figures=figures)
 
     def point_finished(self, result: PointResult) -> None:
@@ -115,12 +121,12 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
             continue
         phase = phase_row["phase"]
         table = Table(
-            title=f"{phase}: {phase_row['numTasks']} ranks, "
+            title=f"{phase}: {phase_row.get('numTasks') or '-'} ranks, "
             f"queue depth {phase_row.get('queue_depth') or '-'}, "
-            f"{_cell(phase_row['xsizeMiB'], 1.0)} MiB per repetition",
-            caption=f"bwMaxMIB {_cell(phase_row['bwMaxMIB'], 1.0)}, "
-            f"bwMinMIB {_cell(phase_row['bwMinMIB'], 1.0)}, "
-            f"bwStdMIB {_cell(phase_row['bwStdMIB'], 1.0)}",
+            f"{_cell(phase_row.get('xsizeMiB'), 1.0)} MiB per repetition",
+            caption=f"bwMaxMIB {_cell(phase_row.get('bwMaxMIB'), 1.0)}, "
+            f"bwMinMIB {_cell(phase_row.get('bwMinMIB'), 1.0)}, "
+            f"bwStdMIB {_cell(phase_row.get('bwStdMIB'), 1.0)}",
             box=box.SIMPLE_HEAD,
             title_justify="left",
             caption_justify="left",
@@ -130,12 +136,14 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
         rows = [
             [
                 str(row["repetition"]),
-                *(_cell(row[key], scale) for _, key, _, scale in PHASE_COLUMNS),
+                *(_cell(row.get(key), scale) for _, key, _, scale in PHASE_COLUMNS),
             ]
             for row in summary["repetitions"]
             if row["phase"] == phase
         ]
-        rows.append(["mean", *(_cell(phase_row[key], scale) for _, _, key, scale in PHASE_COLUMNS)])
+        # A tool's rows lack the columns it does not measure (fio: first and last done).
+        means = (_cell(phase_row.get(key), scale) for _, _, key, scale in PHASE_COLUMNS)
+        rows.append(["mean", *means])
         # Numbers never shrink; headers wrap between words instead.
         headers = ["rep", *(header for header, *_ in PHASE_COLUMNS)]
         for index, header in enumerate(headers):

@@ -80,16 +80,27 @@ class WorkloadConfig(Section):
     api: Literal["file-per-process", "shared"] = "file-per-process"
     file_name: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$", max_length=200)] = "testfile"
     transfer_size: Annotated[Size, Field(le=MAX_IO)] = 1 << 20
-    block_size: Annotated[Size, Field(le=MAX_BLOCK)] = 16 << 20
+    # The main job measures steady state: the stonewall ends each phase; the
+    # block is only a ceiling no rank reaches in that time here (and bounds
+    # the space used if the stonewall is switched off: 4 ranks x 8 GiB).
+    block_size: Annotated[Size, Field(le=MAX_BLOCK)] = 8 << 30
     segments: Count = 1
     tasks_per_node: Annotated[int, Field(ge=1, le=MAX_TASKS_PER_NODE)] = 1
     repetitions: Count = 1
     verify: bool = False
     reorder_tasks: bool = True
-    stonewall_s: Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)] = 0.0
+    stonewall_s: Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)] = 15.0
     # Transfers in flight per rank (the client's RPC window). IOR's POSIX
     # backend keeps one; deeper queues measure something IOR does not.
     queue_depth: Annotated[int, Field(ge=1, le=MAX_QUEUE_DEPTH)] = 1
+    # "benchfs": the daemons and their client; "posix:PATH": no daemons, the
+    # same workload with pwrite/pread on any mounted file system at PATH.
+    target: Annotated[str, Field(pattern=r"^(benchfs|posix:/.*)$")] = "benchfs"
+    # O_DIRECT on a posix: target (IOR -useO_DIRECT is off by default).
+    direct: bool = False
+    # Leave the files after each repetition (IOR -k); on a posix: target they
+    # stay in PATH/benchfs-<token>-p<k>/.
+    keep_files: bool = False
     phases: list[Phase] = ["write", "read"]
     tool: WorkloadTool = "builtin"
     # The tool's own arguments; BenchFS adds where it writes and its output options.
@@ -116,7 +127,14 @@ class WorkloadConfig(Section):
             raise ValueError(f"phases must be distinct and not empty, got {self.phases}")
         if self.phases[0] != "write":
             raise ValueError("phases must start with 'write': a new file system holds no data")
+        if self.queue_depth != 1 and self.posix_path is not None:
+            raise ValueError("a posix: target keeps one transfer in flight: queue_depth must be 1")
         return self
+
+    @property
+    def posix_path(self) -> str | None:
+        """The directory of a ``posix:PATH`` target, None for BenchFS."""
+        return self.target.removeprefix("posix:") if self.target.startswith("posix:") else None
 
 
 class Thresholds(Section):
@@ -128,7 +146,7 @@ class Thresholds(Section):
 class PreflightConfig(Section):
     enabled: bool = True
     exclude_slow: bool = True
-    runtime_s: Seconds = 6.0
+    runtime_s: Seconds = 4.0
     min_nodes: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 1
     thresholds: Thresholds = Thresholds()
 
@@ -151,9 +169,20 @@ class RunConfig(Section):
 
     @model_validator(mode="after")
     def _one_workload(self) -> Self:
-        if self.workload.tool != "builtin" and self.metadata.mode != "off":
+        tool, posix = self.workload.tool, self.workload.posix_path
+        if tool != "builtin" and posix is None:
             raise ValueError(
-                f"workload.tool = {self.workload.tool!r} replaces the built-in workload: "
+                f"workload.tool = {tool!r} needs a mounted file system: set "
+                'workload.target = "posix:PATH" (BenchFS itself cannot be mounted yet)'
+            )
+        if tool != "builtin" and self.metadata.mode != "off":
+            raise ValueError(
+                f"workload.tool = {tool!r} replaces the built-in workload: "
                 'metadata.mode must be "off"'
+            )
+        if self.metadata.mode != "off" and posix is not None:
+            raise ValueError(
+                "the metadata workload runs through the engine's client: it needs "
+                'workload.target = "benchfs", or metadata.mode = "off" on a posix: target'
             )
         return self

@@ -12,6 +12,12 @@ rows and latencies and writes them (``workload/ranks.jsonl`` and
 ``workload/latency-*.npy`` of the results directory, see
 ``benchfs.workload.spec``).
 
+With a ``posix:PATH`` target there are no daemons: the same phases run
+with plain pwrite/pread (``benchfs_native.run_posix_phase``) on the run's
+own directory under PATH, which every rank records the file system of
+(``ranks/rank<r>.json``: ``fs``) and the first rank of each node removes
+at the end.
+
 A rank that fails prints one line naming itself, leaves it in
 ``ranks/rank<r>.error`` for the orchestrator, and aborts the MPI job: the
 other ranks must not wait for it at the next barrier.
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 import time
@@ -31,6 +38,8 @@ from typing import Any
 import numpy as np
 
 from benchfs.cluster.private import make_private_dir, private_umask
+from benchfs.errors import ToolError
+from benchfs.tools.fsinfo import inspect_directory
 from benchfs.workload.metadata import MetadataRank
 from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.progress import PhaseStatus, State, write_status
@@ -72,6 +81,56 @@ def merge_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str
     }
 
 
+class PosixTarget:
+    """The client's phase and unlink on a directory of any mounted file system."""
+
+    def __init__(self, directory: Path, direct: bool) -> None:
+        self.directory = directory
+        self.direct = direct
+
+    def run_phase(self, **arguments: Any) -> Mapping[str, Any]:
+        import benchfs_native
+
+        result: Mapping[str, Any] = benchfs_native.run_posix_phase(
+            directory=str(self.directory), direct=self.direct, **arguments
+        )
+        return result
+
+    def unlink(self, path: str) -> None:
+        (self.directory / path).unlink(missing_ok=True)
+
+    def disconnect(self) -> None:
+        """Nothing to end: no sessions."""
+
+
+def posix_directory(spec: WorkloadSpec, rank: int) -> Path:
+    """The run's directory under PATH on this node (made if absent, ours only)."""
+    assert spec.posix_dir is not None
+    directory = Path(spec.posix_dir)
+    if not directory.parent.is_dir():
+        raise RuntimeError(
+            f"workload.target {spec.target}: {directory.parent} is not a directory "
+            f"on {spec.host_of(rank)} ({socket.gethostname()})"
+        )
+    directory.mkdir(mode=0o700, exist_ok=True)
+    return directory
+
+
+def fs_record(directory: Path) -> dict[str, Any]:
+    """The file system behind ``directory``, for the manifest."""
+    try:
+        info = inspect_directory(directory)
+    except ToolError as error:  # the run stands without it; the manifest says why
+        return {"error": str(error)}
+    return {
+        "fs_type": info.fs_type,
+        "mount_point": info.mount_point,
+        "source": info.source,
+        "device": info.device,
+        "network": info.network,
+    }
+
+
 class Rank:
     """The state of one rank across its phases."""
 
@@ -105,7 +164,13 @@ class Rank:
                 self.collect(repetition, phase, result)
                 if phase != READ and result.get("path"):
                     paths.add(str(result["path"]))
-            self.remove(paths)
+            if not self.spec.keep_files:
+                self.remove(paths)
+        if self.spec.posix_dir is not None and not self.spec.keep_files:
+            # Every rank is done with the files: the node's first rank clears the directory.
+            self.comm.Barrier()
+            if self.rank % self.spec.tasks_per_node == 0:
+                shutil.rmtree(self.spec.posix_dir, ignore_errors=True)
 
     def remove(self, paths: set[str]) -> None:
         """Delete the repetition's files, as IOR does: each rank its own file,
@@ -161,6 +226,7 @@ class Rank:
             time.time_ns(),
             spec.expected_bytes(phase),
             spec.expected_items(phase),
+            spec.stonewall_s if not spec.expected_items(phase) else 0.0,
         )
         write_status(spec.phase_file, status)
 
@@ -184,19 +250,18 @@ def _describe(error: BaseException) -> str:
     return " ".join(text.split())
 
 
-def _record_start(spec: WorkloadSpec, rank: int) -> None:
+def _record_start(spec: WorkloadSpec, rank: int, fs: dict[str, Any] | None = None) -> None:
     path = spec.rank_file(rank)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(
-            {
-                "rank": rank,
-                "host": spec.host_of(rank),
-                "hostname": socket.gethostname(),
-                "pid": os.getpid(),
-            }
-        )
-    )
+    record = {
+        "rank": rank,
+        "host": spec.host_of(rank),
+        "hostname": socket.gethostname(),
+        "pid": os.getpid(),
+    }
+    if fs is not None:
+        record["fs"] = fs
+    path.write_text(json.dumps(record))
 
 
 def run(spec: WorkloadSpec, comm: Any) -> None:
@@ -207,6 +272,11 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
     size = comm.Get_size()
     if size != spec.ranks:
         raise RuntimeError(f"started as one of {size} ranks, the run expects {spec.ranks}")
+    if spec.posix_dir is not None:
+        directory = posix_directory(spec, rank)
+        _record_start(spec, rank, fs_record(directory))
+        Rank(spec, comm, PosixTarget(directory, spec.direct)).run()
+        return
     _record_start(spec, rank)
     host = spec.host_of(rank)
     client = benchfs_native.Client(

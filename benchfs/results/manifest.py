@@ -96,6 +96,8 @@ class Manifest(_Record):
     stragglers: dict[str, Any] | None = None
     # The daemons as they registered (node name, id, host, pid).
     daemons: list[dict[str, Any]] = []
+    # A posix: target: its directory and the file system behind it on every host.
+    target: dict[str, Any] | None = None
     # Anything the reader of the results should know that is not an error.
     notes: list[str] = []
     environment: dict[str, str]
@@ -200,6 +202,10 @@ class ManifestRecorder:
         self.manifest.daemons = [{key: record.get(key) for key in keys} for record in registered]
         self.manifest.ranks = ranks
         self._write()
+
+    def target(self, record: Mapping[str, Any]) -> None:
+        """Where a posix: target's files were, per host (written with ``finish``)."""
+        self.manifest.target = dict(record)
 
     def stragglers(self, record: Mapping[str, Any]) -> None:
         """Nodes whose disk was slow during the workload (written with ``finish``)."""

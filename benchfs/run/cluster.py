@@ -132,6 +132,11 @@ class Cluster:
         self.start(config, hosts, launcher)
         return True
 
+    def without_daemons(self, hosts: list[Host], launcher: Launcher) -> None:
+        """No daemons (a posix: target): stop any, keep the hosts for the ranks."""
+        self.stop()
+        self.config, self.hosts, self.launcher = None, hosts, launcher
+
     def launch_env(self) -> dict[str, str]:
         env: dict[str, str] = {}
         if self.launcher is not None and not self.launcher.capabilities.inherits_environment:

@@ -20,12 +20,15 @@ Files of one invocation (``<token>`` = pid and a random tag):
 
 Every directory is created 0700 (``benchfs.cluster.private``).
 - ``/dev/shm/benchfs-<token>``: UCX's and MPI's shared-memory files.
+- ``<PATH>/benchfs-<token>-p<k>/`` with a ``posix:PATH`` target (no
+  daemons): the workload's files on every node, removed by the ranks.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,7 +48,7 @@ from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
 from benchfs.run.stragglers import straggler_record
-from benchfs.run.workload import RunFailed, run_workload, write_summary
+from benchfs.run.workload import RunFailed, run_workload, target_record, write_summary
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 from benchfs.workload.spec import WorkloadSpec, workload_spec
 
@@ -144,24 +147,35 @@ def run_point(
         record.preflight(outcome.record, hosts, outcome.excluded)
         for line in outcome.lines:
             observer.step(line)
-        cluster.ensure(config, hosts, launcher)
-        assert cluster.group is not None
-        cluster.group.served.append(run_dir)
-        record.daemons(cluster.group.records_by_node_id(), _ranks_record(launcher, hosts, config))
+        posix = config.workload.posix_path
+        state_dir = cluster.scratch.point_dir(point.index)
+        if posix is None:
+            cluster.ensure(config, hosts, launcher)
+            assert cluster.group is not None
+            cluster.group.served.append(run_dir)
+            registered = cluster.group.records_by_node_id()
+            node_names = [slot.node_name for slot in cluster.group.slots]
+            registry_dir = cluster.group.registry_dir
+        else:
+            cluster.without_daemons(hosts, launcher)
+            registered, node_names, registry_dir = [], [], state_dir
+        record.daemons(registered, _ranks_record(launcher, hosts, config))
         layout.workload_dir.mkdir()
         layout.traces_dir.mkdir(exist_ok=True)
         layout.logs_dir.mkdir(exist_ok=True)
-        state_dir = cluster.scratch.point_dir(point.index)
         make_private_dir(state_dir, exist_ok=False)
         spec = workload_spec(
             config,
             hosts=[host.name for host in hosts],
-            node_names=[slot.node_name for slot in cluster.group.slots],
-            registry_dir=cluster.group.registry_dir,
+            node_names=node_names,
+            registry_dir=registry_dir,
             workload_dir=layout.workload_dir,
             state_dir=state_dir,
-            trace_dir=layout.traces_dir,
+            trace_dir=layout.traces_dir if posix is None else None,
             shm_dir=cluster.scratch.shm_dir,
+            posix_dir=None
+            if posix is None
+            else Path(posix) / f"{cluster.scratch.name}-p{point.index}",
         )
         spec_path = spec.write(state_dir / "spec.json")
         watches = IostatWatches(
@@ -175,6 +189,11 @@ def run_point(
             run_workload(life, cluster, config, spec, spec_path, observer, env, layout.workload_log)
         finally:
             watches.stop()
+            if spec.posix_dir is not None:
+                record.target(target_record(spec))
+                if launcher.capabilities.runs_here and not config.workload.keep_files:
+                    # The ranks' own cleanup, after a failure too.
+                    shutil.rmtree(spec.posix_dir, ignore_errors=True)
             point_notes += watches.notes
             # Not on Ctrl-C or SIGTERM: then stopping everything comes first.
             if isinstance(sys.exception(), Exception | None):

@@ -151,7 +151,9 @@ def preflight_step(
     if not settings.enabled:
         disabled = {"status": "not run", "reason": "preflight.enabled is false"}
         return PreflightOutcome(hosts=list(hosts), record=disabled)
-    directory = data_base(config)
+    # Where the workload's data goes: the daemons' data dir or a posix: target.
+    posix = config.workload.posix_path
+    directory = Path(posix) if posix is not None else data_base(config)
     pattern = preflight_pattern(config)
     thresholds = health_thresholds(settings)
     undo = None

@@ -51,6 +51,18 @@ def read_latencies(spec: WorkloadSpec, rows: Sequence[RankRow]) -> dict[tuple[st
     return found
 
 
+def target_record(spec: WorkloadSpec) -> dict[str, Any]:
+    """A posix: target in the manifest: its directory and, per host, the file
+    system behind it as the ranks found it there."""
+    file_systems: dict[str, Any] = {}
+    for rank in range(spec.ranks):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            started = json.loads(spec.rank_file(rank).read_text())
+            file_systems.setdefault(started["host"], started["fs"])
+    return {"target": spec.target, "directory": spec.posix_dir, "direct": spec.direct,
+            "file_systems": file_systems}  # fmt: skip
+
+
 def write_summary(spec: WorkloadSpec) -> dict[str, Any]:
     """``workload/summary.json`` from the ranks' rows and latencies."""
     rows = read_rank_rows(spec)
@@ -117,8 +129,8 @@ def run_workload(
     env: Mapping[str, str],
     log: Path,
 ) -> None:
-    """Start the ranks and watch them with the daemons until they end."""
-    assert cluster.launcher is not None and cluster.group is not None
+    """Start the ranks and watch them with the daemons (if any) until they end."""
+    assert cluster.launcher is not None
     rank_env = cluster.launch_env()
     if cluster.scratch.shm_dir is not None:
         rank_env["OMPI_MCA_btl_vader_backing_directory"] = str(cluster.scratch.shm_dir)
@@ -147,7 +159,7 @@ def run_workload(
     ranks.close_files()
     if code != 0:
         # A dead daemon makes ranks fail too: name the cause first.
-        dead = cluster.group.dead()
+        dead = None if cluster.group is None else cluster.group.dead()
         failure = rank_failure(spec, log, code)
         raise LaunchError(failure if dead is None else f"{dead}; {failure}")
 
@@ -162,12 +174,11 @@ def _watch(
 ) -> None:
     """Until the ranks exit: a daemon that dies, ranks that never start a
     phase, or a phase past its deadline end the wait with an error."""
-    assert cluster.group is not None
     deadlines = config.cluster.deadlines
     started = time.monotonic()
     group = cluster.group
     while ranks.returncode is None:
-        dead = group.dead()
+        dead = None if group is None else group.dead()
         if dead is not None:
             # Ranks fail soon after a daemon (or a dying rank took a daemon
             # with it): wait briefly, so the error tells both.

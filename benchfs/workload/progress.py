@@ -34,6 +34,8 @@ class PhaseStatus:
     expected_bytes: int
     # Files of all ranks in a metadata phase (its progress counts files); 0 for data phases.
     expected_items: int = 0
+    # With a stonewall the phase ends on time, long before ``expected_bytes``.
+    stonewall_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +45,7 @@ class PhaseStatus:
             "since_unix_ns": self.since_unix_ns,
             "expected_bytes": self.expected_bytes,
             "expected_items": self.expected_items,
+            "stonewall_s": self.stonewall_s,
         }
 
 
@@ -94,6 +97,7 @@ def read_status(path: Path) -> PhaseStatus | None:
             since_unix_ns=int(data["since_unix_ns"]),
             expected_bytes=int(data["expected_bytes"]),
             expected_items=int(data.get("expected_items", 0)),
+            stonewall_s=float(data.get("stonewall_s", 0.0)),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

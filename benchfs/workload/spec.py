@@ -59,6 +59,11 @@ class WorkloadSpec:
     run_data: bool = True
     # benchfs.workload.metadata.MetadataWorkload as JSON, None: no metadata phases.
     metadata: dict[str, Any] | None = None
+    # A posix: target: the directory the ranks use on every node (no daemons).
+    posix_dir: str | None = None
+    direct: bool = False
+    target: str = "benchfs"
+    keep_files: bool = False
 
     @property
     def ranks(self) -> int:
@@ -125,6 +130,7 @@ class WorkloadSpec:
             stonewall_s=self.stonewall_s,
             verify=self.verify,
             queue_depth=self.queue_depth,
+            target=self.target,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -153,6 +159,7 @@ def workload_spec(
     state_dir: Path,
     trace_dir: Path | None,
     shm_dir: Path | None = None,
+    posix_dir: Path | None = None,
 ) -> WorkloadSpec:
     """The spec of one run from its config, hosts and directories."""
     workload = config.workload
@@ -182,6 +189,10 @@ def workload_spec(
         queue_depth=workload.queue_depth,
         run_data=config.metadata.mode != "only",
         metadata=metadata_workload(config),
+        posix_dir=None if posix_dir is None else str(posix_dir),
+        direct=workload.direct,
+        target=workload.target,
+        keep_files=workload.keep_files,
     )
 
 

@@ -97,6 +97,8 @@ class WorkloadParameters:
     verify: bool = False
     # Transfers in flight per rank; IOR's POSIX backend has no such setting (always 1).
     queue_depth: int = 1
+    # "benchfs" or "posix:PATH": what the workload ran against.
+    target: str = "benchfs"
 
     def ior_fields(self) -> dict[str, Any]:
         """IOR's own names for the test parameters (its JSON ``summary`` keys)."""
@@ -328,6 +330,7 @@ def summarize(
             "stonewall_s": parameters.stonewall_s,
             "verify": parameters.verify,
             "queue_depth": parameters.queue_depth,
+            "target": parameters.target,
         },
         "phases": phase_rows,
         "repetitions": repetition_rows,

@@ -35,6 +35,7 @@ pub mod latency;
 pub mod log;
 pub mod membership;
 pub mod placement;
+pub mod posix;
 pub mod rpc;
 pub mod storage;
 pub mod sys;

@@ -107,3 +107,13 @@ def test_a_gap_the_storage_op_cannot_hold_is_software_even_without_iostat() -> N
     (gap,) = read_write_gaps(read_write_table(ops, client, server, None))
     assert gap.explanation.startswith("the software explains it, not the disk (no iostat")
     assert "most is in the client and network" in gap.explanation
+
+
+def test_a_storage_gap_under_an_even_client_total_is_found_on_the_storage_op() -> None:
+    # As on this machine's virtio disk: the client waits about as long either
+    # way, while the daemon's reads take 3x its writes, and so does the disk.
+    frames = _frames(read=(3.8, 0.01, 2.4, 2.0), write=(3.1, 0.01, 0.77, 0.77))
+    (gap,) = read_write_gaps(read_write_table(*frames))
+    assert (gap.basis, gap.slow) == ("storage op", "read")
+    assert round(gap.ratio, 1) == 3.1
+    assert gap.explanation.startswith("the disk explains it")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from run_helpers import small_args
 
 from benchfs.config import (
     RunConfig,
@@ -58,9 +59,20 @@ def test_defaults_fill_every_key() -> None:
         "shutdown_s": 10.0,
     }
     assert effective["workload"]["phases"] == ["write", "read"]
-    assert set(effective) == {"cluster", "launcher", "workload", "metadata", "preflight", "output"}
     assert effective["metadata"]["mode"] == "off"
+    # The main job: one transfer in flight per rank, phases ended by a 15 s
+    # stonewall well before the 8 GiB ceiling, a 4 s preflight.
+    assert effective["workload"]["queue_depth"] == 1
+    assert effective["workload"]["stonewall_s"] == 15.0
+    assert effective["workload"]["block_size"] == 8 << 30
+    assert effective["preflight"]["runtime_s"] == 4.0
+    assert set(effective) == {"cluster", "launcher", "workload", "metadata", "preflight", "output"}
     json.dumps(effective)  # JSON-ready for the manifest
+
+
+def test_test_runs_do_not_inherit_the_main_jobs_stonewall(tmp_path: Path) -> None:
+    overrides = dict(item.split("=", 1) for item in small_args(tmp_path)[1::2] if "=" in item)
+    assert overrides["workload.stonewall_s"] == "0"
 
 
 def test_values_from_file(tmp_path: Path) -> None:
@@ -227,3 +239,13 @@ def test_daemon_restart_only_for_daemon_settings() -> None:
     assert not needs_daemon_restart(base, deadline_change)
     assert needs_daemon_restart(base, durability)
     assert needs_daemon_restart(base, launcher)
+
+
+def test_posix_targets() -> None:
+    config = apply_overrides(load_config(None), {"workload.target": "posix:/mnt/nfs"}).base
+    assert config.workload.posix_path == "/mnt/nfs"
+    assert RunConfig().workload.posix_path is None
+    relative = error_of('[workload]\ntarget = "posix:scratch"\n')
+    assert "workload.target" in relative and "posix:scratch" in relative
+    deep = error_of('[workload]\ntarget = "posix:/tmp"\nqueue_depth = 16\n')
+    assert "queue_depth must be 1" in deep

@@ -16,7 +16,8 @@ def error_of(text: str) -> str:
 
 def test_a_tool_with_its_arguments_is_read() -> None:
     plan = parse_config(
-        '[workload]\ntool = "ior"\ntool_args = ["-w", "-F"]\ntool_path = "/opt/ior/bin"\n',
+        '[workload]\ntool = "ior"\ntool_args = ["-w", "-F"]\ntool_path = "/opt/ior/bin"\n'
+        'target = "posix:/tmp"\n',
         "run.toml",
     )
     workload = plan.base.workload
@@ -34,5 +35,18 @@ def test_a_tool_s_keys_without_a_tool_are_refused() -> None:
 
 
 def test_a_tool_replaces_the_metadata_workload_too() -> None:
-    message = error_of('[workload]\ntool = "mdtest"\n[metadata]\nmode = "only"\n')
+    message = error_of(
+        '[workload]\ntool = "mdtest"\ntarget = "posix:/tmp"\n[metadata]\nmode = "only"\n'
+    )
     assert 'replaces the built-in workload: metadata.mode must be "off"' in message
+
+
+def test_a_tool_needs_a_mounted_file_system() -> None:
+    message = error_of('[workload]\ntool = "fio"\ntool_args = ["--name=a"]\n')
+    assert "workload.tool = 'fio' needs a mounted file system: set" in message
+    assert 'workload.target = "posix:PATH"' in message
+
+
+def test_the_metadata_workload_needs_the_engine() -> None:
+    message = error_of('[workload]\ntarget = "posix:/tmp"\n[metadata]\nmode = "with-data"\n')
+    assert "the metadata workload runs through the engine's client" in message

@@ -122,6 +122,7 @@ def test_a_throttled_disk_is_changed_for_bandwidth(
         "--set", "cluster.deadlines.shutdown_s=5",
         "--set", "preflight.enabled=false",
         "--transfer-size", "64k", "--block-size", "256k",
+        "--set", "workload.stonewall_s=0",
         "--repetitions", str(REPETITIONS),
     ]  # fmt: skip
     done = benchfs_run(args)

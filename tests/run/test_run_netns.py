@@ -79,6 +79,7 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
             "cluster.deadlines.shutdown_s": 5,
             "workload.transfer_size": "64k",
             "workload.block_size": "1m",
+            "workload.stonewall_s": 0,
             "workload.tasks_per_node": 2,
             "workload.verify": True,
             "preflight.enabled": False,

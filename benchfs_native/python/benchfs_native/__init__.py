@@ -19,6 +19,7 @@ from benchfs_native._native import (
     metadata_owner,
     placement_owner,
     read_registry,
+    run_posix_phase,
     serve_daemon,
 )
 from benchfs_native._types import (
@@ -62,5 +63,6 @@ __all__ = [
     "metadata_owner",
     "placement_owner",
     "read_registry",
+    "run_posix_phase",
     "serve_daemon",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "metadata_owner",
     "placement_owner",
     "read_registry",
+    "run_posix_phase",
     "serve_daemon",
 ]
 
@@ -314,6 +315,35 @@ class Client:
 
     def __enter__(self) -> Client: ...
     def __exit__(self, *exc: object) -> None: ...
+
+def run_posix_phase(
+    *,
+    directory: str,
+    phase: Literal["write", "read"],
+    file_name: str,
+    transfer_size: int,
+    block_size: int,
+    segments: int = 1,
+    rank: int = 0,
+    ranks: int = 1,
+    file_per_process: bool = True,
+    read_rank_shift: int = 0,
+    verify: bool = False,
+    seed: int = 0,
+    stonewall_s: float = 0.0,
+    first_op: int = 0,
+    max_ops: int = 0,
+    fsync: bool = False,
+    max_errors: int = 0,
+    progress_path: str | None = None,
+    direct: bool = False,
+) -> PhaseResult:
+    """``Client.run_phase`` on any mounted file system: the files under
+    ``directory`` with plain pwrite/pread, one transfer at a time (IOR's
+    POSIX backend), ``O_DIRECT`` with ``direct``. Same layout, pattern,
+    stonewall, wear-out, progress record and result; ``path`` is relative
+    to ``directory``, ``rpcs`` and ``retries`` are 0.
+    """
 
 def placement_owner(path: str, chunk: int, nodes: int) -> int:
     """The node that holds chunk ``chunk`` of ``path`` among ``nodes`` daemons."""

@@ -5,7 +5,6 @@
 //! runs its closure on that same thread.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
@@ -15,7 +14,8 @@ use super::buffer::BorrowedBytes;
 use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
 use super::metadata::{MetadataArgs, metadata_dict};
-use crate::rpc::client::{Client, ClientOptions, PhaseResult, PhaseSpec};
+use super::phase::{PhaseArgs, phase_dict, phase_spec};
+use crate::rpc::client::{Client, ClientOptions};
 use crate::rpc::transport::Transport;
 use crate::rpc::wire::Attr;
 use crate::storage::store::MAX_OFFSET;
@@ -60,45 +60,6 @@ fn attr_dict<'py>(py: Python<'py>, a: &Attr) -> BoundaryResult<Bound<'py, PyDict
     d.set_item("size", a.size)?;
     d.set_item("mtime_unix_ns", a.mtime_unix_ns)?;
     d.set_item("mode", a.mode)?;
-    Ok(d)
-}
-
-fn phase_dict<'py>(
-    py: Python<'py>,
-    phase: &str,
-    r: &PhaseResult,
-) -> BoundaryResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("phase", phase)?;
-    d.set_item("path", &r.path)?;
-    d.set_item("bytes", r.bytes)?;
-    d.set_item("ops", r.ops)?;
-    d.set_item("ops_reached", r.ops_reached)?;
-    d.set_item("total_ops", r.total_ops)?;
-    d.set_item("start_unix_ns", r.start_unix_ns)?;
-    d.set_item("end_unix_ns", r.end_unix_ns)?;
-    d.set_item("elapsed_s", r.elapsed_s)?;
-    d.set_item("open_s", r.open_s)?;
-    d.set_item("io_s", r.io_s)?;
-    d.set_item("close_s", r.close_s)?;
-    let mut lat = Vec::with_capacity(r.latency_ns.len() * 8);
-    for v in &r.latency_ns {
-        lat.extend_from_slice(&v.to_le_bytes());
-    }
-    d.set_item("latency_ns", PyBytes::new(py, &lat))?;
-    d.set_item("min_ns", r.latency.min_ns)?;
-    d.set_item("mean_ns", r.latency.mean_ns)?;
-    d.set_item("p50_ns", r.latency.p50_ns)?;
-    d.set_item("p90_ns", r.latency.p90_ns)?;
-    d.set_item("p99_ns", r.latency.p99_ns)?;
-    d.set_item("p999_ns", r.latency.p999_ns)?;
-    d.set_item("max_ns", r.latency.max_ns)?;
-    d.set_item("errors", r.errors)?;
-    d.set_item("verify_errors", r.verify_errors)?;
-    d.set_item("first_bad_offset", r.first_bad_offset)?;
-    d.set_item("stonewalled", r.stonewalled)?;
-    d.set_item("rpcs", r.rpcs)?;
-    d.set_item("retries", r.retries)?;
     Ok(d)
 }
 
@@ -412,39 +373,25 @@ impl PyClient {
         max_errors: u64,
         progress_path: Option<PathBuf>,
     ) -> BoundaryResult<Bound<'py, PyDict>> {
-        let write = match phase {
-            "write" => true,
-            "read" => false,
-            other => {
-                return Err(BoundaryError::argument(format!(
-                    "phase must be 'write' or 'read', got {other:?}"
-                )));
-            }
-        };
-        if !(stonewall_s >= 0.0 && stonewall_s.is_finite()) {
-            return Err(BoundaryError::argument(format!(
-                "stonewall_s must be 0 (off) or positive, got {stonewall_s}"
-            )));
-        }
-        let spec = PhaseSpec {
-            write,
+        let spec = phase_spec(PhaseArgs {
+            phase,
             file_name,
+            transfer_size,
+            block_size,
+            segments,
             rank,
             ranks,
-            transfer_size: int_arg(transfer_size, "transfer_size", 1 << 30)?,
-            block_size: int_arg(block_size, "block_size", 1 << 50)?,
-            segments,
             file_per_process,
             read_rank_shift,
             verify,
             seed,
-            stonewall: (stonewall_s > 0.0).then(|| Duration::from_secs_f64(stonewall_s)),
+            stonewall_s,
             first_op,
             max_ops,
             fsync,
             max_errors,
             progress_path,
-        };
+        })?;
         let r = self.run(py, |c| c.run_phase(&spec))?;
         phase_dict(py, phase, &r)
     }

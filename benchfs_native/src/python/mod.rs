@@ -10,7 +10,8 @@
 //! * [`buffer`]: borrowing a Python buffer's bytes (the one safety
 //!   contract for Python-owned memory).
 //! * [`store`], [`client`], [`daemon`], [`bench`], [`placement`],
-//!   [`registry`], [`build_info`]: one class or function family each.
+//!   [`registry`], [`build_info`], [`posix`]: one class or function family
+//!   each; [`phase`]: a phase's arguments and result, shared by two of them.
 //!
 //! Every call that does I/O releases the GIL (`Python::detach`).
 
@@ -23,7 +24,9 @@ mod daemon;
 mod error;
 mod json;
 mod metadata;
+mod phase;
 mod placement;
+mod posix;
 mod registry;
 mod store;
 
@@ -43,5 +46,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(placement::chunk_loads, m)?)?;
     m.add_function(wrap_pyfunction!(daemon::serve_daemon, m)?)?;
     m.add_function(wrap_pyfunction!(registry::read_registry, m)?)?;
+    m.add_function(wrap_pyfunction!(posix::run_posix_phase, m)?)?;
     Ok(())
 }

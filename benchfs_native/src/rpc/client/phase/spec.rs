@@ -116,7 +116,8 @@ pub struct PhaseResult {
 }
 
 impl PhaseSpec {
-    pub(super) fn check(&self) -> Result<u64> {
+    /// Checks the description; returns the transfers of this rank in all.
+    pub fn check(&self) -> Result<u64> {
         let bad = |name: &'static str, m: String| Err(Error::invalid(name, m));
         if self.ranks == 0 || self.rank >= self.ranks {
             return bad("rank", format!("{} is not in 0..{}", self.rank, self.ranks));

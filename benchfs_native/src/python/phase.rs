@@ -1,0 +1,111 @@
+//! One rank's IOR-style phase across the boundary: its arguments to a
+//! [`PhaseSpec`] and its [`PhaseResult`] to the dict Python sees, shared
+//! by the client's phase and the POSIX target's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use super::args::int_arg;
+use super::error::{BoundaryError, BoundaryResult};
+use crate::rpc::client::{PhaseResult, PhaseSpec};
+
+/// A phase's arguments as Python gave them.
+pub(crate) struct PhaseArgs<'a, 'py> {
+    pub phase: &'a str,
+    pub file_name: String,
+    pub transfer_size: &'a Bound<'py, PyAny>,
+    pub block_size: &'a Bound<'py, PyAny>,
+    pub segments: u64,
+    pub rank: u32,
+    pub ranks: u32,
+    pub file_per_process: bool,
+    pub read_rank_shift: u32,
+    pub verify: bool,
+    pub seed: u64,
+    pub stonewall_s: f64,
+    pub first_op: u64,
+    pub max_ops: u64,
+    pub fsync: bool,
+    pub max_errors: u64,
+    pub progress_path: Option<PathBuf>,
+}
+
+/// The engine's description of the phase, every argument checked.
+pub(crate) fn phase_spec(a: PhaseArgs<'_, '_>) -> BoundaryResult<PhaseSpec> {
+    let write = match a.phase {
+        "write" => true,
+        "read" => false,
+        other => {
+            return Err(BoundaryError::argument(format!(
+                "phase must be 'write' or 'read', got {other:?}"
+            )));
+        }
+    };
+    let stonewall_s = a.stonewall_s;
+    if !(stonewall_s >= 0.0 && stonewall_s.is_finite()) {
+        return Err(BoundaryError::argument(format!(
+            "stonewall_s must be 0 (off) or positive, got {stonewall_s}"
+        )));
+    }
+    Ok(PhaseSpec {
+        write,
+        file_name: a.file_name,
+        rank: a.rank,
+        ranks: a.ranks,
+        transfer_size: int_arg(a.transfer_size, "transfer_size", 1 << 30)?,
+        block_size: int_arg(a.block_size, "block_size", 1 << 50)?,
+        segments: a.segments,
+        file_per_process: a.file_per_process,
+        read_rank_shift: a.read_rank_shift,
+        verify: a.verify,
+        seed: a.seed,
+        stonewall: (stonewall_s > 0.0).then(|| Duration::from_secs_f64(stonewall_s)),
+        first_op: a.first_op,
+        max_ops: a.max_ops,
+        fsync: a.fsync,
+        max_errors: a.max_errors,
+        progress_path: a.progress_path,
+    })
+}
+
+pub(crate) fn phase_dict<'py>(
+    py: Python<'py>,
+    phase: &str,
+    r: &PhaseResult,
+) -> BoundaryResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("phase", phase)?;
+    d.set_item("path", &r.path)?;
+    d.set_item("bytes", r.bytes)?;
+    d.set_item("ops", r.ops)?;
+    d.set_item("ops_reached", r.ops_reached)?;
+    d.set_item("total_ops", r.total_ops)?;
+    d.set_item("start_unix_ns", r.start_unix_ns)?;
+    d.set_item("end_unix_ns", r.end_unix_ns)?;
+    d.set_item("elapsed_s", r.elapsed_s)?;
+    d.set_item("open_s", r.open_s)?;
+    d.set_item("io_s", r.io_s)?;
+    d.set_item("close_s", r.close_s)?;
+    let mut lat = Vec::with_capacity(r.latency_ns.len() * 8);
+    for v in &r.latency_ns {
+        lat.extend_from_slice(&v.to_le_bytes());
+    }
+    d.set_item("latency_ns", PyBytes::new(py, &lat))?;
+    d.set_item("min_ns", r.latency.min_ns)?;
+    d.set_item("mean_ns", r.latency.mean_ns)?;
+    d.set_item("p50_ns", r.latency.p50_ns)?;
+    d.set_item("p90_ns", r.latency.p90_ns)?;
+    d.set_item("p99_ns", r.latency.p99_ns)?;
+    d.set_item("p999_ns", r.latency.p999_ns)?;
+    d.set_item("max_ns", r.latency.max_ns)?;
+    d.set_item("errors", r.errors)?;
+    d.set_item("verify_errors", r.verify_errors)?;
+    d.set_item("first_bad_offset", r.first_bad_offset)?;
+    d.set_item("stonewalled", r.stonewalled)?;
+    d.set_item("rpcs", r.rpcs)?;
+    d.set_item("retries", r.retries)?;
+    Ok(d)
+}
