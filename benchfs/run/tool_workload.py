@@ -74,6 +74,10 @@ class ToolRun:
             "outputs": self.outputs,
         }
 
+    @classmethod
+    def of(cls, plan: ToolPlan) -> ToolRun:
+        return cls(plan.tool, str(plan.binary))
+
 
 def plan_tool(workload: WorkloadConfig) -> ToolPlan | None:
     """The tool of ``workload`` found and its job file checked (None: the built-in workload).
@@ -103,10 +107,13 @@ def run_tool_workload(
     *,
     deadline_s: float,
     env: Mapping[str, str] | None = None,
-) -> ToolRun:
-    """Run the tool in ``target``, keep its output, write ``workload/summary.json``."""
+    run: ToolRun | None = None,
+) -> dict[str, Any]:
+    """Run the tool in ``target``, keep its output, write and return
+    ``workload/summary.json``; ``run`` (filled in as the tool starts, for the
+    manifest, also when it fails) says what ran."""
     layout.tool_output_dir.mkdir(parents=True, exist_ok=True)
-    run = ToolRun(plan.tool, str(plan.binary))
+    run = run if run is not None else ToolRun(plan.tool, str(plan.binary))
     if plan.tool == "fio":
         run.version = fio_version(plan.binary)
         jobs = _start_fio(life, plan, launcher, hosts, target, layout, run, env)
@@ -114,16 +121,20 @@ def run_tool_workload(
         jobs = [
             _start_mpi_tool(life, plan, launcher, hosts, tasks_per_node, target, layout, run, env)
         ]
-    _wait(plan.tool, jobs, deadline_s, layout)
+    try:
+        _wait(plan.tool, jobs, deadline_s, layout)
+    finally:
+        run.outputs = sorted(
+            str(p.relative_to(layout.root)) for p in layout.tool_output_dir.iterdir()
+        )
     outputs = _load_outputs(plan.tool, hosts, layout)
     if plan.tool != "fio":
         run.version = version_line(
             plan.tool, layout.tool_stdout(plan.tool).read_text(errors="replace")
         )
-    summary = summarize_outputs(outputs, layout.workload_dir)
-    write_json_atomic(layout.summary, summary.document())
-    run.outputs = sorted(str(p.relative_to(layout.root)) for p in layout.tool_output_dir.iterdir())
-    return run
+    document = summarize_outputs(outputs, layout.workload_dir).document()
+    write_json_atomic(layout.summary, document)
+    return document
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,11 @@ def find_tool(
         candidate = given / tool if given.is_dir() else given
         if _executable(candidate):
             return candidate.absolute()
-        what = "holds no executable" if given.is_dir() else "is not an executable file"
-        named = f"{given / tool}: no such file" if given.is_dir() else f"{given} {what}"
+        named = (
+            f"{candidate}: no such file or directory"
+            if not candidate.exists()
+            else f"{candidate} is not an executable file"
+        )
         raise ToolError(f"{tool} not found: {named} ({SETTING} = {tool_path!r})")
     on_path = shutil.which(tool, path=environ.get("PATH", os.defpath))
     if on_path is not None:

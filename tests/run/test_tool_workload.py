@@ -38,9 +38,12 @@ def _run(workload: WorkloadConfig, root: Path, hosts: list[Host] = HOSTS) -> Too
     assert plan is not None
     target = root / "target"
     layout = RunLayout(root / "results")
+    run = ToolRun.of(plan)
     with Lifecycle(handle_signals=False) as life:
-        return run_tool_workload(life, plan, LocalLauncher(), hosts, 2, target, layout,
-                                 deadline_s=DEADLINE_S)  # fmt: skip
+        document = run_tool_workload(life, plan, LocalLauncher(), hosts, 2, target, layout,
+                                     deadline_s=DEADLINE_S, run=run)  # fmt: skip
+    assert json.loads(layout.summary.read_text()) == document
+    return run
 
 
 def _phases(root: Path) -> dict[str, dict[str, object]]:
@@ -90,8 +93,8 @@ def test_a_failing_fio_is_named_with_its_exit_status_and_stderr(tmp_path: Path) 
 
 def test_a_missing_tool_names_the_setting_before_anything_runs(tmp_path: Path) -> None:
     workload = WorkloadConfig(tool="ior", tool_path=str(tmp_path / "ior-build" / "bin" / "ior"))
-    with pytest.raises(ToolError, match=r"^ior not found: .*ior-build/bin/ior is not an "
-                                        r"executable file \(workload.tool_path = "):  # fmt: skip
+    with pytest.raises(ToolError, match=r"^ior not found: .*ior-build/bin/ior: no such file "
+                                        r"or directory \(workload.tool_path = "):  # fmt: skip
         plan_tool(workload)
     assert plan_tool(WorkloadConfig()) is None
 

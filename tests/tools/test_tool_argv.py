@@ -78,7 +78,7 @@ def test_tool_path_names_the_binary_or_its_directory(tmp_path: Path) -> None:
     binary = _executable(tmp_path / "ior")
     assert find_tool("ior", str(binary), environ={"PATH": ""}) == binary
     assert find_tool("ior", str(tmp_path), environ={"PATH": ""}) == binary
-    with pytest.raises(ToolError, match=r"mdtest not found: .*/mdtest: no such file "
+    with pytest.raises(ToolError, match=r"mdtest not found: .*/mdtest: no such file or directory "
                                         r"\(workload.tool_path = "):  # fmt: skip
         find_tool("mdtest", str(tmp_path), environ={"PATH": ""})
 
