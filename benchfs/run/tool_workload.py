@@ -20,6 +20,7 @@ from analysis.errors import AnalysisError
 from analysis.layout import RunLayout
 from analysis.loaders.detect import ToolOutput
 from analysis.loaders.fio import FioReport
+from analysis.loaders.ior_model import IorReport
 from analysis.loaders.tools import LoadedOutput, load_tool_output
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
@@ -93,7 +94,17 @@ def plan_tool(workload: WorkloadConfig) -> ToolPlan | None:
         check_fio_job(job)
     if workload.tool == "fio" and job is None and not workload.tool_args:
         raise ToolError("fio needs a job: set workload.tool_args or workload.fio_job")
-    return ToolPlan(workload.tool, binary, tuple(workload.tool_args), job)
+    plan = ToolPlan(workload.tool, binary, tuple(workload.tool_args), job)
+    _tool_argv(plan, Path("/target"), Path("/summary.json"))  # refuses arguments benchfs sets
+    return plan
+
+
+def _tool_argv(plan: ToolPlan, directory: Path, summary_file: Path) -> list[str]:
+    if plan.tool == "ior":
+        return ior_argv(plan.binary, plan.args, directory, summary_file)
+    if plan.tool == "mdtest":
+        return mdtest_argv(plan.binary, plan.args, directory)
+    return fio_argv(plan.binary, plan.args, directory, plan.fio_job)
 
 
 def run_tool_workload(
@@ -127,11 +138,14 @@ def run_tool_workload(
         run.outputs = sorted(
             str(p.relative_to(layout.root)) for p in layout.tool_output_dir.iterdir()
         )
+        stdout = layout.tool_stdout(plan.tool)
+        if plan.tool != "fio" and stdout.is_file():
+            run.version = version_line(plan.tool, stdout.read_text(errors="replace"))
     outputs = _load_outputs(plan.tool, hosts, layout)
-    if plan.tool != "fio":
-        run.version = version_line(
-            plan.tool, layout.tool_stdout(plan.tool).read_text(errors="replace")
-        )
+    report = outputs[0].report
+    if isinstance(report, IorReport) and report.version:
+        # IOR has no --version, and with a summary file its stdout names none.
+        run.version = f"IOR-{report.version}"
     document = summarize_outputs(outputs, layout.workload_dir).document()
     write_json_atomic(layout.summary, document)
     return document
@@ -155,12 +169,8 @@ def _start_mpi_tool(
     run: ToolRun,
     env: Mapping[str, str] | None,
 ) -> _Job:
-    if plan.tool == "ior":
-        (target / IOR_DIR).mkdir(parents=True, exist_ok=True)
-        argv = ior_argv(plan.binary, plan.args, target, layout.ior_summary.absolute())
-    else:
-        (target / MDTEST_DIR).mkdir(parents=True, exist_ok=True)
-        argv = mdtest_argv(plan.binary, plan.args, target)
+    (target / (IOR_DIR if plan.tool == "ior" else MDTEST_DIR)).mkdir(parents=True, exist_ok=True)
+    argv = _tool_argv(plan, target, layout.ior_summary.absolute())
     launched = launcher.ranks_command(hosts, tasks_per_node, argv)
     run.commands["job"], run.launched["job"] = argv, launched
     stderr = layout.tool_stderr(plan.tool)
@@ -184,7 +194,7 @@ def _start_fio(
     for host in hosts:
         directory = target / host.name
         directory.mkdir(parents=True, exist_ok=True)
-        argv = fio_argv(plan.binary, plan.args, directory, plan.fio_job)
+        argv = _tool_argv(plan, directory, layout.ior_summary)
         launched = launcher.command(host, argv)
         run.commands[host.name], run.launched[host.name] = argv, launched
         stderr = layout.tool_stderr("fio", host.name)

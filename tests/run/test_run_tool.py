@@ -6,6 +6,8 @@ tool as one line naming it."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +145,43 @@ def test_a_failing_tool_names_its_exit_status_and_keeps_what_it_said(tmp_path: P
     record = manifest(run_dir)
     assert record["status"] == "failed" and "sideways" in record["error"]
     assert record["tool"]["command_lines"]["local0"][-1] == "--rw=sideways"
+
+
+SEARCH = os.pathsep.join(
+    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "phase"),
+    [
+        ("ior", "-a,POSIX,-w,-r,-F,-t,64k,-b,1m", "write"),
+        ("mdtest", "-n,20,-F,-u", "File creation"),
+    ],
+)
+def test_ior_and_mdtest_run_under_benchfs_run_when_found(
+    tmp_path: Path, tool: str, args: str, phase: str
+) -> None:
+    binary = shutil.which(tool, path=SEARCH)
+    if binary is None or shutil.which("mpirun") is None or shutil.which("iostat") is None:
+        pytest.skip(
+            f"{tool}, mpirun or iostat not found ({tool}: PATH, $IOR_BIN_DIR, /opt/ior/bin)"
+        )
+    target = tmp_path / "fs"
+    target.mkdir()
+    done = benchfs_run(small_args(
+        tmp_path, "--set", f"workload.target=posix:{target}", "--set", "cluster.local_nodes=2",
+        "--set", f"workload.tool={tool}", "--set", f"workload.tool_args={args}",
+        "--set", f"workload.tool_path={binary}",
+    ))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    phases = {row["phase"]: row for row in summary(run_dir)["phases"]}
+    assert phase in phases and all(row["tool"] == tool for row in phases.values())
+    record = manifest(run_dir)["tool"]
+    assert record["version"].lower().startswith(f"{tool}-")
+    argv = record["command_lines"]["job"]
+    assert argv[: len(args.split(",")) + 1] == [binary, *args.split(",")]
+    assert "-np" in record["launched"]["job"] and "2" in record["launched"]["job"]
+    if tool == "ior":
+        assert argv[-1] == f"summaryFile={run_dir.absolute() / 'workload/tool/ior-summary.json'}"

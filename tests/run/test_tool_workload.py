@@ -15,7 +15,7 @@ from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.config.model import WorkloadConfig
-from benchfs.errors import ToolError
+from benchfs.errors import ConfigError, ToolError
 from benchfs.launchers.local import LocalLauncher
 from benchfs.run.tool_workload import ToolRun, plan_tool, run_tool_workload
 from benchfs.tools.tool_argv import fio_argv
@@ -142,3 +142,9 @@ def test_mdtest_runs_as_one_mpi_job_and_its_text_gives_the_phases(tmp_path: Path
     phases = _phases(tmp_path)
     assert "File creation" in phases
     assert all(row["tool"] == "mdtest" for row in phases.values())
+
+
+@needs_fio
+def test_arguments_benchfs_sets_are_refused_before_anything_runs() -> None:
+    with pytest.raises(ConfigError, match=r"^workload.tool_args: fio --directory is set by"):
+        plan_tool(WorkloadConfig(tool="fio", tool_args=["--name=a", "--directory=/x"]))
