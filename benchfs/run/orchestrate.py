@@ -64,7 +64,9 @@ def _point_label(config: RunConfig, point: SweepPoint, count: int) -> str:
 
 
 def _ranks_record(launcher: Launcher, hosts: Sequence[Host], config: RunConfig) -> RanksRecord:
-    per_host = {host.name: config.workload.tasks_per_node for host in hosts}
+    # fio runs once per host (its own jobs are its processes); the others as MPI ranks.
+    each = 1 if config.workload.tool == "fio" else config.workload.tasks_per_node
+    per_host = {host.name: each for host in hosts}
     return RanksRecord(
         launcher=launcher.name,
         per_host=per_host,

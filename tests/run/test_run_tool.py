@@ -86,6 +86,7 @@ def test_fio_runs_under_benchfs_run_and_compares_with_a_builtin_run(tmp_path: Pa
         assert (run_dir / "workload" / "tool" / f"fio-{node}.json").is_file()
         assert (run_dir / "iostat" / f"{node}.json").is_file()
     assert record["status"] == "completed" and record["daemons"] == []
+    assert record["ranks"]["per_host"] == {"local0": 1, "local1": 1}  # one fio per host
     assert record["preflight"]["status"] == "run"
     assert record["preflight"]["directory"] == str(target)
     assert (run_dir / "report.md").is_file()
