@@ -13,6 +13,11 @@ file is never written under one name and looked for under another.
 <run>/workload/summary.json              per phase, IOR's names (benchfs.workload.summary)
 <run>/workload/ranks.jsonl               one row per rank, repetition and phase
 <run>/workload/latency-<phase>-<rep>.npy every transfer's latency in ns (u64)
+<run>/workload/tool/                     a tool run (workload.tool): what the tool printed
+    ior-summary.json, ior.out            IOR's JSON summary file and its stdout
+    mdtest.out                           mdtest's stdout (its text output)
+    fio-<node>.json                      fio's JSON on each node
+    <tool>[-<node>].stderr               what it said on stderr
 <run>/traces/*.bftrace                   the engine's event logs
 <run>/logs/workload.log                  the launcher job of the workload ranks
 <run>/logs/daemons/<name>.log            each daemon (or launcher job of daemons)
@@ -47,6 +52,9 @@ RANKS_FILE = "ranks.jsonl"
 # Per-rank rows other tools may leave instead, in the order they are looked for.
 RANK_FILES = ("ranks.csv", RANKS_FILE, "ranks.json")
 LATENCY_GLOB = "latency-*-*.npy"
+# Inside workload/: what a tool run printed (workload.tool).
+TOOL_OUTPUT_DIR = "tool"
+IOR_SUMMARY_FILE = "ior-summary.json"
 # Inside logs/.
 WORKLOAD_LOG = "workload.log"
 DAEMON_LOGS_DIR = "daemons"
@@ -67,6 +75,11 @@ def parse_latency_file_name(name: str) -> tuple[str, int] | None:
         return None
     phase, _, repetition = stem.removeprefix("latency-").rpartition("-")
     return (phase, int(repetition)) if phase and repetition.isdigit() else None
+
+
+def tool_output_name(tool: str, node: str | None = None, suffix: str = ".out") -> str:
+    """A file of ``workload/tool/``: ``<tool>.out``, ``<tool>-<node>.json``, ..."""
+    return f"{tool}-{node}{suffix}" if node else f"{tool}{suffix}"
 
 
 def node_file_name(node: str) -> str:
@@ -119,6 +132,22 @@ class RunLayout:
     @property
     def ranks(self) -> Path:
         return self.workload_dir / RANKS_FILE
+
+    @property
+    def tool_output_dir(self) -> Path:
+        return self.workload_dir / TOOL_OUTPUT_DIR
+
+    @property
+    def ior_summary(self) -> Path:
+        return self.tool_output_dir / IOR_SUMMARY_FILE
+
+    def tool_stdout(self, tool: str, node: str | None = None) -> Path:
+        """What ``tool`` printed (on ``node``); fio's is its JSON report."""
+        suffix = ".json" if tool == "fio" else ".out"
+        return self.tool_output_dir / tool_output_name(tool, node, suffix)
+
+    def tool_stderr(self, tool: str, node: str | None = None) -> Path:
+        return self.tool_output_dir / tool_output_name(tool, node, STDERR_SUFFIX)
 
     def latency(self, phase: str, repetition: int) -> Path:
         return self.workload_dir / latency_file_name(phase, repetition)

@@ -83,6 +83,7 @@ class ConsoleObserver(RunObserver):
                 figures="",
             )
         task = self.tasks[key]
+        done: float
         if status.expected_items:
             done = progress.ops
             figures = f"{progress.ops:,} files  {progress.ops_per_s:,.0f} ops/s"
@@ -119,12 +120,12 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
             continue
         phase = phase_row["phase"]
         table = Table(
-            title=f"{phase}: {phase_row['numTasks']} ranks, "
+            title=f"{phase}: {phase_row.get('numTasks') or '-'} ranks, "
             f"queue depth {phase_row.get('queue_depth') or '-'}, "
-            f"{_cell(phase_row['xsizeMiB'], 1.0)} MiB per repetition",
-            caption=f"bwMaxMIB {_cell(phase_row['bwMaxMIB'], 1.0)}, "
-            f"bwMinMIB {_cell(phase_row['bwMinMIB'], 1.0)}, "
-            f"bwStdMIB {_cell(phase_row['bwStdMIB'], 1.0)}",
+            f"{_cell(phase_row.get('xsizeMiB'), 1.0)} MiB per repetition",
+            caption=f"bwMaxMIB {_cell(phase_row.get('bwMaxMIB'), 1.0)}, "
+            f"bwMinMIB {_cell(phase_row.get('bwMinMIB'), 1.0)}, "
+            f"bwStdMIB {_cell(phase_row.get('bwStdMIB'), 1.0)}",
             box=box.SIMPLE_HEAD,
             title_justify="left",
             caption_justify="left",
@@ -134,12 +135,14 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
         rows = [
             [
                 str(row["repetition"]),
-                *(_cell(row[key], scale) for _, key, _, scale in PHASE_COLUMNS),
+                *(_cell(row.get(key), scale) for _, key, _, scale in PHASE_COLUMNS),
             ]
             for row in summary["repetitions"]
             if row["phase"] == phase
         ]
-        rows.append(["mean", *(_cell(phase_row[key], scale) for _, _, key, scale in PHASE_COLUMNS)])
+        # A tool's rows lack the columns it does not measure (fio: first and last done).
+        means = (_cell(phase_row.get(key), scale) for _, _, key, scale in PHASE_COLUMNS)
+        rows.append(["mean", *means])
         # Numbers never shrink; headers wrap between words instead.
         headers = ["rep", *(header for header, *_ in PHASE_COLUMNS)]
         for index, header in enumerate(headers):

@@ -38,6 +38,8 @@ Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
 Durability = Literal["none", "fsync_on_close", "fsync_each_write"]
 Transport = Literal["auto", "shm", "tcp"]
 Phase = Literal["write", "read"]
+# "builtin": BenchFS's own ranks; the others run that tool (benchfs.run.tool_workload).
+WorkloadTool = Literal["builtin", "fio", "ior", "mdtest"]
 LauncherName = Literal["auto", "local", "mpirun", "srun"]
 MAX_QUEUE_DEPTH = 256
 
@@ -100,9 +102,22 @@ class WorkloadConfig(Section):
     # stay in PATH/benchfs-<token>-p<k>/.
     keep_files: bool = False
     phases: list[Phase] = ["write", "read"]
+    tool: WorkloadTool = "builtin"
+    # The tool's own arguments; BenchFS adds where it writes and its output options.
+    tool_args: list[str] = []
+    fio_job: Annotated[str, Field(min_length=1)] | None = None  # a fio job file
+    # The tool's binary, or the directory holding it (None: PATH, then $IOR_BIN_DIR
+    # and /opt/ior/bin for ior and mdtest).
+    tool_path: Annotated[str, Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
+        if self.tool == "builtin" and (self.tool_args or self.tool_path):
+            raise ValueError(
+                "tool_args and tool_path need a tool (workload.tool = fio, ior, mdtest)"
+            )
+        if self.fio_job is not None and self.tool != "fio":
+            raise ValueError(f'fio_job needs tool = "fio", not {self.tool!r}')
         if self.block_size % self.transfer_size:
             raise ValueError(
                 f"block_size ({self.block_size}) must be a multiple of "
@@ -151,3 +166,23 @@ class RunConfig(Section):
     metadata: MetadataConfig = MetadataConfig()
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()
+
+    @model_validator(mode="after")
+    def _one_workload(self) -> Self:
+        tool, posix = self.workload.tool, self.workload.posix_path
+        if tool != "builtin" and posix is None:
+            raise ValueError(
+                f"workload.tool = {tool!r} needs a mounted file system: set "
+                'workload.target = "posix:PATH" (BenchFS itself cannot be mounted yet)'
+            )
+        if tool != "builtin" and self.metadata.mode != "off":
+            raise ValueError(
+                f"workload.tool = {tool!r} replaces the built-in workload: "
+                'metadata.mode must be "off"'
+            )
+        if self.metadata.mode != "off" and posix is not None:
+            raise ValueError(
+                "the metadata workload runs through the engine's client: it needs "
+                'workload.target = "benchfs", or metadata.mode = "off" on a posix: target'
+            )
+        return self

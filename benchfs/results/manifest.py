@@ -98,6 +98,8 @@ class Manifest(_Record):
     daemons: list[dict[str, Any]] = []
     # A posix: target: its directory and the file system behind it on every host.
     target: dict[str, Any] | None = None
+    # A tool run (workload.tool): name, binary, version line, exact command lines, outputs.
+    tool: dict[str, Any] | None = None
     # Anything the reader of the results should know that is not an error.
     notes: list[str] = []
     environment: dict[str, str]
@@ -206,6 +208,10 @@ class ManifestRecorder:
     def target(self, record: Mapping[str, Any]) -> None:
         """Where a posix: target's files were, per host (written with ``finish``)."""
         self.manifest.target = dict(record)
+
+    def tool(self, record: Mapping[str, Any]) -> None:
+        """The tool that ran and how (written with ``finish``)."""
+        self.manifest.tool = dict(record)
 
     def stragglers(self, record: Mapping[str, Any]) -> None:
         """Nodes whose disk was slow during the workload (written with ``finish``)."""

@@ -48,6 +48,8 @@ from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
 from benchfs.run.stragglers import straggler_record
+from benchfs.run.tool_point import run_tool_point
+from benchfs.run.tool_workload import ToolPlan, plan_tool
 from benchfs.run.workload import RunFailed, run_workload, target_record, write_summary
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 from benchfs.workload.spec import WorkloadSpec, run_seed, workload_spec
@@ -62,7 +64,9 @@ def _point_label(config: RunConfig, point: SweepPoint, count: int) -> str:
 
 
 def _ranks_record(launcher: Launcher, hosts: Sequence[Host], config: RunConfig) -> RanksRecord:
-    per_host = {host.name: config.workload.tasks_per_node for host in hosts}
+    # fio runs once per host (its own jobs are its processes); the others as MPI ranks.
+    each = 1 if config.workload.tool == "fio" else config.workload.tasks_per_node
+    per_host = {host.name: each for host in hosts}
     return RanksRecord(
         launcher=launcher.name,
         per_host=per_host,
@@ -112,6 +116,7 @@ def run_point(
     env: Mapping[str, str],
     observer: RunObserver,
     started: list[PointResult],
+    tool: ToolPlan | None = None,
 ) -> PointResult:
     """One point; its result goes into ``started`` as soon as its results
     directory exists, so a failed point still gets its notes and report."""
@@ -164,6 +169,15 @@ def run_point(
         layout.traces_dir.mkdir(exist_ok=True)
         layout.logs_dir.mkdir(exist_ok=True)
         make_private_dir(state_dir, exist_ok=False)
+        if tool is not None:
+            assert posix is not None  # the config refuses a tool on BenchFS
+            observer.step(f"running {tool.tool}")
+            result.summary, result.stragglers = run_tool_point(
+                life, tool, config, hosts, launcher, layout, record,
+                Path(posix) / f"{cluster.scratch.name}-p{point.index}", env, point_notes,
+            )  # fmt: skip
+            result.status = "completed"
+            return result
         spec = workload_spec(
             config,
             hosts=[host.name for host in hosts],
@@ -241,6 +255,7 @@ def run_plan(
     points = expand_sweep(plan)
     first = points[0].config
     resolve_nodes(nodes_spec, env, local_nodes=first.cluster.local_nodes)  # fail before anything
+    tools = [plan_tool(point.config.workload) for point in points]  # a missing tool too
     base = Path(first.output.results_dir)
     make_private_dir(base)
     for cleaned in clean_dead_runs():
@@ -261,7 +276,7 @@ def run_plan(
             life.remove_at_exit(scratch.root)
             cluster = Cluster(life, scratch, observer, env, python)
             try:
-                for point in points:
+                for point, tool in zip(points, tools, strict=True):
                     run_point(
                         life,
                         cluster,
@@ -272,6 +287,7 @@ def run_plan(
                         env=env,
                         observer=observer,
                         started=results,
+                        tool=tool,
                     )
             finally:
                 # Gracefully, after an error or a first Ctrl-C too (traces flushed,
