@@ -173,7 +173,7 @@ def _print_summary(report: DiagnoseReport) -> None:
     if len(report.nodes) > 1:
         headers = ("node", "status", *(c.header for c in NODE_COLUMNS), "flagged")
         rows = [node_row(node, by_node[node.node], short=True) for node in report.nodes]
-        console.print(_table(headers, rows, text=("node", "flagged")))
+        console.print(_table(headers, rows, text=("node", "flagged")), "")
         for assessment in report.assessments:
             node_error = next(n.error for n in report.nodes if n.node == assessment.node)
             if node_error:
@@ -192,7 +192,7 @@ def _print_summary(report: DiagnoseReport) -> None:
     if node.filesystem_text:
         console.print(node.filesystem_text, highlight=False, markup=False)
     rows = [terminal_row(test, by_node[node.node]) for test in node.tests]
-    console.print(_table(TERMINAL_HEADERS, rows, text=("test",)))
+    console.print(_table(TERMINAL_HEADERS, rows, text=("test",)), "")
     _print_findings(by_node[node.node].problems)
 
 

@@ -118,9 +118,13 @@ def start_process(
     return ManagedProcess(name, list(argv), popen, _files=files)
 
 
+# Loaded here, not in the forked child: dlopen there could wait forever on a
+# lock another thread of the parent held at the fork (a live display's thread).
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+
+
 def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
 def stop_processes(processes: Sequence[ManagedProcess], grace_s: float) -> None:
