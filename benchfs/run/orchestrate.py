@@ -47,6 +47,7 @@ from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch
 from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
+from benchfs.run.space import fit_block_to_space
 from benchfs.run.stragglers import straggler_record
 from benchfs.run.tool_point import run_tool_point
 from benchfs.run.tool_workload import ToolPlan, plan_tool
@@ -152,6 +153,12 @@ def run_point(
         record.preflight(outcome.record, hosts, outcome.excluded)
         for line in outcome.lines:
             observer.step(line)
+        if tool is None:
+            ranks = len(hosts) * config.workload.tasks_per_node
+            config, space_note = fit_block_to_space(config, ranks, launcher)
+            if space_note is not None:
+                point_notes.append(space_note)
+                observer.step(space_note)
         posix = config.workload.posix_path
         state_dir = cluster.scratch.point_dir(point.index)
         if posix is None:

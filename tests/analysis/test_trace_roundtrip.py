@@ -9,12 +9,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from analysis.loaders.trace_format import MAX_TIME_NS
 from analysis.loaders.traces import load_traces
 from analysis.synthetic import KINDS, OPS, empty_records, trace_header, write_trace
 
 U64 = st.integers(0, 2**62)
+# A record's time after the start; the loader refuses 2**62 ns and beyond.
+TIME = st.integers(0, MAX_TIME_NS - 1)
 RECORD = st.tuples(
-    U64, st.sampled_from([1, 2, 3, 4]), st.integers(0, 13), st.integers(0, 3),
+    TIME, st.sampled_from([1, 2, 3, 4]), st.integers(0, 13), st.integers(0, 3),
     st.integers(-32768, 32767), st.integers(0, 65535), U64, U64, U64, U64,
 )  # fmt: skip
 
