@@ -61,7 +61,8 @@ class MetadataBenchReport:
                     "mdtest_name": MDTEST_NAMES[phase],
                     "run_ops_s": round(self.run[phase], 1),
                     "posix_ops_s": round(self.posix[phase], 1),
-                    "ratio": round(self.ratio(phase), 4),
+                    # Three significant digits: a stat ratio can be 0.003.
+                    "ratio": float(f"{self.ratio(phase):.3g}"),
                 }
                 for phase in PHASES
             ],
