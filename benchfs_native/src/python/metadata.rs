@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 
 use super::args::seconds_or_zero;
 use super::error::{BoundaryError, BoundaryResult};
+use super::phase::set_latency;
 use crate::rpc::client::{MetadataOp, MetadataResult, MetadataSpec};
 
 /// The engine's arguments of one metadata phase.
@@ -67,18 +68,7 @@ pub(super) fn metadata_dict<'py>(
     d.set_item("start_unix_ns", r.start_unix_ns)?;
     d.set_item("end_unix_ns", r.end_unix_ns)?;
     d.set_item("elapsed_s", r.elapsed_s)?;
-    let mut lat = Vec::with_capacity(r.latency_ns.len() * 8);
-    for v in &r.latency_ns {
-        lat.extend_from_slice(&v.to_le_bytes());
-    }
-    d.set_item("latency_ns", PyBytes::new(py, &lat))?;
-    d.set_item("min_ns", r.latency.min_ns)?;
-    d.set_item("mean_ns", r.latency.mean_ns)?;
-    d.set_item("p50_ns", r.latency.p50_ns)?;
-    d.set_item("p90_ns", r.latency.p90_ns)?;
-    d.set_item("p99_ns", r.latency.p99_ns)?;
-    d.set_item("p999_ns", r.latency.p999_ns)?;
-    d.set_item("max_ns", r.latency.max_ns)?;
+    set_latency(py, &d, &r.latency_ns, &r.latency)?;
     d.set_item("stonewalled", r.stonewalled)?;
     d.set_item("rpcs", r.rpcs)?;
     d.set_item("retries", r.retries)?;

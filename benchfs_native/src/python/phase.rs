@@ -9,6 +9,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use super::args::{int_arg, seconds_or_zero};
 use super::error::{BoundaryError, BoundaryResult};
+use crate::latency::LatencySummary;
 use crate::rpc::client::{PhaseResult, PhaseSpec};
 
 /// A phase's arguments as Python gave them.
@@ -83,18 +84,7 @@ pub(crate) fn phase_dict<'py>(
     d.set_item("open_s", r.open_s)?;
     d.set_item("io_s", r.io_s)?;
     d.set_item("close_s", r.close_s)?;
-    let mut lat = Vec::with_capacity(r.latency_ns.len() * 8);
-    for v in &r.latency_ns {
-        lat.extend_from_slice(&v.to_le_bytes());
-    }
-    d.set_item("latency_ns", PyBytes::new(py, &lat))?;
-    d.set_item("min_ns", r.latency.min_ns)?;
-    d.set_item("mean_ns", r.latency.mean_ns)?;
-    d.set_item("p50_ns", r.latency.p50_ns)?;
-    d.set_item("p90_ns", r.latency.p90_ns)?;
-    d.set_item("p99_ns", r.latency.p99_ns)?;
-    d.set_item("p999_ns", r.latency.p999_ns)?;
-    d.set_item("max_ns", r.latency.max_ns)?;
+    set_latency(py, &d, &r.latency_ns, &r.latency)?;
     d.set_item("errors", r.errors)?;
     d.set_item("verify_errors", r.verify_errors)?;
     d.set_item("first_bad_offset", r.first_bad_offset)?;
@@ -102,4 +92,27 @@ pub(crate) fn phase_dict<'py>(
     d.set_item("rpcs", r.rpcs)?;
     d.set_item("retries", r.retries)?;
     Ok(d)
+}
+
+/// Every op's latency (``latency_ns``: little-endian u64s, for
+/// ``numpy.frombuffer``) and its summary, as both phase dicts carry them.
+pub(crate) fn set_latency(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    samples: &[u64],
+    summary: &LatencySummary,
+) -> BoundaryResult<()> {
+    let mut bytes = Vec::with_capacity(samples.len() * 8);
+    for v in samples {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    d.set_item("latency_ns", PyBytes::new(py, &bytes))?;
+    d.set_item("min_ns", summary.min_ns)?;
+    d.set_item("mean_ns", summary.mean_ns)?;
+    d.set_item("p50_ns", summary.p50_ns)?;
+    d.set_item("p90_ns", summary.p90_ns)?;
+    d.set_item("p99_ns", summary.p99_ns)?;
+    d.set_item("p999_ns", summary.p999_ns)?;
+    d.set_item("max_ns", summary.max_ns)?;
+    Ok(())
 }
