@@ -20,6 +20,16 @@ app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference 
 console = make_console()
 err_console = make_console(stderr=True)
 
+# Options several benchmarks share.
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")]
+DiskDirOption = Annotated[
+    Path | None,
+    typer.Option("--dir", help="Directory on the disk to measure (default: the temp dir)."),
+]
+ResultsDirOption = Annotated[
+    Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
+]
+
 
 def _size(text: str, option: str) -> int:
     try:
@@ -36,7 +46,7 @@ def storage(
             "--dir", help="Directory on the file system to measure (default: the temp dir)."
         ),
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    json_output: JsonOption = False,
     seq_size: Annotated[
         str, typer.Option(help="Bytes per sequential case (e.g. 4GiB, 512m).")
     ] = "4GiB",
@@ -112,7 +122,7 @@ def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int) -> Table
 
 @app.command("analysis")
 def analysis(
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    json_output: JsonOption = False,
     events: Annotated[int, typer.Option(min=1000, help="Trace events to generate.")] = 10_000_000,
 ) -> None:
     """Time loading 10 million trace events and writing the full report; peak memory."""
@@ -135,17 +145,12 @@ def analysis(
 
 @app.command("cluster")
 def cluster(
-    directory: Annotated[
-        Path | None,
-        typer.Option("--dir", help="Directory on the disk to measure (default: the temp dir)."),
-    ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    directory: DiskDirOption = None,
+    json_output: JsonOption = False,
     transfer_size: Annotated[str, typer.Option(help="Bytes per I/O (IOR -t).")] = "1m",
     block_size: Annotated[str, typer.Option(help="Bytes per rank (IOR -b).")] = "256m",
     nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
-    results_dir: Annotated[
-        Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
-    ] = Path("results"),
+    results_dir: ResultsDirOption = Path("results"),
 ) -> None:
     """A local cluster `benchfs run` and fio with the same bytes, block size and jobs."""
     from benchfs.bench.cluster import ClusterBenchCase, run_cluster_bench
@@ -185,18 +190,13 @@ def cluster(
 
 @app.command("metadata")
 def metadata(
-    directory: Annotated[
-        Path | None,
-        typer.Option("--dir", help="Directory on the disk to measure (default: the temp dir)."),
-    ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    directory: DiskDirOption = None,
+    json_output: JsonOption = False,
     items: Annotated[int, typer.Option(min=1, help="Files per rank (mdtest -n).")] = 2000,
     write_bytes: Annotated[str, typer.Option(help="Bytes written per file (mdtest -w).")] = "0",
     read_bytes: Annotated[str, typer.Option(help="Bytes read per file (mdtest -e).")] = "0",
     nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
-    results_dir: Annotated[
-        Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
-    ] = Path("results"),
+    results_dir: ResultsDirOption = Path("results"),
 ) -> None:
     """The native metadata workload on a local cluster and plain POSIX calls on its disk."""
     from benchfs.bench.metadata import MetadataBenchCase, run_metadata_bench
@@ -237,7 +237,7 @@ def metadata(
 
 @app.command("rpc")
 def rpc(
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    json_output: JsonOption = False,
     transport: Annotated[
         list[str] | None,
         typer.Option(help="auto (shared memory on one host) and/or tcp; default: both."),
@@ -303,7 +303,7 @@ def scale(
         list[int] | None,
         typer.Option("--nodes", min=1, help="Cluster sizes to measure (default: 8 16 32 64)."),
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON on stdout.")] = False,
+    json_output: JsonOption = False,
     buffer_pool_size: Annotated[
         str, typer.Option(help="Each daemon's buffer pool (small: many daemons share the RAM).")
     ] = "8m",
