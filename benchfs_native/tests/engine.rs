@@ -16,19 +16,7 @@ use benchfs_native::storage::ops::{Op, Read, Write};
 use benchfs_native::storage::{ChunkStore, Counters, StoreOptions};
 use benchfs_native::trace::format::{RECORD_SIZE, parse};
 use benchfs_native::trace::{Kind, OpCode, TraceConfig};
-use common::{TempDir, pattern, watchdog};
-
-fn small_store(dir: &std::path::Path, f: impl FnOnce(&mut StoreOptions)) -> ChunkStore {
-    let mut o = StoreOptions {
-        chunk_size: 16 * 1024,
-        buffer_size: 4096,
-        pool_buffers: 16,
-        ring_entries: 8,
-        ..StoreOptions::default()
-    };
-    f(&mut o);
-    ChunkStore::open(dir, o).expect("open store")
-}
+use common::{TempDir, pattern, small_store, watchdog};
 
 fn open_rw(path: &std::path::Path) -> Arc<OwnedFd> {
     let f = std::fs::OpenOptions::new()

@@ -9,20 +9,7 @@ mod common;
 use std::process::Command;
 
 use benchfs_native::Error;
-use benchfs_native::storage::{ChunkStore, StoreOptions};
-use common::{TempDir, is_root, pattern, watchdog};
-
-fn small_store(dir: &std::path::Path, f: impl FnOnce(&mut StoreOptions)) -> ChunkStore {
-    let mut o = StoreOptions {
-        chunk_size: 16 * 1024,
-        buffer_size: 4096,
-        pool_buffers: 16,
-        ring_entries: 8,
-        ..StoreOptions::default()
-    };
-    f(&mut o);
-    ChunkStore::open(dir, o).expect("open store")
-}
+use common::{TempDir, is_root, pattern, small_store, watchdog};
 
 fn run(command: &mut Command) {
     let status = command

@@ -69,3 +69,20 @@ pub fn is_root() -> bool {
     // Safety: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// A chunk store with small chunks, buffers and ring, so tests reach its
+/// limits quickly; `f` adjusts the options further.
+pub fn small_store(
+    dir: &Path,
+    f: impl FnOnce(&mut benchfs_native::storage::StoreOptions),
+) -> benchfs_native::storage::ChunkStore {
+    let mut o = benchfs_native::storage::StoreOptions {
+        chunk_size: 16 * 1024,
+        buffer_size: 4096,
+        pool_buffers: 16,
+        ring_entries: 8,
+        ..benchfs_native::storage::StoreOptions::default()
+    };
+    f(&mut o);
+    benchfs_native::storage::ChunkStore::open(dir, o).expect("open store")
+}
