@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 CRATE := benchfs_native
-DEB_PACKAGES := fio sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
+DEB_PACKAGES := fio fuse3 sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
 	openmpi-bin libopenmpi-dev iproute2 iputils-ping e2fsprogs util-linux
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
