@@ -35,7 +35,12 @@ REPETITION_METRICS = (
     ("p99_us", "p99_us"), ("p99.9_us", "p99.9_us"),
     ("first_done_s", "first_done_s"), ("last_done_s", "last_done_s"),
     ("rate_mean_ops_s", "rate_ops_s"), ("time_mean_s", "time_s"),
+    ("io500_rate", "io500_rate"),
 )  # fmt: skip
+# A suite's score and its two groups (analysis.io500): once per run.
+SUITE_METRICS = (("score", "score"), ("bandwidth", "bandwidth_GiB_s"),
+                 ("metadata", "metadata_kIOPS"))  # fmt: skip
+SUITE_PHASE = "suite score"
 # Phase totals shown beside the tested metrics of a run with repetitions.
 PHASE_TOTALS = ("errors", "verify_errors")
 NO_ESTIMATE_RUN = "no noise estimate (one value per run)"
@@ -45,7 +50,7 @@ METRIC_COLUMNS = [
 ]  # fmt: skip
 # Keys that differ between any two runs and say nothing about the setup.
 _VOLATILE_KEYS = ("start", "end", "time", "pid", "timestamp")
-_HIGHER_IS_BETTER = ("bw", "OPs", "iops", "rate")
+_HIGHER_IS_BETTER = ("bw", "OPs", "iops", "rate", "io500_rate", "score", "bandwidth", "metadata")
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,9 @@ def compare_runs(
     if stats_b is None and b.traces is not None:
         stats_b = trace_stats(b.traces)
     rows, samples = _workload_rows(a, b, method)
+    if a.suite is not None and b.suite is not None:
+        rows += [_one_value_row(SUITE_PHASE, metric, float(a.suite[key]), float(b.suite[key]))
+                 for key, metric in SUITE_METRICS]  # fmt: skip
     rows += [_one_value_row(*row) for row in _trace_rows(stats_a, stats_b)]
     metrics = pd.DataFrame(rows, columns=METRIC_COLUMNS)
     metrics = metrics.astype({"n_A": "Int64", "n_B": "Int64", "reps_needed": "Int64"})

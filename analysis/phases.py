@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from analysis.io500 import METADATA_OPERATIONS as IO500_METADATA_PHASES
+
 # Columns of a data phase row that describe the test rather than measure it.
 DATA_SKIP = frozenset({"TestID", "ReferenceNumber", "segmentCount", "blockSize", "transferSize",
                        "numTasks", "tasksPerNode", "repetitions", "filePerProc", "reorderTasks",
@@ -48,6 +50,9 @@ MDTEST_PHASES: dict[str, tuple[str, str]] = {
     "Tree removal": ("tree", "remove"),
 }
 
+# A metadata row is named as mdtest names its phases, or (the IO500 suite) as
+# IO500 names its metadata phases: "mdtest-easy-write", "find", ...
+_OPERATIONS: dict[str, tuple[str, str]] = {**MDTEST_PHASES, **IO500_METADATA_PHASES}
 # Qualifiers after a phase name: "File creation (4 tasks)", "write (run.txt)".
 _QUALIFIER = re.compile(r"(?:\s+\([^()]*\))+$")
 # Access patterns of metadata phases (mdtest -u, or one directory for all ranks).
@@ -189,10 +194,10 @@ class MetadataPhase:
     source: str | None = None  # the file it was read from
 
     def __post_init__(self) -> None:
-        if self.mdtest_name not in MDTEST_PHASES:
+        if self.mdtest_name not in _OPERATIONS:
             raise ValueError(
                 f"metadata phase {self.phase!r} is not one of mdtest's: {', '.join(MDTEST_PHASES)}"
-                " (optionally followed by a qualifier in parentheses)"
+                " (optionally followed by a qualifier in parentheses), nor one of IO500's"
             )
         Provenance(self.tool, kind="metadata")  # validates the tool
 
@@ -203,11 +208,11 @@ class MetadataPhase:
 
     @property
     def object(self) -> str:
-        return MDTEST_PHASES[self.mdtest_name][0]
+        return _OPERATIONS[self.mdtest_name][0]
 
     @property
     def operation(self) -> str:
-        return MDTEST_PHASES[self.mdtest_name][1]
+        return _OPERATIONS[self.mdtest_name][1]
 
     def provenance(self) -> Provenance:
         return Provenance(

@@ -54,6 +54,8 @@ class RunData:
     files: list[str] = field(default_factory=list)
     # One row per phase and repetition (IOR's per-repetition names), when the summary has them.
     repetitions: pd.DataFrame | None = None
+    # A suite run: ``suite`` (what ran), ``score``, ``bandwidth`` and ``metadata``.
+    suite: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -89,6 +91,7 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     _check_data_version(paths.manifest, run.manifest)
     run.workload = load_workload_summary(run.read(paths.summary))
     run.repetitions = load_workload_repetitions(paths.summary)
+    run.suite = load_suite_score(paths.summary)
     trace_files = sorted(paths.traces_dir.rglob(f"*{layout.TRACE_SUFFIX}"))
     if trace_files:
         run.traces = load_traces([paths.traces_dir], allow_partial=allow_partial)
@@ -147,6 +150,24 @@ def load_workload_summary(path: Path) -> pd.DataFrame:
     if "tool" not in frame.columns:
         frame["tool"] = "ior" if from_ior else "benchfs"
     return frame
+
+
+SUITE_KEYS = ("suite", "score", "bandwidth", "metadata")
+
+
+def load_suite_score(path: Path) -> dict[str, Any] | None:
+    """A suite's ``suite``, ``score``, ``bandwidth`` and ``metadata``; None
+    for a summary that is not a suite's."""
+    try:
+        document: Any = json.loads(path.read_text(errors="replace"))
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("suite"), dict):
+        return None
+    for key in SUITE_KEYS[1:]:
+        if not isinstance(document.get(key), int | float):
+            raise DataFormatError(path, key, "a suite's summary needs a number here")
+    return {key: document[key] for key in SUITE_KEYS}
 
 
 def load_workload_repetitions(path: Path) -> pd.DataFrame | None:

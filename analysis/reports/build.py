@@ -12,6 +12,7 @@ from analysis.loaders.run import RunData, flatten
 from analysis.reports import plots
 from analysis.reports.model import Figure, Report, Section, Table
 from analysis.reports.phases import DATA_COLUMNS, phase_tables, tool_output_tables
+from analysis.reports.suite import suite_tables
 from analysis.stats import read_write
 from analysis.stats.nodes import node_latency_over_time
 from analysis.stats.overview import STORAGE_OP, TraceStats, trace_stats
@@ -30,6 +31,8 @@ def build_report(run: RunData, plots_dir: Path, stats: TraceStats | None = None)
     _findings(report.section("Findings"), run, stats)
     _run_section(report.section("Run"), run)
     workload = report.section("Workload")
+    if run.suite is not None:
+        workload.tables += suite_tables(run.workload, run.suite)
     workload.tables += phase_tables(run.workload) + tool_output_tables(run.manifest)
     if stats is not None and run.traces is not None:
         add_trace_sections(report, run.traces.kind(STORAGE_OP) if run.traces.has(STORAGE_OP)

@@ -82,6 +82,10 @@ def run(
     metadata_items: Annotated[
         int | None, typer.Option("--metadata-items", help="Files per rank (mdtest -n).")
     ] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option("--suite", help="A whole suite instead: io500 or io500-quick (suite.name)."),
+    ] = None,
     label: Annotated[str | None, typer.Option("--label", help="Results directory label.")] = None,
     results_dir: Annotated[
         str | None, typer.Option("--results-dir", help="Where results directories go.")
@@ -96,7 +100,7 @@ def run(
     ] = False,
 ) -> None:
     """Start the daemons, run the IOR-style workload (and the mdtest-style one, with
-    --metadata), stop everything, keep the results."""
+    --metadata), or a whole suite (--suite io500), stop everything, keep the results."""
     private_umask()  # results, scratch, registry and data: this user's only
     plan = load_config(config)
     overrides = _overrides(
@@ -112,6 +116,7 @@ def run(
             "workload.queue_depth": queue_depth,
             "metadata.mode": metadata,
             "metadata.items": None if metadata_items is None else str(metadata_items),
+            "suite.name": suite,
             "output.label": label,
             "output.results_dir": results_dir,
             "cluster.transport": transport,

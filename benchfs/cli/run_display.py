@@ -15,6 +15,7 @@ from rich.table import Table
 
 from benchfs.cli.console import make_console
 from benchfs.cli.metadata_display import metadata_table
+from benchfs.cli.suite_display import suite_table
 from benchfs.config.plan import SweepPoint
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.workload.progress import PhaseProgress
@@ -170,7 +171,10 @@ def print_results(results: list[PointResult], json_output: bool) -> None:
             err_console.print(f"results: {escape(str(result.run_dir))}", highlight=False)
         return
     for result in results:
-        if result.summary is not None:
+        suite = None if result.summary is None else suite_table(result.summary)
+        if suite is not None:
+            console.print(suite)
+        elif result.summary is not None:
             for table in phase_tables(result.summary):
                 console.print(table)
             metadata = metadata_table(result.summary)

@@ -25,6 +25,7 @@ from benchfs.config.plan import (
     plan_from_dict,
 )
 from benchfs.config.sizes import format_size, parse_size
+from benchfs.config.suite import SuiteConfig, SuiteSizes
 
 __all__ = [
     "Axis",
@@ -36,6 +37,8 @@ __all__ = [
     "PreflightConfig",
     "RunConfig",
     "RunPlan",
+    "SuiteConfig",
+    "SuiteSizes",
     "SweepPoint",
     "Thresholds",
     "WorkloadConfig",

@@ -14,6 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from benchfs.config.metadata import MetadataConfig
 from benchfs.config.sizes import parse_size
+from benchfs.config.suite import SuiteConfig
 
 # Limits the engine enforces (benchfs_native/src: the store's options, the
 # daemon's buffer pool, the client's largest I/O), checked here so a bad value
@@ -164,6 +165,7 @@ class RunConfig(Section):
     launcher: LauncherConfig = LauncherConfig()
     workload: WorkloadConfig = WorkloadConfig()
     metadata: MetadataConfig = MetadataConfig()
+    suite: SuiteConfig = SuiteConfig()
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()
 
@@ -179,6 +181,22 @@ class RunConfig(Section):
             raise ValueError(
                 f"workload.tool = {tool!r} replaces the built-in workload: "
                 'metadata.mode must be "off"'
+            )
+        suite = self.suite
+        if suite.name != "none" and tool != "builtin":
+            raise ValueError(
+                f"suite.name = {suite.name!r} runs its own phases: workload.tool must be "
+                f'"builtin" (suite.tool = "ior" runs IOR and mdtest)'
+            )
+        if suite.name != "none" and self.metadata.mode != "off":
+            raise ValueError(
+                f"suite.name = {suite.name!r} runs its own metadata phases: "
+                'metadata.mode must be "off"'
+            )
+        if suite.tool == "ior" and posix is None:
+            raise ValueError(
+                'suite.tool = "ior" needs a mounted file system: set workload.target = '
+                '"posix:PATH" (BenchFS itself cannot be mounted yet)'
             )
         if self.metadata.mode != "off" and posix is not None:
             raise ValueError(

@@ -1,7 +1,8 @@
 """``python -m benchfs.node.rank SPEC.json``: one workload rank, under MPI.
 
 The data workload, then the metadata workload if the spec has one
-(``benchfs.workload.metadata``; either may be left out).
+(``benchfs.workload.metadata``; either may be left out); or, with a suite
+in the spec, the suite's phases instead (``benchfs.workload.io500_rank``).
 
 Per repetition and phase of the data workload: barrier, the engine runs the whole phase
 (``Client.run_phase``: the hot loop is in Rust), barrier. With a stonewall
@@ -40,11 +41,13 @@ import numpy as np
 from benchfs.cluster.private import make_private_dir, private_umask
 from benchfs.errors import ToolError
 from benchfs.tools.fsinfo import inspect_directory
+from benchfs.workload.io500_rank import SuiteRank
 from benchfs.workload.metadata import MetadataRank
 from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.progress import PhaseStatus, State, write_status
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import RankRow
+from benchfs.workload.targets import EngineTarget, PosixTarget
 
 READ = "read"
 
@@ -82,28 +85,6 @@ def merge_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str
         "stonewalled": bool(first.get("stonewalled", False)),
         "latency_ns": bytes(first["latency_ns"]) + bytes(rest["latency_ns"]),
     }
-
-
-class PosixTarget:
-    """The client's phase and unlink on a directory of any mounted file system."""
-
-    def __init__(self, directory: Path, direct: bool) -> None:
-        self.directory = directory
-        self.direct = direct
-
-    def run_phase(self, **arguments: Any) -> Mapping[str, Any]:
-        import benchfs_native
-
-        result: Mapping[str, Any] = benchfs_native.run_posix_phase(
-            directory=str(self.directory), direct=self.direct, **arguments
-        )
-        return result
-
-    def unlink(self, path: str) -> None:
-        (self.directory / path).unlink(missing_ok=True)
-
-    def disconnect(self) -> None:
-        """Nothing to end: no sessions."""
 
 
 def posix_directory(spec: WorkloadSpec, rank: int) -> Path:
@@ -147,6 +128,13 @@ class Rank:
         self.written_ops: dict[int, int] = {}
 
     def run(self) -> None:
+        if self.spec.suite is not None:
+            target = (
+                self.client if isinstance(self.client, PosixTarget) else EngineTarget(self.client)
+            )
+            SuiteRank(self.spec, self.comm, target, self.collect, self.announce).run()
+            self.clear_posix_dir()
+            return
         if self.spec.run_data:
             self.run_data()
         if self.spec.metadata is not None:
@@ -169,6 +157,9 @@ class Rank:
                     paths.add(str(result["path"]))
             if not self.spec.keep_files:
                 self.remove(paths)
+        self.clear_posix_dir()
+
+    def clear_posix_dir(self) -> None:
         if self.spec.posix_dir is not None and not self.spec.keep_files:
             # Every rank is done with the files: the node's first rank clears the directory.
             self.comm.Barrier()

@@ -100,6 +100,8 @@ class Manifest(_Record):
     target: dict[str, Any] | None = None
     # A tool run (workload.tool): name, binary, version line, exact command lines, outputs.
     tool: dict[str, Any] | None = None
+    # A suite run (suite.name): the suite, its tool and every size and the stonewall it ran with.
+    suite: dict[str, Any] | None = None
     # Anything the reader of the results should know that is not an error.
     notes: list[str] = []
     environment: dict[str, str]
@@ -212,6 +214,11 @@ class ManifestRecorder:
     def tool(self, record: Mapping[str, Any]) -> None:
         """The tool that ran and how (written with ``finish``)."""
         self.manifest.tool = dict(record)
+
+    def suite(self, record: Mapping[str, Any]) -> None:
+        """The suite that ran and its parameters."""
+        self.manifest.suite = dict(record)
+        self._write()
 
     def stragglers(self, record: Mapping[str, Any]) -> None:
         """Nodes whose disk was slow during the workload (written with ``finish``)."""

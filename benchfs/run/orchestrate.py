@@ -142,6 +142,8 @@ def run_point(
             env=env,
         ),
     )
+    if config.suite.name != "none":
+        record.suite(config.suite.sizes().to_json())
     result = PointResult(point.index, run_dir, "running", manifest=record)
     started.append(result)
     point_notes: list[str] = []
@@ -153,7 +155,7 @@ def run_point(
         record.preflight(outcome.record, hosts, outcome.excluded)
         for line in outcome.lines:
             observer.step(line)
-        if tool is None:
+        if tool is None and config.suite.name == "none":
             ranks = len(hosts) * config.workload.tasks_per_node
             config, space_note = fit_block_to_space(config, ranks, launcher)
             if space_note is not None:

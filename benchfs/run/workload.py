@@ -24,6 +24,7 @@ from benchfs.results.atomic import write_json_atomic
 from benchfs.run.cluster import STOP_MARGIN_S, Cluster, process_environment
 from benchfs.run.daemons import log_tail, ranks_named
 from benchfs.run.observer import RunObserver
+from benchfs.workload.io500_summary import summarize_suite
 from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.metadata_summary import is_metadata_phase, summarize_metadata
 from benchfs.workload.progress import current_progress, read_status
@@ -69,6 +70,10 @@ def write_summary(spec: WorkloadSpec) -> dict[str, Any]:
     if not rows:
         raise RunFailed(f"the workload left no per-rank results in {spec.ranks_file}")
     latencies = read_latencies(spec, rows)
+    if spec.suite is not None:
+        document = summarize_suite(rows, spec, latencies)
+        write_json_atomic(Path(spec.workload_dir) / SUMMARY_FILE, document)
+        return document
     data_rows = [row for row in rows if not is_metadata_phase(row.phase)]
     summary = summarize(data_rows, spec.parameters(), latencies)
     if not spec.run_data:

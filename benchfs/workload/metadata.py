@@ -73,10 +73,14 @@ class MetadataRank:
             if "remove" not in self.workload.phases:
                 self.remove_untimed(items)
 
-    def phase(self, repetition: int, phase: str, items: int) -> dict[str, Any]:
+    def phase(
+        self, repetition: int, phase: str, items: int, name: str | None = None
+    ) -> dict[str, Any]:
+        """One phase between barriers; ``name`` is what it is reported as
+        (mdtest's name of the phase unless given)."""
         from mpi4py import MPI
 
-        name = MDTEST_NAMES[phase]
+        name = name or MDTEST_NAMES[phase]
         arguments = self.workload.arguments(phase, self.rank, self.ranks)
         arguments["items"] = items
         progress = self.progress_path(repetition, name, self.rank, False)

@@ -64,6 +64,8 @@ class WorkloadSpec:
     # writes and verifies with its own (``seed_for``), so data left by
     # another run or repetition at the same offsets fails verification.
     verify_seed: int = 0
+    # benchfs.config.suite.SuiteSizes as JSON: the suite's phases instead of the workloads.
+    suite: dict[str, Any] | None = None
 
     def seed_for(self, repetition: int) -> int:
         """The data pattern's seed of one repetition (a u64)."""
@@ -91,7 +93,10 @@ class WorkloadSpec:
         return self.hosts[rank // self.tasks_per_node]
 
     def expected_bytes(self, phase: str) -> int:
-        """Bytes all ranks move in a phase, as the live display counts them."""
+        """Bytes all ranks move in a phase, as the live display counts them
+        (0: not known before, as in a suite's phases, which end on time)."""
+        if self.suite is not None:
+            return 0
         if phase in MDTEST_NAMES.values():
             per_file = {"File creation": "write_bytes", "File read": "read_bytes"}.get(phase)
             md = self.metadata or {}
@@ -100,6 +105,8 @@ class WorkloadSpec:
 
     def expected_items(self, phase: str) -> int:
         """Files of all ranks in a metadata phase (without a stonewall), 0 for a data phase."""
+        if self.suite is not None:
+            return 0
         if phase not in MDTEST_NAMES.values():
             return 0
         return self.ranks * int((self.metadata or {}).get("items", 0))
@@ -185,6 +192,7 @@ def workload_spec(
     """The spec of one run from its config, hosts and directories."""
     workload = config.workload
     cluster = config.cluster
+    suite = None if config.suite.name == "none" else config.suite.sizes()
     return WorkloadSpec(
         registry_dir=str(registry_dir),
         node_names=list(node_names),
@@ -202,7 +210,7 @@ def workload_spec(
         phases=list(workload.phases),
         verify=workload.verify,
         reorder_tasks=workload.reorder_tasks,
-        stonewall_s=workload.stonewall_s,
+        stonewall_s=workload.stonewall_s if suite is None else suite.stonewall_s,
         workload_dir=str(workload_dir),
         state_dir=str(state_dir),
         trace_dir=None if trace_dir is None else str(trace_dir),
@@ -211,6 +219,7 @@ def workload_spec(
         run_data=config.metadata.mode != "only",
         metadata=metadata_workload(config),
         verify_seed=verify_seed,
+        suite=None if suite is None else suite.to_json(),
         posix_dir=None if posix_dir is None else str(posix_dir),
         direct=workload.direct,
         target=workload.target,

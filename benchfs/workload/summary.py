@@ -52,6 +52,8 @@ class RankRow:
     verify_errors: int = 0
     stonewalled: bool = False
     stonewall_ops: int | None = None
+    # find (the IO500 suite): the files of the scan that matched its criteria.
+    found: int | None = None
 
     @property
     def elapsed_s(self) -> float:
@@ -60,6 +62,8 @@ class RankRow:
     def to_json(self) -> dict[str, Any]:
         row = asdict(self)
         row["elapsed_s"] = self.elapsed_s
+        if self.found is None:
+            del row["found"]  # only find has it
         return row
 
     @classmethod
@@ -77,6 +81,7 @@ class RankRow:
             verify_errors=int(row.get("verify_errors", 0)),
             stonewalled=bool(row.get("stonewalled", False)),
             stonewall_ops=None if row.get("stonewall_ops") is None else int(row["stonewall_ops"]),
+            found=None if row.get("found") is None else int(row["found"]),
         )
 
 

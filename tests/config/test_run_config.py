@@ -65,8 +65,11 @@ def test_defaults_fill_every_key() -> None:
     assert effective["workload"]["stonewall_s"] == 15.0
     assert effective["workload"]["block_size"] == 8 << 30
     assert effective["preflight"]["runtime_s"] == 4.0
-    assert set(effective) == {"cluster", "launcher", "workload", "metadata", "preflight", "output"}
+    assert set(effective) == {
+        "cluster", "launcher", "workload", "metadata", "suite", "preflight", "output",
+    }  # fmt: skip
     assert effective["metadata"]["mode"] == "off"
+    assert effective["suite"]["name"] == "none"
     json.dumps(effective)  # JSON-ready for the manifest
 
 

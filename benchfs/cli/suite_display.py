@@ -1,0 +1,43 @@
+"""The terminal table of a suite run: IO500's phases with their figures and
+times, and the score, as the reference prints its ``[RESULT]`` and
+``[SCORE ]`` lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+
+def _time_s(row: dict[str, Any]) -> float | None:
+    value = row.get("time_mean_s") if row.get("kind") == "metadata" else row.get("MeanTime")
+    return None if value is None else float(value)
+
+
+def suite_table(summary: dict[str, Any]) -> Table | None:
+    """None for a summary that is not a suite's."""
+    suite = summary.get("suite")
+    if not isinstance(suite, dict):
+        return None
+    table = Table(
+        title=f"{suite.get('name')}: {suite.get('tasks')} ranks, stonewall "
+        f"{suite.get('stonewall_s'):g} s, {suite.get('tool')} on {suite.get('target')}",
+        caption=f"score {summary['score']:.6f}: bandwidth {summary['bandwidth']:.6f} GiB/s, "
+        f"metadata {summary['metadata']:.6f} kIOPS",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        caption_justify="left",
+    )
+    for header in ("phase", "result", "unit", "time s", "stonewalled"):
+        table.add_column(header, justify="left" if header in ("phase", "unit") else "right")
+    for row in summary["phases"]:
+        time_s = _time_s(row)
+        table.add_row(
+            str(row["phase"]),
+            f"{float(row.get('io500_rate') or 0.0):.6f}",
+            str(row.get("io500_unit", "")),
+            "-" if time_s is None else f"{time_s:.3f}",
+            "yes" if row.get("stonewalled") else "",
+        )
+    return table

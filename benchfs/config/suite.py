@@ -1,0 +1,114 @@
+"""The ``[suite]`` section: a whole benchmark suite instead of one workload.
+
+``io500`` runs IO500's twelve scored phases with IO500's sizes and its 300 s
+stonewall; ``io500-quick`` the same phases with small sizes and a 1 s
+stonewall, for a laptop or CI. Every size can be set; unset keys take the
+suite's value (``SuiteSizes``). docs/CONFIG.md describes every key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from benchfs.config.sizes import parse_size
+
+SuiteName = Literal["none", "io500", "io500-quick"]
+# builtin: BenchFS's own loops; ior: IOR and mdtest with IO500's arguments.
+SuiteTool = Literal["builtin", "ior"]
+MAX_SIZE = 1 << 40  # the engine's largest block per rank
+MAX_ITEMS = 1 << 32
+# IO500's fixed shapes (its phase_ior_hard.c and phase_mdtest_hard.c).
+IOR_HARD_TRANSFER = 47008
+MDTEST_HARD_BYTES = 3901
+
+_Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0, le=MAX_SIZE)]
+_Items = Annotated[int, Field(ge=1, le=MAX_ITEMS)]
+
+
+@dataclass(frozen=True)
+class SuiteSizes:
+    """What one suite run does: the stonewall and the ceilings of every phase.
+
+    The write phases end on the stonewall; the sizes only bound them (IO500's
+    own defaults are ceilings no system reaches in 300 s)."""
+
+    name: str
+    tool: str
+    stonewall_s: float
+    ior_easy_transfer_size: int
+    ior_easy_block_size: int
+    ior_hard_segments: int
+    mdtest_easy_files: int
+    mdtest_hard_files: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SuiteSizes:
+        return cls(**data)
+
+
+# Per suite: stonewall_s, ior-easy transfer and block, ior-hard segments,
+# mdtest-easy and mdtest-hard files per rank. io500: the reference's defaults
+# (transferSize 2m, segmentCount 10000000, n 1000000; its blockSize 9920000m
+# is above the engine's 1t per rank, so 1t), stonewall-time 300.
+_DEFAULTS: dict[str, tuple[float, int, int, int, int, int]] = {
+    "io500": (300.0, 2 << 20, 1 << 40, 10_000_000, 1_000_000, 1_000_000),
+    "io500-quick": (1.0, 1 << 20, 64 << 20, 1000, 1000, 500),
+}
+
+
+class SuiteConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    name: SuiteName = "none"
+    tool: SuiteTool = "builtin"
+    # Unset: the suite's own (io500 300 s, io500-quick 1 s).
+    stonewall_s: Annotated[float, Field(ge=0, le=7 * 24 * 3600, allow_inf_nan=False)] | None = None
+    ior_easy_transfer_size: _Size | None = None
+    ior_easy_block_size: _Size | None = None
+    ior_hard_segments: _Items | None = None
+    mdtest_easy_files: _Items | None = None
+    mdtest_hard_files: _Items | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.name == "none":
+            given = [
+                key
+                for key in self.model_fields_set
+                if key != "name" and getattr(self, key) != _FIELD_DEFAULTS[key]
+            ]
+            if given:
+                raise ValueError(f"{given[0]} needs a suite: set suite.name (io500 or io500-quick)")
+            return self
+        sizes = self.sizes()
+        if sizes.ior_easy_block_size % sizes.ior_easy_transfer_size:
+            raise ValueError(
+                f"ior_easy_block_size ({sizes.ior_easy_block_size}) must be a multiple of "
+                f"ior_easy_transfer_size ({sizes.ior_easy_transfer_size})"
+            )
+        return self
+
+    def sizes(self) -> SuiteSizes:
+        """The suite's sizes, the keys set here over the suite's own."""
+        stonewall, transfer, block, segments, easy, hard = _DEFAULTS[self.name]
+        return SuiteSizes(
+            name=self.name,
+            tool=self.tool,
+            stonewall_s=stonewall if self.stonewall_s is None else self.stonewall_s,
+            ior_easy_transfer_size=self.ior_easy_transfer_size or transfer,
+            ior_easy_block_size=self.ior_easy_block_size or block,
+            ior_hard_segments=self.ior_hard_segments or segments,
+            mdtest_easy_files=self.mdtest_easy_files or easy,
+            mdtest_hard_files=self.mdtest_hard_files or hard,
+        )
+
+
+_FIELD_DEFAULTS: dict[str, Any] = {
+    key: field.default for key, field in SuiteConfig.model_fields.items()
+}

@@ -1,0 +1,107 @@
+"""What a suite rank does to the file system under test, on either target:
+the engine's data and metadata phases, directories, listing, attributes.
+
+``EngineTarget`` wraps the engine's ``Client`` (BenchFS); ``PosixTarget``
+a directory of any mounted file system (``run_posix_phase`` and the POSIX
+metadata loop of ``benchfs.workload.posix_metadata``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchfs.workload.posix_metadata import run_posix_metadata_phase
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One directory entry, as find sees it."""
+
+    name: str
+    is_dir: bool
+
+
+class EngineTarget:
+    """BenchFS through the engine's client."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def run_phase(self, **arguments: Any) -> Mapping[str, Any]:
+        result: Mapping[str, Any] = self.client.run_phase(**arguments)
+        return result
+
+    def run_metadata_phase(self, **arguments: Any) -> Mapping[str, Any]:
+        result: Mapping[str, Any] = self.client.run_metadata_phase(**arguments)
+        return result
+
+    def make_dir(self, path: str) -> None:
+        """A directory the suite's files go in. A namespace without directories
+        of its own (an engine without ``mkdir``) makes them by their files."""
+        mkdir = getattr(self.client, "mkdir", None)
+        if mkdir is not None:
+            with contextlib.suppress(FileExistsError):
+                mkdir(path)
+
+    def list_dir(self, path: str) -> list[Entry]:
+        return [Entry(e["name"], stat.S_ISDIR(e["mode"])) for e in self.client.readdir(path)]
+
+    def attributes(self, path: str) -> tuple[int, int]:
+        """(size, mtime in ns) of a file."""
+        attr = self.client.stat(path)
+        return int(attr["size"]), int(attr["mtime_unix_ns"])
+
+    def touch(self, path: str) -> None:
+        self.client.close(self.client.create(path))
+
+    def unlink(self, path: str) -> None:
+        self.client.unlink(path)
+
+    def disconnect(self) -> None:
+        self.client.disconnect()
+
+
+class PosixTarget:
+    """The client's phases, directories and unlink on a directory of any
+    mounted file system."""
+
+    def __init__(self, directory: Path, direct: bool) -> None:
+        self.directory = directory
+        self.direct = direct
+
+    def run_phase(self, **arguments: Any) -> Mapping[str, Any]:
+        import benchfs_native
+
+        result: Mapping[str, Any] = benchfs_native.run_posix_phase(
+            directory=str(self.directory), direct=self.direct, **arguments
+        )
+        return result
+
+    def run_metadata_phase(self, **arguments: Any) -> Mapping[str, Any]:
+        return run_posix_metadata_phase(self.directory, **arguments)
+
+    def make_dir(self, path: str) -> None:
+        (self.directory / path).mkdir(mode=0o700, exist_ok=True)
+
+    def list_dir(self, path: str) -> list[Entry]:
+        with os.scandir(self.directory / path) as entries:
+            return [Entry(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+
+    def attributes(self, path: str) -> tuple[int, int]:
+        found = os.lstat(self.directory / path)
+        return found.st_size, found.st_mtime_ns
+
+    def touch(self, path: str) -> None:
+        os.close(os.open(self.directory / path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+    def unlink(self, path: str) -> None:
+        (self.directory / path).unlink(missing_ok=True)
+
+    def disconnect(self) -> None:
+        """Nothing to end: no sessions."""

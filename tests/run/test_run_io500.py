@@ -1,0 +1,136 @@
+"""`benchfs run --suite io500-quick` end to end: on BenchFS (the embedded
+local cluster, 4 daemons, 4 ranks) and on a posix: target (a temporary
+directory). Every IO500 phase is there in IO500's order, the score is
+recomputed here from the phases, find found exactly the files it should,
+and `benchfs compare` compares the two suites."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from run_helpers import benchfs_run, environment, manifest, run_dirs, small_args, summary
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
+
+RANKS = 4
+PHASES = [
+    "ior-easy-write", "mdtest-easy-write", "ior-hard-write", "mdtest-hard-write", "find",
+    "ior-easy-read", "mdtest-easy-stat", "ior-hard-read", "mdtest-hard-stat",
+    "mdtest-easy-delete", "mdtest-hard-read", "mdtest-hard-delete",
+]  # fmt: skip
+HARD_FILES = 120  # per rank: of files 0-119 only file.mdtest.<r>.101 matches *01*
+BANDWIDTH = [phase for phase in PHASES if phase.startswith("ior-")]
+
+
+def suite_args(tmp_path: Path, label: str, stonewall_s: float, *extra: str) -> list[str]:
+    # Small ceilings: the suite's shape, quickly.
+    return small_args(
+        tmp_path, "--suite", "io500-quick", "--label", label,
+        "--set", f"suite.stonewall_s={stonewall_s}",
+        "--set", "suite.ior_easy_transfer_size=256k",
+        "--set", "suite.ior_easy_block_size=16m",
+        "--set", "suite.ior_hard_segments=200",
+        "--set", "suite.mdtest_easy_files=300",
+        "--set", f"suite.mdtest_hard_files={HARD_FILES}",
+        *extra,
+    )  # fmt: skip
+
+
+def expected_found(files_per_rank: int) -> int:
+    """mdtest-hard's files whose name matches *01* (pfind -name)."""
+    return sum(
+        "01" in f"file.mdtest.{rank}.{item}"
+        for rank in range(RANKS)
+        for item in range(files_per_rank)
+    )
+
+
+def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any]:
+    document = summary(run_dir)
+    rows = {row["phase"]: row for row in document["phases"]}
+    assert [row["phase"] for row in document["phases"]] == PHASES
+    figures = {}
+    for phase, row in rows.items():
+        if phase in BANDWIDTH:
+            assert row["kind"] == "data" and row["io500_unit"] == "GiB/s"
+            assert row["operation"] == phase.rpartition("-")[2]
+            figures[phase] = row["bytes"] / 2**30 / row["MeanTime"]
+        else:
+            assert row["kind"] == "metadata" and row["io500_unit"] == "kIOPS"
+            figures[phase] = row["items"] / row["time_mean_s"] / 1000
+        assert row["tasks" if row["kind"] == "metadata" else "numTasks"] == RANKS
+        assert figures[phase] > 0
+        assert row["io500_rate"] == pytest.approx(figures[phase], rel=1e-9)
+    # Reads read what was written; stat, read and delete what was created.
+    assert rows["ior-easy-read"]["bytes"] == rows["ior-easy-write"]["bytes"] > 0
+    assert rows["ior-hard-read"]["bytes"] == rows["ior-hard-write"]["bytes"] > 0
+    assert rows["ior-hard-write"]["transferSize"] == 47008
+    assert rows["ior-hard-write"]["access"] == "single-shared-file"
+    assert rows["ior-easy-write"]["access"] == "file-per-process"
+    assert rows["ior-easy-read"]["verify_errors"] == rows["ior-hard-read"]["verify_errors"] == 0
+    for family in ("mdtest-easy", "mdtest-hard"):
+        created = rows[f"{family}-write"]["items"]
+        assert created > 0 and created % RANKS == 0
+        for phase in PHASES:
+            if phase.startswith(family):
+                assert rows[phase]["items"] == created
+    assert rows["mdtest-easy-write"]["access"] == "unique-dir-per-rank"
+    assert rows["mdtest-hard-write"]["access"] == "shared-dir"
+    assert rows["mdtest-hard-write"]["write_bytes"] == 3901
+    # find scanned every file of the tree (the ior files, the mdtest files) and
+    # matched mdtest-hard's files named *01*: 3901 bytes, newer than the timestamp.
+    easy, hard = rows["mdtest-easy-write"]["items"], rows["mdtest-hard-write"]["items"]
+    assert rows["find"]["items"] == RANKS + 1 + easy + hard
+    assert rows["find"]["found"] == expected_found(int(hard) // RANKS)
+    if stonewall_s == 0:  # the ceilings end the phases: every file is there
+        assert rows["find"]["found"] == expected_found(HARD_FILES) == RANKS
+    # The score as IO500 computes it, from the phases.
+    bandwidth = math.prod(figures[p] for p in BANDWIDTH) ** (1 / len(BANDWIDTH))
+    others = [p for p in PHASES if p not in BANDWIDTH]
+    metadata = math.prod(figures[p] for p in others) ** (1 / len(others))
+    assert document["bandwidth"] == pytest.approx(bandwidth, rel=1e-9)
+    assert document["metadata"] == pytest.approx(metadata, rel=1e-9)
+    assert document["score"] == pytest.approx(math.sqrt(bandwidth * metadata), rel=1e-9)
+    assert document["suite"]["name"] == "io500-quick" and document["suite"]["target"] == target
+    recorded = manifest(run_dir)["suite"]
+    assert (recorded["stonewall_s"], recorded["mdtest_hard_files"]) == (stonewall_s, HARD_FILES)
+    report = (run_dir / "report.md").read_text()
+    assert "io500-quick score" in report and "mdtest-hard-delete" in report
+    return document
+
+
+def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path: Path) -> None:
+    target = tmp_path / "posix"
+    target.mkdir()
+    # BenchFS without a stonewall (every phase to its ceiling), the disk with one.
+    runs = (("engine", 0.0, []), ("disk", 0.5, ["--set", f"workload.target=posix:{target}"]))
+    for label, stonewall_s, extra in runs:
+        args = suite_args(tmp_path, label, stonewall_s, *extra)
+        done = benchfs_run([*args, "--json"], timeout=300)
+        assert done.returncode == 0, done.stderr
+        printed = json.loads(done.stdout)
+        assert {"score", "bandwidth", "metadata"} <= printed.keys()
+    engine, disk = run_dirs(tmp_path / "results")
+    assert check_suite(engine, "benchfs", 0.0)["score"] > 0
+    assert check_suite(disk, f"posix:{target}", 0.5)["score"] > 0
+    assert list(target.iterdir()) == []  # the suite's files are gone
+    compared = subprocess.run(
+        [sys.executable, "-m", "benchfs", "compare", str(engine), str(disk), "--json"],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=120,
+    )
+    assert compared.returncode == 0, compared.stderr
+    metrics = json.loads(compared.stdout)["metrics"]
+    by_phase = {(row["phase"], row["metric"]) for row in metrics}
+    for metric in ("score", "bandwidth_GiB_s", "metadata_kIOPS"):
+        assert ("suite score", metric) in by_phase
+    for phase in PHASES:
+        assert (phase, "io500_rate") in by_phase
