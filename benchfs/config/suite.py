@@ -58,7 +58,9 @@ class SuiteSizes:
 # is above the engine's 1t per rank, so 1t), stonewall-time 300.
 _DEFAULTS: dict[str, tuple[float, int, int, int, int, int]] = {
     "io500": (300.0, 2 << 20, 1 << 40, 10_000_000, 1_000_000, 1_000_000),
-    "io500-quick": (1.0, 1 << 20, 64 << 20, 1000, 1000, 500),
+    # Small enough for a laptop's disk (at most 4 ranks x 222 MiB), large
+    # enough that the 1 s stonewall, not the ceiling, ends most phases there.
+    "io500-quick": (1.0, 1 << 20, 128 << 20, 2000, 5000, 2000),
 }
 
 
@@ -74,6 +76,8 @@ class SuiteConfig(BaseModel):
     ior_hard_segments: _Items | None = None
     mdtest_easy_files: _Items | None = None
     mdtest_hard_files: _Items | None = None
+    # tool = "ior": the directory holding ior and mdtest (None: PATH, $IOR_BIN_DIR, /opt/ior/bin).
+    tool_path: Annotated[str, Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -86,6 +90,8 @@ class SuiteConfig(BaseModel):
             if given:
                 raise ValueError(f"{given[0]} needs a suite: set suite.name (io500 or io500-quick)")
             return self
+        if self.tool_path is not None and self.tool != "ior":
+            raise ValueError('tool_path needs tool = "ior" (IOR and mdtest)')
         sizes = self.sizes()
         if sizes.ior_easy_block_size % sizes.ior_easy_transfer_size:
             raise ValueError(

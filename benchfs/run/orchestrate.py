@@ -49,6 +49,7 @@ from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
 from benchfs.run.space import fit_block_to_space
 from benchfs.run.stragglers import straggler_record
+from benchfs.run.suite_tools import SuiteToolPlan, plan_suite_tools
 from benchfs.run.tool_point import run_tool_point
 from benchfs.run.tool_workload import ToolPlan, plan_tool
 from benchfs.run.workload import RunFailed, run_workload, target_record, write_summary
@@ -117,7 +118,7 @@ def run_point(
     env: Mapping[str, str],
     observer: RunObserver,
     started: list[PointResult],
-    tool: ToolPlan | None = None,
+    tool: ToolPlan | SuiteToolPlan | None = None,
 ) -> PointResult:
     """One point; its result goes into ``started`` as soon as its results
     directory exists, so a failed point still gets its notes and report."""
@@ -264,7 +265,12 @@ def run_plan(
     points = expand_sweep(plan)
     first = points[0].config
     resolve_nodes(nodes_spec, env, local_nodes=first.cluster.local_nodes)  # fail before anything
-    tools = [plan_tool(point.config.workload) for point in points]  # a missing tool too
+    # A missing tool too: a tool run's, or a suite's IOR and mdtest.
+    tools = [
+        plan_tool(point.config.workload)
+        or plan_suite_tools(point.config, run_seed(f"{plan.source}@{point.index}"))
+        for point in points
+    ]
     base = Path(first.output.results_dir)
     make_private_dir(base)
     for cleaned in clean_dead_runs():

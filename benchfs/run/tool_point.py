@@ -1,6 +1,7 @@
-"""One sweep point whose workload is a tool (``workload.tool``) on a
-``posix:PATH`` target: no daemons; iostat on every host, the tool in
-``PATH/benchfs-<token>-p<k>/``, what ran in the manifest's ``tool``."""
+"""One sweep point whose workload is a tool (``workload.tool``, or the
+IO500 suite with ``suite.tool = "ior"``) on a ``posix:PATH`` target: no
+daemons; iostat on every host, the tool in ``PATH/benchfs-<token>-p<k>/``,
+what ran in the manifest's ``tool``."""
 
 from __future__ import annotations
 
@@ -19,13 +20,14 @@ from benchfs.launchers.base import Launcher
 from benchfs.results.manifest import ManifestRecorder
 from benchfs.run.cluster import process_environment
 from benchfs.run.stragglers import straggler_record
+from benchfs.run.suite_tools import SuiteToolPlan, run_suite_tools
 from benchfs.run.tool_workload import ToolPlan, ToolRun, run_tool_workload
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 
 
 def run_tool_point(
     life: Lifecycle,
-    plan: ToolPlan,
+    plan: ToolPlan | SuiteToolPlan,
     config: RunConfig,
     hosts: Sequence[Host],
     launcher: Launcher,
@@ -37,7 +39,7 @@ def run_tool_point(
 ) -> tuple[dict[str, Any], list[str]]:
     """The tool's summary document and the stragglers' lines."""
     make_private_dir(directory, exist_ok=False)
-    run = ToolRun.of(plan)
+    run = ToolRun(plan.tool, str(plan.binary))
     watches = IostatWatches(
         [IostatWatch(host, launcher, raw_output=layout.iostat_file(host.name), env=env)
          for host in hosts]
@@ -45,18 +47,13 @@ def run_tool_point(
     stragglers: list[str] = []
     watches.start()
     try:
-        summary = run_tool_workload(
-            life,
-            plan,
-            launcher,
-            hosts,
-            config.workload.tasks_per_node,
-            directory,
-            layout,
-            deadline_s=config.cluster.deadlines.phase_s,
-            env=process_environment(env),
-            run=run,
-        )
+        common = (launcher, hosts, config.workload.tasks_per_node, directory, layout)
+        options: dict[str, Any] = {"deadline_s": config.cluster.deadlines.phase_s,
+                                   "env": process_environment(env), "run": run}  # fmt: skip
+        if isinstance(plan, SuiteToolPlan):
+            summary = run_suite_tools(life, plan, *common, **options)
+        else:
+            summary = run_tool_workload(life, plan, *common, **options)
     finally:
         watches.stop()
         record.tool(run.record())

@@ -133,7 +133,7 @@ def run_tool_workload(
             _start_mpi_tool(life, plan, launcher, hosts, tasks_per_node, target, layout, run, env)
         ]
     try:
-        _wait(plan.tool, jobs, deadline_s, layout)
+        wait_for_jobs(plan.tool, jobs, deadline_s, layout)
     finally:
         run.outputs = sorted(
             str(p.relative_to(layout.root)) for p in layout.tool_output_dir.iterdir()
@@ -152,7 +152,7 @@ def run_tool_workload(
 
 
 @dataclass(frozen=True)
-class _Job:
+class ToolJob:
     where: str  # "" for the MPI job, else the node
     process: ManagedProcess
     stderr: Path
@@ -168,7 +168,7 @@ def _start_mpi_tool(
     layout: RunLayout,
     run: ToolRun,
     env: Mapping[str, str] | None,
-) -> _Job:
+) -> ToolJob:
     (target / (IOR_DIR if plan.tool == "ior" else MDTEST_DIR)).mkdir(parents=True, exist_ok=True)
     argv = _tool_argv(plan, target, layout.ior_summary.absolute())
     launched = launcher.ranks_command(hosts, tasks_per_node, argv)
@@ -177,7 +177,7 @@ def _start_mpi_tool(
     process = life.start(
         launched, name=plan.tool, env=env, stdout=layout.tool_stdout(plan.tool), stderr=stderr
     )
-    return _Job("", process, stderr)
+    return ToolJob("", process, stderr)
 
 
 def _start_fio(
@@ -189,7 +189,7 @@ def _start_fio(
     layout: RunLayout,
     run: ToolRun,
     env: Mapping[str, str] | None,
-) -> list[_Job]:
+) -> list[ToolJob]:
     jobs = []
     for host in hosts:
         directory = target / host.name
@@ -200,16 +200,16 @@ def _start_fio(
         stderr = layout.tool_stderr("fio", host.name)
         stdout = layout.tool_stdout("fio", host.name)
         name = f"fio on {host.name}"
-        jobs.append(_Job(host.name, life.start(launched, name=name, env=env, stdout=stdout,
+        jobs.append(ToolJob(host.name, life.start(launched, name=name, env=env, stdout=stdout,
                                                stderr=stderr), stderr))  # fmt: skip
     return jobs
 
 
-def _wait(tool: str, jobs: list[_Job], deadline_s: float, layout: RunLayout) -> None:
+def wait_for_jobs(tool: str, jobs: list[ToolJob], deadline_s: float, layout: RunLayout) -> None:
     """Until every job ends; the first that failed (or the deadline) is an error."""
     ends = time.monotonic() + deadline_s
     kept = f"what it printed is in {layout.tool_output_dir}"
-    failed: _Job | None = None
+    failed: ToolJob | None = None
     try:
         while failed is None and any(job.process.popen.poll() is None for job in jobs):
             failed = next((job for job in jobs if job.process.popen.poll() not in (None, 0)), None)

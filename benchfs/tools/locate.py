@@ -32,9 +32,13 @@ def search_dirs(tool: str, environ: Mapping[str, str] | None = None) -> list[str
 
 
 def find_tool(
-    tool: str, tool_path: str | None = None, environ: Mapping[str, str] | None = None
+    tool: str,
+    tool_path: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    setting: str = SETTING,
 ) -> Path:
-    """The executable of ``tool``; a ToolError names the tool and the setting otherwise."""
+    """The executable of ``tool``; a ToolError names the tool and the setting
+    (``setting``, the key that points at it) otherwise."""
     environ = os.environ if environ is None else environ
     if tool_path is not None:
         given = Path(tool_path).expanduser()
@@ -46,7 +50,7 @@ def find_tool(
             if not candidate.exists()
             else f"{candidate} is not an executable file"
         )
-        raise ToolError(f"{tool} not found: {named} ({SETTING} = {tool_path!r})")
+        raise ToolError(f"{tool} not found: {named} ({setting} = {tool_path!r})")
     on_path = shutil.which(tool, path=environ.get("PATH", os.defpath))
     if on_path is not None:
         return Path(on_path).absolute()
@@ -56,7 +60,7 @@ def find_tool(
             return candidate
     places = ", ".join(["PATH", *search_dirs(tool, environ)])
     raise ToolError(
-        f"{tool} not found on {places}: set {SETTING} to the {tool} binary or its directory"
+        f"{tool} not found on {places}: set {setting} to the {tool} binary or its directory"
     )
 
 

@@ -70,6 +70,26 @@ def suite_workloads(sizes: SuiteSizes) -> dict[str, MetadataWorkload]:
     return {"mdtest-easy": easy, "mdtest-hard": hard}
 
 
+def scan_level(
+    target: Any, directories: list[str], newer_than_ns: int
+) -> tuple[list[str], int, int]:
+    """find over some directories of one level: (the directories below them,
+    files scanned, files matching IO500's criteria)."""
+    below: list[str] = []
+    scanned = found = 0
+    for directory in directories:
+        for entry in target.list_dir(directory):
+            path = f"{directory}/{entry.name}"
+            if entry.is_dir:
+                below.append(path)
+                continue
+            scanned += 1
+            if fnmatch.fnmatchcase(entry.name, FIND_NAME):
+                size, mtime_ns = target.attributes(path)
+                found += size == FIND_SIZE and mtime_ns > newer_than_ns
+    return below, scanned, found
+
+
 class SuiteRank:
     """One rank's suite. ``target`` is a ``benchfs.workload.targets`` target;
     ``collect`` and ``announce`` are the data workload's (rows, latencies and
@@ -199,17 +219,10 @@ class SuiteRank:
         start = time.time_ns()
         level = [ROOT]
         while level:
-            below: list[str] = []
-            for directory in level[self.rank :: ranks]:
-                for entry in self.target.list_dir(directory):
-                    path = f"{directory}/{entry.name}"
-                    if entry.is_dir:
-                        below.append(path)
-                        continue
-                    scanned += 1
-                    if fnmatch.fnmatchcase(entry.name, FIND_NAME):
-                        size, mtime_ns = self.target.attributes(path)
-                        found += size == FIND_SIZE and mtime_ns > self.timestamp_ns
+            below, files, matched = scan_level(
+                self.target, level[self.rank :: ranks], self.timestamp_ns
+            )
+            scanned, found = scanned + files, found + matched
             level = sorted(path for part in self.comm.allgather(below) for path in part)
         end = time.time_ns()
         self.comm.Barrier()

@@ -27,7 +27,7 @@ def test_each_suite_has_its_own_sizes_and_keys_set_win() -> None:
         '[suite]\nname = "io500-quick"\nstonewall_s = 0.5\nmdtest_hard_files = 77\n', "run.toml"
     ).base.suite.sizes()
     assert (quick.name, quick.tool, quick.stonewall_s) == ("io500-quick", "builtin", 0.5)
-    assert quick.mdtest_hard_files == 77 and quick.ior_easy_block_size == 64 << 20
+    assert quick.mdtest_hard_files == 77 and quick.ior_easy_block_size == 128 << 20
 
 
 def test_a_bad_suite_name_names_the_key() -> None:
@@ -67,6 +67,19 @@ def test_a_suite_runs_its_own_phases_only() -> None:
     [
         (["--suite", "io600"], "--set suite.name: "),
         (["--suite", "io500", "--set", "suite.stonewall_s=-1"], "--set suite.stonewall_s: "),
+        (
+            [
+                "--suite",
+                "io500",
+                "--set",
+                "workload.target=posix:/tmp",
+                "--set",
+                "suite.tool=ior",
+                "--set",
+                "suite.tool_path=/nonexistent/ior-bin",
+            ],
+            "ior not found: /nonexistent/ior-bin: no such file or directory (suite.tool_path = ",
+        ),
     ],
 )
 def test_the_command_prints_one_line_naming_the_key(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +136,46 @@ def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path:
         assert ("suite score", metric) in by_phase
     for phase in PHASES:
         assert (phase, "io500_rate") in by_phase
+
+
+IOR_SEARCH = os.pathsep.join(
+    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
+)
+needs_ior_and_mdtest = pytest.mark.skipif(
+    not all(shutil.which(tool, path=IOR_SEARCH) for tool in ("ior", "mdtest", "mpirun")),
+    reason="ior, mdtest or mpirun not found (PATH, $IOR_BIN_DIR, /opt/ior/bin)",
+)
+
+
+@needs_ior_and_mdtest
+def test_io500_quick_with_ior_and_mdtest_on_a_posix_directory(tmp_path: Path) -> None:
+    target = tmp_path / "posix"
+    target.mkdir()
+    tools = Path(str(shutil.which("ior", path=IOR_SEARCH))).parent
+    args = suite_args(tmp_path, "tools", 1.0, "--set", f"workload.target=posix:{target}",
+                      "--set", "suite.tool=ior", "--set", f"suite.tool_path={tools}")  # fmt: skip
+    done = benchfs_run([*args, "--json"], timeout=300)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    document = summary(run_dir)
+    rows = {row["phase"]: row for row in document["phases"]}
+    assert list(rows) == PHASES
+    for phase, row in rows.items():
+        tool = "benchfs" if phase == "find" else phase.split("-")[0]
+        assert row["tool"] == tool and row["io500_rate"] > 0
+    figures = [rows[p]["io500_rate"] for p in PHASES]
+    bandwidth = math.prod(rows[p]["io500_rate"] for p in BANDWIDTH) ** (1 / len(BANDWIDTH))
+    metadata = math.prod(f for p, f in zip(PHASES, figures, strict=True)
+                         if p not in BANDWIDTH) ** (1 / (len(PHASES) - len(BANDWIDTH)))  # fmt: skip
+    assert document["score"] == pytest.approx(math.sqrt(bandwidth * metadata), rel=1e-9)
+    assert rows["ior-easy-write"]["bwMeanMIB"] / 1024 == pytest.approx(
+        rows["ior-easy-write"]["io500_rate"]
+    )
+    assert rows["find"]["found"] > 0  # mdtest-hard's files named *01*
+    tool = manifest(run_dir)["tool"]
+    assert tool["name"] == "ior+mdtest" and tool["version"].startswith("IOR-")
+    assert list(tool["command_lines"]) == [p for p in PHASES if p != "find"]
+    hard_read = tool["command_lines"]["mdtest-hard-read"]
+    assert hard_read[0] == str(tools / "mdtest") and "-E" in hard_read and "-X" in hard_read
+    assert (run_dir / "workload" / "tool" / "ior-hard-write.json").is_file()
+    assert list(target.iterdir()) == []

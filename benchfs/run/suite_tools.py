@@ -1,0 +1,156 @@
+"""The IO500 suite with IOR and mdtest (``suite.tool = "ior"``) on a
+``posix:PATH`` target: each phase one MPI job of the real tool with
+IO500's arguments (``benchfs.tools.io500_argv``), in IO500's order, through
+the run's launcher; the timestamp after mdtest-easy-write and find are
+BenchFS's own, here (one process, as the reference's external find).
+
+What the tools print stays under ``workload/tool/`` (``<phase>.out``,
+``<phase>.json`` for IOR, the stonewall status files and per-rank CSVs);
+``analysis.convert.io500`` turns it into the suite's summary.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from analysis.convert.io500 import suite_document, tool_phase_row, with_figure
+from analysis.errors import AnalysisError
+from analysis.io500 import PHASE_NAMES
+from analysis.layout import RunLayout, tool_output_name
+from analysis.loaders.detect import ToolOutput
+from analysis.loaders.ior_model import IorReport
+from analysis.loaders.tools import load_tool_output
+from analysis.phases import MetadataPhase
+from benchfs import __version__
+from benchfs.cluster.hostfile import Host
+from benchfs.cluster.lifecycle import Lifecycle
+from benchfs.config.model import RunConfig
+from benchfs.config.suite import SuiteSizes
+from benchfs.errors import ToolError
+from benchfs.launchers.base import Launcher
+from benchfs.results.atomic import write_json_atomic
+from benchfs.run.tool_workload import ToolJob, ToolRun, wait_for_jobs
+from benchfs.tools.io500_argv import SuitePlaces, ior_summary_file, phase_argv
+from benchfs.tools.locate import find_tool
+from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, ROOT, TIMESTAMP, scan_level
+from benchfs.workload.targets import PosixTarget
+
+SETTING = "suite.tool_path"
+
+
+@dataclass(frozen=True)
+class SuiteToolPlan:
+    """IOR and mdtest found before anything starts, and the suite's sizes."""
+
+    binary: Path  # ior
+    mdtest: Path
+    sizes: SuiteSizes
+    seed: int
+    tool: str = "ior+mdtest"
+
+
+def plan_suite_tools(config: RunConfig, seed: int) -> SuiteToolPlan | None:
+    """The tools of a ``suite.tool = "ior"`` suite (None otherwise); a missing
+    one names it and ``suite.tool_path``."""
+    suite = config.suite
+    if suite.name == "none" or suite.tool != "ior":
+        return None
+    ior = find_tool("ior", suite.tool_path, setting=SETTING)
+    mdtest = find_tool("mdtest", suite.tool_path, setting=SETTING)
+    return SuiteToolPlan(ior, mdtest, suite.sizes(), seed)
+
+
+def run_suite_tools(
+    life: Lifecycle,
+    plan: SuiteToolPlan,
+    launcher: Launcher,
+    hosts: Sequence[Host],
+    tasks_per_node: int,
+    target: Path,
+    layout: RunLayout,
+    *,
+    deadline_s: float,
+    env: Mapping[str, str] | None,
+    run: ToolRun,
+) -> dict[str, Any]:
+    """Every phase in IO500's order; writes and returns ``workload/summary.json``."""
+    results = layout.tool_output_dir
+    results.mkdir(parents=True, exist_ok=True)
+    data = target / ROOT
+    for directory in (data, data / "ior-easy", data / "ior-hard"):
+        directory.mkdir(mode=0o700, exist_ok=True)
+    places = SuitePlaces(data.absolute(), results.absolute(), plan.seed)
+    rows: list[dict[str, Any]] = []
+    timestamp_ns = 0
+    try:
+        for phase in PHASE_NAMES:
+            if phase == "find":
+                rows.append(_find(target, timestamp_ns))
+                continue
+            argv = phase_argv(phase, plan.binary, plan.mdtest, plan.sizes, places)
+            launched = launcher.ranks_command(hosts, tasks_per_node, argv)
+            run.commands[phase], run.launched[phase] = argv, launched
+            stdout = results / tool_output_name(phase)
+            stderr = results / tool_output_name(phase, suffix=".stderr")
+            process = life.start(launched, name=phase, env=env, stdout=stdout, stderr=stderr)
+            wait_for_jobs(phase, [ToolJob("", process, stderr)], deadline_s, layout)
+            rows.append(_phase_row(phase, places, stdout, layout, run))
+            if phase == "mdtest-easy-write":
+                timestamp_ns = _timestamp(target)
+    finally:
+        run.outputs = sorted(str(p.relative_to(layout.root)) for p in results.iterdir())
+    suite = {**plan.sizes.to_json(), "target": f"posix:{target.parent}",
+             "tasks": len(hosts) * tasks_per_node, "tasks_per_node": tasks_per_node}  # fmt: skip
+    document = suite_document(rows, suite)
+    write_json_atomic(layout.summary, document)
+    return document
+
+
+def _phase_row(
+    phase: str, places: SuitePlaces, stdout: Path, layout: RunLayout, run: ToolRun
+) -> dict[str, Any]:
+    ior = phase.startswith("ior-")
+    path = ior_summary_file(places, phase) if ior else stdout
+    if not path.is_file() or path.stat().st_size == 0:
+        raise ToolError(f"{phase} exited 0 but left no output: {path} is empty or absent")
+    try:
+        output = load_tool_output(path, ToolOutput.IOR_JSON if ior else ToolOutput.MDTEST_TEXT)
+        row = tool_phase_row(phase, output, layout.workload_dir)
+    except AnalysisError as error:
+        raise ToolError(f"{phase}: {error}") from error
+    if isinstance(output.report, IorReport) and output.report.version and not run.version:
+        run.version = f"IOR-{output.report.version}"
+    return row
+
+
+def _timestamp(target: Path) -> int:
+    """The reference's timestamp file; its mtime is find's newer-than time."""
+    posix = PosixTarget(target, direct=False)
+    posix.touch(TIMESTAMP)
+    return posix.attributes(TIMESTAMP)[1]
+
+
+def _find(target: Path, timestamp_ns: int) -> dict[str, Any]:
+    """BenchFS's find over the suite's tree, in this process."""
+    posix = PosixTarget(target, direct=False)
+    scanned = found = 0
+    started = time.monotonic()
+    level = [ROOT]
+    while level:
+        level, files, matched = scan_level(posix, level, timestamp_ns)
+        scanned, found = scanned + files, found + matched
+    elapsed = time.monotonic() - started
+    rate = scanned / elapsed if elapsed > 0 else None
+    row = MetadataPhase(
+        phase="find", tool="benchfs", tool_version=__version__, tasks=1, repetitions=1,
+        items=scanned, rate_max_ops_s=rate, rate_min_ops_s=rate, rate_mean_ops_s=rate,
+        rate_stddev_ops_s=0.0, time_max_s=elapsed, time_min_s=elapsed, time_mean_s=elapsed,
+        time_stddev_s=0.0,
+    ).to_row()  # fmt: skip
+    row.update(found=found, criteria={"name": FIND_NAME, "size": FIND_SIZE,
+                                      "newer": "mdtest-easy-write"})  # fmt: skip
+    return with_figure(row)
