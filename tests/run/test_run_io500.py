@@ -30,10 +30,15 @@ HARD_FILES = 120  # per rank: of files 0-119 only file.mdtest.<r>.101 matches *0
 BANDWIDTH = [phase for phase in PHASES if phase.startswith("ior-")]
 
 
+def quick_args(tmp_path: Path, label: str, *extra: str) -> list[str]:
+    """io500-quick as it ships: its sizes and its 1 s stonewall."""
+    return small_args(tmp_path, "--suite", "io500-quick", "--label", label, *extra)
+
+
 def suite_args(tmp_path: Path, label: str, stonewall_s: float, *extra: str) -> list[str]:
-    # Small ceilings: the suite's shape, quickly.
-    return small_args(
-        tmp_path, "--suite", "io500-quick", "--label", label,
+    # Smaller ceilings: the suite's shape, quickly.
+    return quick_args(
+        tmp_path, label,
         "--set", f"suite.stonewall_s={stonewall_s}",
         "--set", "suite.ior_easy_transfer_size=256k",
         "--set", "suite.ior_easy_block_size=16m",
@@ -101,7 +106,7 @@ def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any
     assert document["score"] == pytest.approx(math.sqrt(bandwidth * metadata), rel=1e-9)
     assert document["suite"]["name"] == "io500-quick" and document["suite"]["target"] == target
     recorded = manifest(run_dir)["suite"]
-    assert (recorded["stonewall_s"], recorded["mdtest_hard_files"]) == (stonewall_s, HARD_FILES)
+    assert recorded.items() <= document["suite"].items() and recorded["stonewall_s"] == stonewall_s
     report = (run_dir / "report.md").read_text()
     assert "io500-quick score" in report and "mdtest-hard-delete" in report
     return document
@@ -110,17 +115,18 @@ def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any
 def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path: Path) -> None:
     target = tmp_path / "posix"
     target.mkdir()
-    # BenchFS without a stonewall (every phase to its ceiling), the disk with one.
-    runs = (("engine", 0.0, []), ("disk", 0.5, ["--set", f"workload.target=posix:{target}"]))
-    for label, stonewall_s, extra in runs:
-        args = suite_args(tmp_path, label, stonewall_s, *extra)
+    # BenchFS without a stonewall (every phase to its small ceiling), the disk
+    # with io500-quick as it ships.
+    runs = (suite_args(tmp_path, "engine", 0.0),
+            quick_args(tmp_path, "disk", "--set", f"workload.target=posix:{target}"))  # fmt: skip
+    for args in runs:
         done = benchfs_run([*args, "--json"], timeout=300)
         assert done.returncode == 0, done.stderr
         printed = json.loads(done.stdout)
         assert {"score", "bandwidth", "metadata"} <= printed.keys()
     engine, disk = run_dirs(tmp_path / "results")
     assert check_suite(engine, "benchfs", 0.0)["score"] > 0
-    assert check_suite(disk, f"posix:{target}", 0.5)["score"] > 0
+    assert check_suite(disk, f"posix:{target}", 1.0)["score"] > 0
     assert list(target.iterdir()) == []  # the suite's files are gone
     compared = subprocess.run(
         [sys.executable, "-m", "benchfs", "compare", str(engine), str(disk), "--json"],
