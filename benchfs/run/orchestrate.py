@@ -31,6 +31,7 @@ import secrets
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from analysis.layout import RunLayout
@@ -47,7 +48,7 @@ from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch
 from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
-from benchfs.run.space import fit_block_to_space
+from benchfs.run.space import fit_block_to_space, fit_suite_to_space
 from benchfs.run.stragglers import straggler_record
 from benchfs.run.suite_tools import SuiteToolPlan, plan_suite_tools
 from benchfs.run.tool_point import run_tool_point
@@ -156,9 +157,14 @@ def run_point(
         record.preflight(outcome.record, hosts, outcome.excluded)
         for line in outcome.lines:
             observer.step(line)
-        if tool is None and config.suite.name == "none":
+        if tool is None or isinstance(tool, SuiteToolPlan):
             ranks = len(hosts) * config.workload.tasks_per_node
-            config, space_note = fit_block_to_space(config, ranks, launcher)
+            fit = fit_block_to_space if config.suite.name == "none" else fit_suite_to_space
+            config, space_note = fit(config, ranks, launcher)
+            if space_note is not None and config.suite.name != "none":
+                record.suite(config.suite.sizes().to_json())
+                if isinstance(tool, SuiteToolPlan):
+                    tool = replace(tool, sizes=config.suite.sizes())
             if space_note is not None:
                 point_notes.append(space_note)
                 observer.step(space_note)

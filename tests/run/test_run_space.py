@@ -64,3 +64,24 @@ def test_a_fixed_size_run_keeps_the_size_asked_for(tmp_path: Path, small_disk: P
     done = benchfs_run(args)
     assert done.returncode == 2, done.stderr
     assert "No space left on device" in done.stderr.strip().splitlines()[-1]
+
+
+def test_a_suite_on_a_small_disk_lowers_its_ior_ceilings(tmp_path: Path, small_disk: Path) -> None:
+    """io500-quick's files (4 ranks x 128 MiB, x 2,000 x 47,008 bytes and x
+    2,000 mdtest-hard files) cannot fit 64 MiB: the ceilings are lowered
+    and the suite completes."""
+    args = small_args(tmp_path, "--suite", "io500-quick",
+                      "--set", f"workload.target=posix:{small_disk}")  # fmt: skip
+    done = benchfs_run(args)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    recorded = manifest(run_dir)
+    (note,) = [n for n in recorded["notes"] if n.startswith("suite.ior_easy_block_size lowered")]
+    assert str(small_disk) in note and "4 ranks" in note, note
+    suite = recorded["suite"]
+    easy, segments = suite["ior_easy_block_size"], suite["ior_hard_segments"]
+    files = suite["mdtest_hard_files"]
+    assert 0 < easy + segments * 47008 + files * 4096 <= SMALL * 0.8 / 4
+    assert easy % (1 << 20) == 0, "whole transfers"
+    assert summary(run_dir)["suite"]["ior_hard_segments"] == segments
+    assert list(small_disk.iterdir()) == [], "the suite's data is removed"
