@@ -63,10 +63,13 @@ def merge_data_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dic
 def suite_workloads(sizes: SuiteSizes) -> dict[str, MetadataWorkload]:
     """mdtest-easy and mdtest-hard as the metadata loop runs them."""
     phases = ["create", "stat", "read", "remove"]
-    easy = MetadataWorkload(sizes.mdtest_easy_files, phases, True, 0, 0, sizes.stonewall_s, 1,
-                            MDTEST_EASY)  # fmt: skip
-    hard = MetadataWorkload(sizes.mdtest_hard_files, phases, False, MDTEST_HARD_BYTES,
-                            MDTEST_HARD_BYTES, sizes.stonewall_s, 1, MDTEST_HARD)  # fmt: skip
+    easy = MetadataWorkload(items=sizes.mdtest_easy_files, phases=phases, unique_dir=True,
+                            write_bytes=0, read_bytes=0, stonewall_s=sizes.stonewall_s,
+                            repetitions=1, prefix=MDTEST_EASY)  # fmt: skip
+    hard = MetadataWorkload(items=sizes.mdtest_hard_files, phases=phases, unique_dir=False,
+                            write_bytes=MDTEST_HARD_BYTES, read_bytes=MDTEST_HARD_BYTES,
+                            stonewall_s=sizes.stonewall_s, repetitions=1,
+                            prefix=MDTEST_HARD)  # fmt: skip
     return {"mdtest-easy": easy, "mdtest-hard": hard}
 
 

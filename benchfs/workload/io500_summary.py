@@ -21,7 +21,7 @@ import numpy.typing as npt
 from analysis.io500 import GROUPS, PHASE_NAMES, UNITS, phase_figure, score_of_rows
 from benchfs.config.suite import IOR_HARD_TRANSFER, SuiteSizes
 from benchfs.workload import metadata_summary
-from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, suite_workloads
+from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, ROOT, suite_workloads
 from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import (
@@ -59,7 +59,8 @@ def data_parameters(spec: WorkloadSpec, sizes: SuiteSizes, family: str) -> Workl
 
 def _find_workload() -> MetadataWorkload:
     # find has no items of its own and nothing per file; only its name is used.
-    return MetadataWorkload(0, [], False, 0, 0, 0.0, 1, "io500")
+    return MetadataWorkload(items=0, phases=[], unique_dir=False, write_bytes=0, read_bytes=0,
+                            stonewall_s=0.0, repetitions=1, prefix=ROOT)  # fmt: skip
 
 
 def _with_figure(row: dict[str, Any], phase: str, figure: float) -> dict[str, Any]:
