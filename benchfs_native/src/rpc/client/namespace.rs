@@ -113,7 +113,10 @@ impl Client {
     /// the mark.
     pub fn rmdir(&mut self, path: &str) -> Result<()> {
         self.check_connected("rmdir")?;
-        check_path("rmdir", path, true)?;
+        if path.is_empty() {
+            return Err(Error::os(libc::EBUSY, "rmdir", "the root directory"));
+        }
+        check_path("rmdir", path, false)?;
         let owner = self.placement.metadata_owner(path);
         let step = |step| Request::Rmdir { path, step, ino: 0 };
         self.call_one(owner, &step(RmdirStep::Mark))?;
