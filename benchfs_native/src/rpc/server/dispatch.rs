@@ -235,12 +235,7 @@ pub struct Outcome {
 
 /// The errno an engine error stands for.
 pub fn errno_of(e: &Error) -> i32 {
-    match e {
-        Error::Os { errno, .. } | Error::Rpc { errno, .. } => *errno,
-        Error::InvalidArgument { .. } | Error::InvalidPath { .. } => libc::EINVAL,
-        Error::Closed => libc::ESHUTDOWN,
-        Error::Forked { .. } => libc::EIO,
-    }
+    e.posix_errno()
 }
 
 /// Executes jobs against one store.
