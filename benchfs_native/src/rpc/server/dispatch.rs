@@ -336,6 +336,14 @@ impl Storage {
         }
     }
 
+    /// Namespace records held (the root not counted).
+    pub fn namespace_records(&self) -> usize {
+        self.names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+
     /// Runs `job`, timing the store work.
     pub fn execute(&self, mut job: Job) -> Outcome {
         let start = Instant::now();
