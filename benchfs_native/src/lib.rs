@@ -36,6 +36,7 @@ pub mod error;
 pub mod latency;
 pub mod log;
 pub mod membership;
+pub mod namespace;
 pub mod placement;
 pub mod posix;
 pub mod rpc;

@@ -38,9 +38,9 @@ const REJECTED: [(Rejected, &str); 6] = [
 #[derive(Debug, Clone)]
 pub struct ServerStats {
     /// Requests by op code (index `code - 1`).
-    pub requests: [u64; 12],
+    pub requests: [u64; Op::ALL.len()],
     /// Error replies by op code.
-    pub errors: [u64; 12],
+    pub errors: [u64; Op::ALL.len()],
     /// Write payload bytes received.
     pub bytes_in: u64,
     /// Read payload bytes sent.
@@ -67,8 +67,8 @@ impl ServerStats {
     /// Zero counters, started now.
     pub fn new() -> ServerStats {
         ServerStats {
-            requests: [0; 12],
-            errors: [0; 12],
+            requests: [0; Op::ALL.len()],
+            errors: [0; Op::ALL.len()],
             bytes_in: 0,
             bytes_out: 0,
             rejected: [0; 6],
@@ -111,7 +111,7 @@ impl ServerStats {
     }
 
     /// Requests per op name (ops with none left out).
-    pub fn by_op(counts: &[u64; 12]) -> Map<String, Value> {
+    pub fn by_op(counts: &[u64; Op::ALL.len()]) -> Map<String, Value> {
         Op::ALL
             .iter()
             .zip(counts)
@@ -149,6 +149,8 @@ pub struct Gauges {
     pub channels_opened: u64,
     /// Whether the server is stopping.
     pub stopping: bool,
+    /// Namespace records held (the root not counted).
+    pub namespace_records: usize,
 }
 
 /// Who the server is, for the stats JSON.
@@ -196,6 +198,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         "refused_stopping": s.refused_stopping,
         "replies_dropped": s.replies_dropped,
         "stopping": g.stopping,
+        "namespace_records": g.namespace_records,
         "store": {
             "submits": store.submits,
             "sqes": store.sqes,

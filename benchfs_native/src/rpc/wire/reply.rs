@@ -5,18 +5,94 @@ use super::codec::{DecodeError, Reader};
 use super::dir_entry::DIR_ENTRY_FIXED;
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
-use super::{FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH};
+use super::{
+    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH,
+};
 use crate::error::{Error, Result};
 
-/// File attributes (create, open and stat replies).
+/// What a namespace entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum FileKind {
+    /// A regular file.
+    #[default]
+    File,
+    /// A directory.
+    Dir,
+}
+
+impl FileKind {
+    /// The kind an `st_mode` names (`S_IFDIR`: a directory, else a file).
+    pub fn of_mode(mode: u32) -> FileKind {
+        if mode & libc::S_IFMT == libc::S_IFDIR {
+            FileKind::Dir
+        } else {
+            FileKind::File
+        }
+    }
+
+    /// The `S_IF*` type bits.
+    pub fn type_bits(self) -> u32 {
+        match self {
+            FileKind::File => libc::S_IFREG,
+            FileKind::Dir => libc::S_IFDIR,
+        }
+    }
+
+    /// Lower-case name (`file`, `dir`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::File => "file",
+            FileKind::Dir => "dir",
+        }
+    }
+}
+
+/// Attributes of a file or directory (create, open, stat, mkdir, setattr
+/// and data-stat replies). On the wire the kind is the type bits of `mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Attr {
+    /// Stable id for the entry's life (a file's data id); the root is 1.
+    pub ino: u64,
+    /// File or directory (the type bits of `mode`).
+    pub kind: FileKind,
     /// Size in bytes.
     pub size: u64,
-    /// Last modification, nanoseconds since the Unix epoch.
-    pub mtime_unix_ns: u64,
+    /// 512-byte units allocated.
+    pub blocks: u64,
     /// `st_mode`: file type bits and permissions.
     pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Links: files 1, directories 2.
+    pub nlink: u32,
+    /// Last access, nanoseconds since the Unix epoch.
+    pub atime_unix_ns: u64,
+    /// Last modification, nanoseconds since the Unix epoch.
+    pub mtime_unix_ns: u64,
+    /// Last status change, nanoseconds since the Unix epoch.
+    pub ctime_unix_ns: u64,
+}
+
+/// A daemon's totals (statfs reply): its data directory's file system and
+/// its namespace records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatFsReply {
+    /// `f_frsize` of the data directory's file system.
+    pub block_size: u64,
+    /// `f_blocks`.
+    pub blocks: u64,
+    /// `f_bfree`.
+    pub blocks_free: u64,
+    /// `f_bavail`.
+    pub blocks_avail: u64,
+    /// Namespace records held (the root not counted).
+    pub files: u64,
+    /// `f_ffree`.
+    pub files_free: u64,
+    /// `f_namemax`.
+    pub name_max: u32,
 }
 
 /// A reply. Read data, readdir entries and the stats JSON are the active
@@ -30,8 +106,13 @@ pub enum Reply<'a> {
         /// Payload length (the echoed bytes; 0 without echo).
         len: u64,
     },
-    /// Created.
-    Create(Attr),
+    /// Created (or found, by a non-exclusive create).
+    Create {
+        /// The record's attributes.
+        attr: Attr,
+        /// Made by this request.
+        created: bool,
+    },
     /// Opened.
     Open(Attr),
     /// Attributes.
@@ -50,8 +131,11 @@ pub enum Reply<'a> {
     Fsync,
     /// Truncated.
     Truncate,
-    /// Removed.
-    Unlink,
+    /// Removed: the id of the removed record (0 for a data object).
+    Unlink {
+        /// The removed file's id.
+        ino: u64,
+    },
     /// Directory entries: `count` entries, `entries_len` payload bytes
     /// (see [`encode_dir_entries`](super::encode_dir_entries)).
     Readdir {
@@ -71,6 +155,21 @@ pub enum Reply<'a> {
     },
     /// Shutting down.
     Shutdown,
+    /// Directory created.
+    Mkdir(Attr),
+    /// Removal step done.
+    Rmdir,
+    /// The path takes new entries.
+    CheckParent,
+    /// Linked: the id of the file it replaced (0: none).
+    Link {
+        /// The replaced file's id.
+        replaced: u64,
+    },
+    /// Attributes set: the new ones.
+    Setattr(Attr),
+    /// The daemon's totals.
+    Statfs(StatFsReply),
     /// The operation failed with `errno`; `message` says why.
     Error {
         /// The failed op.
@@ -87,14 +186,20 @@ impl Reply<'_> {
     pub fn op(&self) -> Op {
         match self {
             Reply::Ping { .. } => Op::Ping,
-            Reply::Create(_) => Op::Create,
+            Reply::Create { .. } => Op::Create,
             Reply::Open(_) => Op::Open,
             Reply::Stat(_) => Op::Stat,
             Reply::Write { .. } => Op::Write,
             Reply::Read { .. } => Op::Read,
             Reply::Fsync => Op::Fsync,
             Reply::Truncate => Op::Truncate,
-            Reply::Unlink => Op::Unlink,
+            Reply::Unlink { .. } => Op::Unlink,
+            Reply::Mkdir(_) => Op::Mkdir,
+            Reply::Rmdir => Op::Rmdir,
+            Reply::CheckParent => Op::CheckParent,
+            Reply::Link { .. } => Op::Link,
+            Reply::Setattr(_) => Op::Setattr,
+            Reply::Statfs(_) => Op::Statfs,
             Reply::Readdir { .. } => Op::Readdir,
             Reply::Stats { .. } => Op::Stats,
             Reply::Shutdown => Op::Shutdown,
@@ -103,10 +208,21 @@ impl Reply<'_> {
     }
 }
 
-fn put_attr(fixed: &mut [u8; 24], a: &Attr) {
-    fixed[0..8].copy_from_slice(&a.size.to_le_bytes());
-    fixed[8..16].copy_from_slice(&a.mtime_unix_ns.to_le_bytes());
-    fixed[16..20].copy_from_slice(&a.mode.to_le_bytes());
+/// Encodes `a` into the first [`ATTR_LEN`] bytes of `fixed`: `ino, size,
+/// blocks: u64; mode, uid, gid, nlink: u32; atime, mtime, ctime: u64`. The
+/// type bits of `mode` are those of `a.kind`.
+fn put_attr(fixed: &mut [u8], a: &Attr) {
+    let mode = (a.mode & !libc::S_IFMT) | a.kind.type_bits();
+    fixed[0..8].copy_from_slice(&a.ino.to_le_bytes());
+    fixed[8..16].copy_from_slice(&a.size.to_le_bytes());
+    fixed[16..24].copy_from_slice(&a.blocks.to_le_bytes());
+    fixed[24..28].copy_from_slice(&mode.to_le_bytes());
+    fixed[28..32].copy_from_slice(&a.uid.to_le_bytes());
+    fixed[32..36].copy_from_slice(&a.gid.to_le_bytes());
+    fixed[36..40].copy_from_slice(&a.nlink.to_le_bytes());
+    fixed[40..48].copy_from_slice(&a.atime_unix_ns.to_le_bytes());
+    fixed[48..56].copy_from_slice(&a.mtime_unix_ns.to_le_bytes());
+    fixed[56..64].copy_from_slice(&a.ctime_unix_ns.to_le_bytes());
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a char
@@ -128,7 +244,7 @@ fn truncate_str(s: &str, max: usize) -> &str {
 /// `1..=4095` is an error.
 pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Result<usize> {
     let op = reply.op();
-    let mut fixed = [0u8; 24];
+    let mut fixed = [0u8; FIXED_MAX];
     let mut flags = FLAG_REPLY;
     let mut payload_len = 0;
     let mut status = 0;
@@ -139,7 +255,27 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
             fixed[0..8].copy_from_slice(&time_unix_ns.to_le_bytes());
             payload_len = len;
         }
-        Reply::Create(a) | Reply::Open(a) | Reply::Stat(a) => put_attr(&mut fixed, &a),
+        Reply::Create { attr, created } => {
+            put_attr(&mut fixed, &attr);
+            if created {
+                flags |= FLAG_CREATED;
+            }
+        }
+        Reply::Open(a) | Reply::Stat(a) | Reply::Mkdir(a) | Reply::Setattr(a) => {
+            put_attr(&mut fixed, &a)
+        }
+        Reply::Unlink { ino: v } | Reply::Link { replaced: v } => {
+            fixed[0..8].copy_from_slice(&v.to_le_bytes());
+        }
+        Reply::Statfs(f) => {
+            fixed[0..8].copy_from_slice(&f.block_size.to_le_bytes());
+            fixed[8..16].copy_from_slice(&f.blocks.to_le_bytes());
+            fixed[16..24].copy_from_slice(&f.blocks_free.to_le_bytes());
+            fixed[24..32].copy_from_slice(&f.blocks_avail.to_le_bytes());
+            fixed[32..40].copy_from_slice(&f.files.to_le_bytes());
+            fixed[40..48].copy_from_slice(&f.files_free.to_le_bytes());
+            fixed[48..52].copy_from_slice(&f.name_max.to_le_bytes());
+        }
         Reply::Write { written } => fixed[0..8].copy_from_slice(&written.to_le_bytes()),
         Reply::Read { len } => payload_len = len,
         Reply::Readdir {
@@ -156,7 +292,7 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
             payload_len = entries_len;
         }
         Reply::Stats { json_len } => payload_len = json_len,
-        Reply::Fsync | Reply::Truncate | Reply::Unlink | Reply::Shutdown => {}
+        Reply::Fsync | Reply::Truncate | Reply::Shutdown | Reply::Rmdir | Reply::CheckParent => {}
         Reply::Error { errno, message, .. } => {
             if !(1..=MAX_ERRNO).contains(&errno) {
                 return Err(Error::invalid(
@@ -183,14 +319,31 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
 }
 
 fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
+    let ino = r.u64("ino")?;
     let size = r.u64("size")?;
-    let mtime_unix_ns = r.u64("mtime_unix_ns")?;
+    let blocks = r.u64("blocks")?;
+    let at = r.pos;
     let mode = r.u32("mode")?;
-    r.zero::<4>("reserved")?;
+    let t = mode & libc::S_IFMT;
+    if t != libc::S_IFREG && t != libc::S_IFDIR {
+        return Err(DecodeError::new(
+            at,
+            "mode",
+            format!("type bits {t:#o} are neither a file nor a directory"),
+        ));
+    }
     Ok(Attr {
+        ino,
+        kind: FileKind::of_mode(mode),
         size,
-        mtime_unix_ns,
+        blocks,
         mode,
+        uid: r.u32("uid")?,
+        gid: r.u32("gid")?,
+        nlink: r.u32("nlink")?,
+        atime_unix_ns: r.u64("atime_unix_ns")?,
+        mtime_unix_ns: r.u64("mtime_unix_ns")?,
+        ctime_unix_ns: r.u64("ctime_unix_ns")?,
     })
 }
 
@@ -228,7 +381,10 @@ pub fn decode_reply<'a>(
             time_unix_ns: r.u64("time_unix_ns")?,
             len: h.payload_len,
         },
-        Op::Create => Reply::Create(read_attr(&mut r)?),
+        Op::Create => Reply::Create {
+            attr: read_attr(&mut r)?,
+            created: h.flags & FLAG_CREATED != 0,
+        },
         Op::Open => Reply::Open(read_attr(&mut r)?),
         Op::Stat => Reply::Stat(read_attr(&mut r)?),
         Op::Write => Reply::Write {
@@ -237,7 +393,27 @@ pub fn decode_reply<'a>(
         Op::Read => Reply::Read { len: h.payload_len },
         Op::Fsync => Reply::Fsync,
         Op::Truncate => Reply::Truncate,
-        Op::Unlink => Reply::Unlink,
+        Op::Unlink => Reply::Unlink { ino: r.u64("ino")? },
+        Op::Mkdir => Reply::Mkdir(read_attr(&mut r)?),
+        Op::Setattr => Reply::Setattr(read_attr(&mut r)?),
+        Op::Rmdir => Reply::Rmdir,
+        Op::CheckParent => Reply::CheckParent,
+        Op::Link => Reply::Link {
+            replaced: r.u64("replaced")?,
+        },
+        Op::Statfs => {
+            let f = StatFsReply {
+                block_size: r.u64("block_size")?,
+                blocks: r.u64("blocks")?,
+                blocks_free: r.u64("blocks_free")?,
+                blocks_avail: r.u64("blocks_avail")?,
+                files: r.u64("files")?,
+                files_free: r.u64("files_free")?,
+                name_max: r.u32("name_max")?,
+            };
+            r.zero::<4>("reserved")?;
+            Reply::Statfs(f)
+        }
         Op::Readdir => {
             let count = r.u32("count")?;
             r.zero::<4>("reserved")?;
