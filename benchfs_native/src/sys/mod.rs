@@ -35,5 +35,5 @@ pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs};
 pub use host::hostname;
 pub use lock::try_lock_exclusive;
 pub use mmap::AnonMapping;
-pub use random::{effective_uid, fill_random, random_u64};
+pub use random::{effective_gid, effective_uid, fill_random, random_u64};
 pub use signals::{SavedAction, preserving_errno, set_handler};
