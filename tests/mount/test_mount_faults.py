@@ -3,6 +3,7 @@ stopped. Programs get an errno, never a hang, and no mount is left."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -15,7 +16,7 @@ import pytest
 from daemon_cluster import Cluster
 from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, wait_for
 
-from benchfs.mount import MountSettings
+from benchfs.mount import MountSettings, mount_in_background
 
 pytestmark = pytest.mark.core_claim
 
@@ -120,3 +121,46 @@ def test_a_stop_signal_unmounts_and_exits_cleanly(
     assert process.popen.wait(timeout=HANG_GUARD_S) == 0
     assert not fresh_mount.is_mounted()
     wait_for(lambda: not fusermount_watchers(fresh_mount.point), "fusermount3 exit")
+
+
+def test_a_stop_signal_with_a_file_held_open_ends_the_connection(fresh_mount: Mounted) -> None:
+    path = fresh_mount.point / "held"
+    path.write_bytes(b"held open")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        process = fresh_mount.process
+        assert process is not None
+        process.popen.send_signal(signal.SIGTERM)
+        assert process.popen.wait(timeout=HANG_GUARD_S) == 0
+        assert not fresh_mount.is_mounted()
+        with pytest.raises(OSError) as gone:
+            os.pread(fd, 4, 0)
+        assert gone.value.errno in (errno.ENOTCONN, errno.EIO, errno.ECONNABORTED)
+    finally:
+        # The connection is gone: close reports it too.
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    wait_for(lambda: not fusermount_watchers(fresh_mount.point), "fusermount3 exit")
+
+
+def test_a_read_only_mount_reads_and_refuses_changes(tmp_path: Path) -> None:
+    skip_without_fuse()
+    m = Mounted(Cluster(tmp_path, "shm"), tmp_path, MountSettings(read_only=True))
+    try:
+        m.cluster.start()
+        m.cluster.wait_registered(*m.cluster.names)
+        client = m.cluster.client()
+        handle = client.create("seeded", 0o644, True)
+        client.write(handle, 0, b"seeded data")
+        client.close(handle)
+        del client
+        m.process = mount_in_background(m.cluster.registry, m.point, m.settings, m.log)
+        assert (m.point / "seeded").read_bytes() == b"seeded data"
+        with pytest.raises(OSError) as refused:
+            (m.point / "new").write_bytes(b"x")
+        assert refused.value.errno == errno.EROFS
+        with pytest.raises(OSError) as refused:
+            os.unlink(m.point / "seeded")
+        assert refused.value.errno == errno.EROFS
+    finally:
+        m.stop()
