@@ -92,6 +92,7 @@ impl Client {
             h,
             OpenFile {
                 path: Rc::from(path),
+                ino,
                 data: Rc::from(data_name(ino)),
                 start: self.placement.data_start(ino),
                 flags,
@@ -189,7 +190,7 @@ impl Client {
         let handle = self.new_handle(path, attr.ino, flags);
         let writable = flags & libc::O_ACCMODE != libc::O_RDONLY;
         if flags & libc::O_TRUNC != 0 && writable {
-            self.truncate_data(attr.ino, 0)?;
+            self.truncate_data(attr.ino, 0, path)?;
         }
         Ok(handle)
     }
@@ -308,7 +309,7 @@ impl Client {
             )
         })?;
         if short {
-            let size = self.data_attr(&f.data)?.size;
+            let size = self.data_attr(f.ino, &f.path)?.size;
             let end = size.min(offset + len as u64);
             data.truncate(end.saturating_sub(offset) as usize);
         }
@@ -319,7 +320,7 @@ impl Client {
     pub fn fsync(&mut self, handle: u64) -> Result<()> {
         self.check_connected("fsync")?;
         let f = self.file(handle, "fsync")?;
-        self.fan_out_data(&f.data, |p| Request::Fsync {
+        self.fan_out_data(f.ino, &f.path, |p| Request::Fsync {
             path: p,
             datasync: false,
         })
@@ -367,8 +368,8 @@ impl Client {
     /// Size, blocks and times of data object `data` over every daemon:
     /// the largest size and modification time, the blocks summed; `None`
     /// for the times when no daemon holds any of it.
-    fn data_attr(&mut self, data: &str) -> Result<DataAttr> {
-        let out = self.fan_out_data(data, |p| Request::Stat {
+    fn data_attr(&mut self, ino: u64, file: &str) -> Result<DataAttr> {
+        let out = self.fan_out_data(ino, file, |p| Request::Stat {
             path: p,
             data: true,
         })?;
@@ -391,7 +392,7 @@ impl Client {
         self.check_connected("stat")?;
         let mut attr = self.record(path)?;
         if attr.kind == FileKind::File {
-            let d = self.data_attr(&data_name(attr.ino))?;
+            let d = self.data_attr(attr.ino, path)?;
             attr.size = d.size;
             attr.blocks = d.blocks;
             if let Some(m) = d.mtime {
@@ -414,14 +415,14 @@ impl Client {
             data: false,
         };
         match self.call_one(owner, &req)? {
-            Answer::Id(ino) => self.remove_data(ino),
+            Answer::Id(ino) => self.remove_data(ino, path),
             a => Err(unexpected("unlink", &a)),
         }
     }
 
     /// Removes the data of file `ino` from every daemon.
-    pub(super) fn remove_data(&mut self, ino: u64) -> Result<()> {
-        self.fan_out_data(&data_name(ino), |p| Request::Unlink {
+    pub(super) fn remove_data(&mut self, ino: u64, file: &str) -> Result<()> {
+        self.fan_out_data(ino, file, |p| Request::Unlink {
             path: p,
             ino: 0,
             data: true,
@@ -439,28 +440,35 @@ impl Client {
             flags: libc::O_WRONLY as u32,
         };
         match self.call_one(owner, &req)? {
-            Answer::Attr(a) if a.kind == FileKind::File => self.truncate_data(a.ino, size),
+            Answer::Attr(a) if a.kind == FileKind::File => self.truncate_data(a.ino, size, path),
             Answer::Attr(_) => Err(Error::os(libc::EISDIR, "truncate", path)),
             a => Err(unexpected("truncate", &a)),
         }
     }
 
     /// Sets the size of the data of file `ino` on every daemon.
-    pub(super) fn truncate_data(&mut self, ino: u64, size: u64) -> Result<()> {
-        self.fan_out_data(&data_name(ino), |p| Request::Truncate { path: p, size })
+    pub(super) fn truncate_data(&mut self, ino: u64, size: u64, file: &str) -> Result<()> {
+        self.fan_out_data(ino, file, |p| Request::Truncate { path: p, size })
             .map(drop)
     }
 
-    /// A request about data object `data` to every daemon; `ENOENT` (a
-    /// daemon without any of it) is not an error.
+    /// A request about the data object of file `ino` (path `file`) to
+    /// every daemon; `ENOENT` (a daemon without any of it) is not an error.
     pub(super) fn fan_out_data(
         &mut self,
-        data: &str,
+        ino: u64,
+        file: &str,
         request: impl for<'p> Fn(&'p str) -> Request<'p>,
     ) -> Result<Vec<Outcome>> {
+        let data = data_name(ino);
+        // Errors name the file's path, not its data object.
+        let label: Rc<str> = Rc::from(file);
         let n = self.placement.nodes();
         let calls = (0..n)
-            .map(|node| Call::new(&self.conn, node, &request(data), u64::from(node)))
+            .map(|node| {
+                Call::new(&self.conn, node, &request(&data), u64::from(node))
+                    .map(|c| c.named(&label))
+            })
             .collect::<Result<Vec<_>>>()?;
         let out = self.window.run_all(&self.conn, calls, enoent)?;
         for o in &out {
