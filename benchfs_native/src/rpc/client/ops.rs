@@ -123,8 +123,8 @@ impl Client {
 
     /// Inserts the file record of `path` on its owner, then checks the
     /// parent (undoing the insert when the parent is gone); returns the
-    /// record.
-    fn create_record(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<Attr> {
+    /// record and whether this call made it.
+    fn create_record(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<(Attr, bool)> {
         check_path("create", path, false)?;
         let owner = self.placement.metadata_owner(path);
         let (uid, gid) = self.creator;
@@ -150,7 +150,7 @@ impl Client {
             let _ = self.call_one(owner, &undo);
             return Err(e);
         }
-        Ok(attr)
+        Ok((attr, created))
     }
 
     /// Creates `path` (empty) on its metadata owner and opens it for
@@ -158,7 +158,7 @@ impl Client {
     /// `ENOENT` / `ENOTDIR` if its parent is missing / a file.
     pub fn create(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<u64> {
         self.check_connected("create")?;
-        let attr = self.create_record(path, mode, exclusive)?;
+        let (attr, _) = self.create_record(path, mode, exclusive)?;
         if attr.kind == FileKind::Dir {
             return Err(Error::os(libc::EISDIR, "create", path));
         }
@@ -170,7 +170,7 @@ impl Client {
     /// A directory is `EISDIR` (list it with [`Client::readdir`]).
     pub fn open(&mut self, path: &str, flags: i32, mode: u32) -> Result<u64> {
         self.check_connected("open")?;
-        let attr = if flags & libc::O_CREAT != 0 {
+        let (attr, created) = if flags & libc::O_CREAT != 0 {
             self.create_record(path, mode, flags & libc::O_EXCL != 0)?
         } else {
             check_path("open", path, false)?;
@@ -180,7 +180,7 @@ impl Client {
                 flags: flags as u32,
             };
             match self.call_one(owner, &req)? {
-                Answer::Attr(a) => a,
+                Answer::Attr(a) => (a, false),
                 a => return Err(unexpected("open", &a)),
             }
         };
@@ -189,7 +189,8 @@ impl Client {
         }
         let handle = self.new_handle(path, attr.ino, flags);
         let writable = flags & libc::O_ACCMODE != libc::O_RDONLY;
-        if flags & libc::O_TRUNC != 0 && writable {
+        // A file this call created has no data to cut.
+        if flags & libc::O_TRUNC != 0 && writable && !created {
             self.truncate_data(attr.ino, 0, path)?;
         }
         Ok(handle)
