@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,23 @@ def test_stat_reports_mode_and_size(mnt: Path) -> None:
     assert st.st_size == 5
     assert os.path.isfile(path)
     assert os.path.isdir(mnt)
+
+
+def test_other_users_are_refused_without_allow_other(mnt: Path) -> None:
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    (mnt / "private").write_bytes(b"x")
+    assert os.stat(mnt).st_mode & 0o005 == 0o005  # the modes would let anyone list it
+    # The child starts in the mount as root, then drops to nobody: the
+    # refusal comes from the mount, not from a directory above it.
+    done = subprocess.run(
+        [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "ls", "."],
+        cwd=mnt,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "Permission denied" in done.stderr, done.stderr
