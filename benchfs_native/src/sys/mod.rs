@@ -25,6 +25,7 @@ pub mod fs;
 pub mod host;
 pub mod lock;
 pub mod mmap;
+pub mod mount;
 pub mod random;
 pub mod signals;
 
