@@ -16,7 +16,9 @@ With a ``posix:PATH`` target there are no daemons: the same phases run
 with plain pwrite/pread (``benchfs_native.run_posix_phase``) on the run's
 own directory under PATH, which every rank records the file system of
 (``ranks/rank<r>.json``: ``fs``) and the first rank of each node removes
-at the end.
+at the end. Through the mount (``interface = "mount"``) the same calls go
+to the run's directory in the rank's own node's mount point of BenchFS;
+the nodes share one namespace, so rank 0 alone removes it.
 
 A rank that fails prints one line naming itself, leaves it in
 ``ranks/rank<r>.error`` for the orchestrator, and aborts the MPI job: the
@@ -107,12 +109,13 @@ class PosixTarget:
 
 
 def posix_directory(spec: WorkloadSpec, rank: int) -> Path:
-    """The run's directory under PATH on this node (made if absent, ours only)."""
-    assert spec.posix_dir is not None
-    directory = Path(spec.posix_dir)
+    """The run's directory under PATH or in the node's mount point on this
+    node (made if absent, ours only)."""
+    directory = spec.directory_of(rank)
     if not directory.parent.is_dir():
+        what = "the mount" if spec.mount_root is not None else f"workload.target {spec.target}"
         raise RuntimeError(
-            f"workload.target {spec.target}: {directory.parent} is not a directory "
+            f"{what}: {directory.parent} is not a directory "
             f"on {spec.host_of(rank)} ({socket.gethostname()})"
         )
     directory.mkdir(mode=0o700, exist_ok=True)
@@ -169,11 +172,14 @@ class Rank:
                     paths.add(str(result["path"]))
             if not self.spec.keep_files:
                 self.remove(paths)
-        if self.spec.posix_dir is not None and not self.spec.keep_files:
-            # Every rank is done with the files: the node's first rank clears the directory.
+        if self.spec.on_files and not self.spec.keep_files:
+            # Every rank is done with the files: the node's first rank clears the
+            # directory (rank 0 alone on the mount: one namespace for all nodes).
             self.comm.Barrier()
-            if self.rank % self.spec.tasks_per_node == 0:
-                shutil.rmtree(self.spec.posix_dir, ignore_errors=True)
+            spec = self.spec
+            first = self.rank == 0 if spec.mount_root else self.rank % spec.tasks_per_node == 0
+            if first:
+                shutil.rmtree(self.spec.directory_of(self.rank), ignore_errors=True)
 
     def remove(self, paths: set[str]) -> None:
         """Delete the repetition's files, as IOR does: each rank its own file,
@@ -276,7 +282,7 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
     size = comm.Get_size()
     if size != spec.ranks:
         raise RuntimeError(f"started as one of {size} ranks, the run expects {spec.ranks}")
-    if spec.posix_dir is not None:
+    if spec.on_files:
         directory = posix_directory(spec, rank)
         _record_start(spec, rank, fs_record(directory))
         Rank(spec, comm, PosixTarget(directory, spec.direct)).run()

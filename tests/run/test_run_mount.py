@@ -1,0 +1,194 @@
+"""`benchfs run --interface mount` for real: 4 daemons, every node's FUSE
+mount, the ranks' I/O through it under mpirun, fio as a tool on it; and
+on every way out (success, Ctrl-C, a killed orchestrator) no mount, no
+process and no file of the run is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cluster.proc_helpers import alive
+from run_helpers import (
+    assert_nothing_left,
+    benchfs_run,
+    environment,
+    manifest,
+    run_dirs,
+    running_phase,
+    small_args,
+    summary,
+    wait_for,
+)
+
+import benchfs_native
+from benchfs.cluster.mounts import mounts_under
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+HOSTS = ["local0", "local1", "local2", "local3"]
+
+
+def _mount_missing() -> str | None:
+    if not hasattr(benchfs_native, "serve_mount"):
+        return "this build of benchfs_native has no FUSE mount (serve_mount)"
+    if not os.path.exists("/dev/fuse") or not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        return "needs /dev/fuse (root here)"
+    if shutil.which("fusermount3") is None:
+        return "needs fusermount3 (Debian package fuse3)"
+    return None
+
+
+needs_mount = pytest.mark.skipif(_mount_missing() is not None, reason=str(_mount_missing()))
+
+
+def mount_args(tmp_path: Path, *extra: str) -> list[str]:
+    return small_args(tmp_path, "--interface", "mount", *extra)
+
+
+def no_mount_under(path: Path) -> bool:
+    return mounts_under(path) == []
+
+
+def token_of(run_dir: Path) -> str:
+    root = Path(manifest(run_dir)["mount"]["root"]).name  # benchfs-<token>-mnt-p0
+    return root.removeprefix("benchfs-").removesuffix("-mnt-p0")
+
+
+def test_the_mount_with_a_posix_target_is_one_line_naming_the_key(tmp_path: Path) -> None:
+    done = benchfs_run(
+        mount_args(tmp_path, "--set", f"workload.target=posix:{tmp_path}"), timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: --set ") and "workload.interface" in line, line
+    assert 'interface = "mount" mounts BenchFS: it needs target = "benchfs"' in line
+    assert not (tmp_path / "results").exists()
+
+
+@needs_mount
+def test_a_run_through_the_mount_verifies_its_data_and_leaves_nothing(tmp_path: Path) -> None:
+    done = benchfs_run(mount_args(tmp_path, "--verify", "--api", "shared"))
+    assert done.returncode == 0, done.stderr
+    assert "mounting BenchFS on 4 nodes" in done.stderr
+    assert "write on BenchFS through the mount" in done.stdout, done.stdout
+    (run_dir,) = run_dirs(tmp_path / "results")
+    document = summary(run_dir)
+    assert document["parameters"]["interface"] == "mount"
+    assert document["parameters"]["API"] == "POSIX"
+    assert document["errors"] == 0 and document["verify_errors"] == 0
+    phases = {row["phase"]: row for row in document["phases"]}
+    assert list(phases) == ["write", "read"]
+    for row in phases.values():
+        assert (row["interface"], row["target"], row["bytes"]) == ("mount", "benchfs", 4 << 20)
+    record = manifest(run_dir)
+    assert record["status"] == "completed" and record["interface"] == "mount"
+    mount = record["mount"]
+    assert mount["options"] == {
+        "threads": 4, "attr_timeout_s": 0.0, "entry_timeout_s": 0.0, "rpc_deadline_s": 30.0,
+        "read_only": False, "allow_other": False,
+    }  # fmt: skip
+    assert sorted(mount["nodes"]) == HOSTS
+    for node, found in mount["nodes"].items():
+        assert found["mount_point"] == f"{mount['root']}/{node}"
+        assert found["fs_type"].startswith("fuse"), found
+    # The ranks found the mount behind their directory on every host.
+    for fs in mount["file_systems"].values():
+        assert fs["fs_type"].startswith("fuse"), fs
+    assert sorted(p.name for p in (run_dir / "logs" / "mounts").iterdir()) == [
+        f"{node}.log" for node in HOSTS
+    ]
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, token_of(run_dir))
+
+
+def _mount_pids(run: object) -> list[int]:
+    pids: list[int] = run.pids("mounts-p0/*.json")  # type: ignore[attr-defined]
+    return pids
+
+
+@needs_mount
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_in_the_middle_unmounts_and_leaves_nothing(tmp_path: Path, signum: int) -> None:
+    args = mount_args(tmp_path, "--repetitions", "100000", "--transfer-size", "4k")
+    with running_phase(tmp_path, args) as run:
+        mounts = _mount_pids(run)
+        ranks = run.pids("p0/ranks/*.json")
+        assert len(mounts) == 4 and len(ranks) == 4
+        assert len(mounts_under(tmp_path)) == 4
+        os.kill(run.process.pid, signum)
+        code, output = run.finish()
+    assert code == 128 + signum, output
+    (run_dir,) = run_dirs(tmp_path / "results")
+    assert manifest(run_dir)["status"] == "interrupted"
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, run.token, mounts + ranks)
+
+
+@needs_mount
+def test_a_killed_orchestrator_leaves_no_mount_and_clean_removes_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))  # this test's run records only
+    args = mount_args(tmp_path, "--repetitions", "100000", "--transfer-size", "4k")
+    with running_phase(tmp_path, args) as run:
+        pids = _mount_pids(run) + run.pids("p0/ranks/*.json") + run.pids("g0/registry/*.json")
+        assert len(pids) == 12
+        os.kill(run.process.pid, signal.SIGKILL)
+        run.process.wait()
+        wait_for(
+            lambda: not [pid for pid in pids if alive(pid)],
+            "the mounts, ranks and daemons to die with their orchestrator",
+            timeout=60,
+        )
+    # Each mount went with its process (SIGTERM from the kernel, or auto_unmount).
+    wait_for(lambda: no_mount_under(tmp_path), "the mounts to go", timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchfs", "clean"],
+        capture_output=True, text=True, env=environment(), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"run {run.token} (orchestrator pid" in done.stdout, done.stdout
+    assert manifest(run_dirs(tmp_path / "results")[0])["status"] == "aborted"
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, run.token, pids)
+
+
+FIO_ARGS = ["--name=seq", "--rw=write", "--bs=64k", "--size=1m", "--numjobs=2",
+            "--ioengine=psync", "--verify=crc32c", "--group_reporting",
+            "--name=seq", "--rw=read", "--bs=64k", "--size=1m", "--numjobs=2",
+            "--ioengine=psync", "--group_reporting", "--stonewall"]  # fmt: skip
+
+
+@needs_mount
+@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
+def test_fio_runs_on_every_node_s_mount(tmp_path: Path) -> None:
+    config = tmp_path / "fio.toml"
+    config.write_text(
+        f'[workload]\ninterface = "mount"\ntool = "fio"\ntool_args = {json.dumps(FIO_ARGS)}\n'
+        "[cluster]\nlocal_nodes = 2\n"
+    )
+    done = benchfs_run(["--config", str(config), *small_args(tmp_path, "--label", "fio")])
+    assert done.returncode == 0, done.stderr
+    assert "write on BenchFS through the mount" in done.stdout, done.stdout
+    (run_dir,) = run_dirs(tmp_path / "results")
+    phases = {row["phase"]: row for row in summary(run_dir)["phases"]}
+    assert list(phases) == ["write", "read"]
+    for row in phases.values():
+        assert (row["tool"], row["interface"], row["bytes"]) == ("fio", "mount", 4 << 20)
+    record = manifest(run_dir)
+    assert record["status"] == "completed" and record["interface"] == "mount"
+    root = record["mount"]["root"]
+    for node, argv in record["tool"]["command_lines"].items():
+        # Each host's fio works through that host's own mount point.
+        assert argv[2].startswith(f"--directory={root}/{node}/"), argv
+    assert len(record["daemons"]) == 2
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, token_of(run_dir))
