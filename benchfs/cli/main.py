@@ -13,7 +13,7 @@ import typer
 
 from analysis.errors import AnalysisError
 from benchfs import __version__
-from benchfs.cli import analyze, bench, clean, daemon, diagnose, phases, run
+from benchfs.cli import analyze, bench, clean, daemon, diagnose, mount, phases, run
 from benchfs.cli.console import make_console, plain
 from benchfs.errors import BenchfsError
 
@@ -33,6 +33,8 @@ app.command("diagnose")(diagnose.diagnose)
 app.command("run")(run.run)
 app.command("daemon")(daemon.daemon)
 app.command("clean")(clean.clean)
+app.command("mount")(mount.mount)
+app.command("umount")(mount.umount)
 
 _state = {"verbose": False}
 err_console = make_console(stderr=True)

@@ -23,6 +23,8 @@
 //!   loop.
 //! * [`bench`](mod@bench): the bulk storage benchmark; it drives the same
 //!   [`storage::driver::Driver`] inline on the calling thread.
+//! * [`mount`]: the FUSE mount of a cluster, the only module that knows
+//!   FUSE; its worker threads each own a client.
 //! * [`daemon`]: one daemon (store, UCX worker, registry record, RPC
 //!   server) from start to clean shutdown.
 //! * `python` (feature `python`): the PyO3 boundary, the only module that
@@ -36,6 +38,7 @@ pub mod error;
 pub mod latency;
 pub mod log;
 pub mod membership;
+pub mod mount;
 pub mod placement;
 pub mod posix;
 pub mod rpc;

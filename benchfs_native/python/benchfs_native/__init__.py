@@ -22,6 +22,7 @@ from benchfs_native._native import (
     read_registry,
     run_posix_phase,
     serve_daemon,
+    serve_mount,
 )
 from benchfs_native._types import (
     BuildInfo,
@@ -67,4 +68,5 @@ __all__ = [
     "read_registry",
     "run_posix_phase",
     "serve_daemon",
+    "serve_mount",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "read_registry",
     "run_posix_phase",
     "serve_daemon",
+    "serve_mount",
 ]
 
 __version__: str
@@ -379,6 +380,27 @@ def serve_daemon(
     unregisters and closes the store. Blocks with the GIL released; SIGTERM
     and SIGINT are handled natively meanwhile (the previous handlers are
     restored on return). Returns the daemon's summary.
+    """
+
+def serve_mount(
+    registry_dir: str,
+    mountpoint: str,
+    *,
+    read_only: bool = False,
+    allow_other: bool = False,
+    default_permissions: bool = True,
+    threads: int = 4,
+    attr_timeout_s: float = 0.0,
+    entry_timeout_s: float = 0.0,
+    rpc_deadline_s: float = 30.0,
+    connect_deadline_s: float = 60.0,
+) -> Literal["unmounted", "SIGINT", "SIGTERM", "signal"]:
+    """Mount the daemons registered in ``registry_dir`` at ``mountpoint``
+    through FUSE and serve until it is unmounted (``benchfs umount``,
+    ``fusermount3 -u``) or SIGINT/SIGTERM arrives (it then unmounts first).
+
+    Blocks with the GIL released. Returns ``"unmounted"``, or the name of
+    the signal that ended it (``"SIGINT"``, ``"SIGTERM"``).
     """
 
 def ensure_session_key(registry_dir: str) -> str:

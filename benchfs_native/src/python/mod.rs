@@ -10,7 +10,7 @@
 //! * [`buffer`]: borrowing a Python buffer's bytes (the one safety
 //!   contract for Python-owned memory).
 //! * [`store`], [`client`], [`daemon`], [`bench`], [`placement`],
-//!   [`registry`], [`build_info`], [`posix`]: one class or function family
+//!   [`registry`], [`build_info`], [`posix`], [`mount`]: one class or function family
 //!   each; [`phase`]: a phase's arguments and result, shared by two of them.
 //!
 //! Every call that does I/O releases the GIL (`Python::detach`).
@@ -24,6 +24,7 @@ mod daemon;
 mod error;
 mod json;
 mod metadata;
+mod mount;
 mod phase;
 mod placement;
 mod posix;
@@ -48,5 +49,6 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::read_registry, m)?)?;
     m.add_function(wrap_pyfunction!(registry::ensure_session_key, m)?)?;
     m.add_function(wrap_pyfunction!(posix::run_posix_phase, m)?)?;
+    m.add_function(wrap_pyfunction!(mount::serve_mount, m)?)?;
     Ok(())
 }

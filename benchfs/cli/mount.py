@@ -1,0 +1,78 @@
+"""``benchfs mount`` and ``benchfs umount``: the running cluster as a FUSE
+file system (docs/MOUNT.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchfs.cluster.private import make_user_root, private_umask, user_temp_root
+from benchfs.mount import MountSettings, mount_in_background, serve_in_foreground, unmount
+
+
+def _default_log(mountpoint: Path) -> Path:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(mountpoint.resolve()).strip("/")) or "root"
+    return make_user_root(user_temp_root()) / f"mount-{name}.log"
+
+
+def mount(
+    mountpoint: Annotated[Path, typer.Argument(help="An empty directory to mount on.")],
+    registry: Annotated[
+        Path,
+        typer.Option("--registry", help="The daemons' registry directory.", show_default=False),
+    ],
+    foreground: Annotated[
+        bool, typer.Option("--foreground", help="Serve in this process until unmounted.")
+    ] = False,
+    read_only: Annotated[bool, typer.Option("--read-only", help="Refuse every change.")] = False,
+    allow_other: Annotated[
+        bool, typer.Option("--allow-other", help="Let other users reach the mount (root only).")
+    ] = False,
+    threads: Annotated[
+        int, typer.Option("--threads", help="Threads issuing RPCs, each with its own client.")
+    ] = 4,
+    attr_timeout: Annotated[
+        float, typer.Option("--attr-timeout", help="Seconds the kernel may cache attributes.")
+    ] = 0.0,
+    entry_timeout: Annotated[
+        float, typer.Option("--entry-timeout", help="Seconds the kernel may cache name lookups.")
+    ] = 0.0,
+    rpc_deadline: Annotated[
+        float,
+        typer.Option("--rpc-deadline", help="Seconds before an unanswered RPC is an error."),
+    ] = 30.0,
+    connect_deadline: Annotated[
+        float, typer.Option("--connect-deadline", help="Seconds to reach every daemon at start.")
+    ] = 60.0,
+    log: Annotated[
+        Path | None,
+        typer.Option("--log", help="The background mount's log (default: per-user temp dir)."),
+    ] = None,
+) -> None:
+    """Mount the daemons of a registry; in the background unless --foreground."""
+    private_umask()
+    settings = MountSettings(
+        read_only=read_only,
+        allow_other=allow_other,
+        threads=threads,
+        attr_timeout_s=attr_timeout,
+        entry_timeout_s=entry_timeout,
+        rpc_deadline_s=rpc_deadline,
+        connect_deadline_s=connect_deadline,
+    )
+    if foreground:
+        serve_in_foreground(registry, mountpoint, settings)
+        return
+    log_path = log if log is not None else _default_log(mountpoint)
+    process = mount_in_background(registry, mountpoint, settings, log_path)
+    typer.echo(f"mounted {mountpoint} (pid {process.pid}, log {log_path})")
+
+
+def umount(
+    mountpoint: Annotated[Path, typer.Argument(help="A BenchFS mount point.")],
+) -> None:
+    """Unmount a BenchFS mount; its mount process then exits."""
+    unmount(mountpoint)

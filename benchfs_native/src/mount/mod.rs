@@ -1,0 +1,170 @@
+//! The FUSE mount: the cluster of one registry as a POSIX file system
+//! (docs/MOUNT.md). The only module that knows FUSE (the `fuser` crate).
+//!
+//! * [`options`]: the settings and the FUSE mount options they become.
+//! * [`workers`]: the threads issuing RPCs, each with its own client.
+//! * [`fs`]: the FUSE operations, handed from the session thread to the
+//!   workers.
+//! * [`inodes`]: node ids to paths, with the kernel's lookup counts.
+//! * [`attr`], [`errno`]: engine attributes and errors to the kernel's.
+
+pub mod attr;
+pub mod errno;
+pub mod fs;
+pub mod inodes;
+pub mod options;
+pub mod workers;
+
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use options::MountOptions;
+
+use crate::error::{Error, Result};
+use crate::membership::{self, Expected};
+use crate::rpc::client::ClientOptions;
+use crate::rpc::server::SignalGuard;
+use crate::sys::epoll::Epoll;
+
+/// How the mount ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// Unmounted from outside (`fusermount3 -u`, `benchfs umount`).
+    Unmounted,
+    /// Unmounted on this signal.
+    Signal(i32),
+}
+
+/// How long an unmounted session may take to finish the requests it holds
+/// before its connection is aborted.
+const DRAIN: Duration = Duration::from_secs(10);
+
+/// Mounts the daemons of `registry_dir` at `mountpoint` and serves until
+/// the mount is unmounted (or, with `handle_signals`, SIGINT or SIGTERM
+/// arrives; then it unmounts first). Every daemon registered when it
+/// starts must answer.
+pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> Result<Ended> {
+    options.validate()?;
+    let meta = std::fs::metadata(mountpoint)
+        .map_err(|e| Error::from_io(&e, "mount point", mountpoint.display().to_string()))?;
+    if !meta.is_dir() {
+        return Err(Error::os(
+            libc::ENOTDIR,
+            "mount point",
+            mountpoint.display().to_string(),
+        ));
+    }
+    let names: Vec<String> = membership::read_all(registry_dir)?
+        .into_iter()
+        .map(|r| r.node_name)
+        .collect();
+    if names.is_empty() {
+        return Err(Error::os(
+            libc::ENOENT,
+            "mount: no daemon registered in",
+            registry_dir.display().to_string(),
+        ));
+    }
+    let client_options = ClientOptions {
+        connect_deadline: options.connect_deadline,
+        rpc_deadline: options.rpc_deadline,
+        name: "mount".to_owned(),
+        ..ClientOptions::default()
+    };
+    let signals = if options.handle_signals {
+        Some(SignalGuard::install()?)
+    } else {
+        None
+    };
+    let workers = workers::Workers::start(
+        options.threads,
+        registry_dir,
+        &Expected::Names(names),
+        &client_options,
+    )?;
+    let filesystem = fs::BenchFs::new(workers, options);
+    let mut session = fuser::Session::new(filesystem, mountpoint, &options.fuse_options())
+        .map_err(|e| Error::from_io(&e, "mount", mountpoint.display().to_string()))?;
+    let mut unmounter = session.unmount_callable();
+    let thread: JoinHandle<std::io::Result<()>> = std::thread::Builder::new()
+        .name("benchfs-fuse".to_owned())
+        .spawn(move || session.run())
+        .map_err(|e| Error::from_io(&e, "spawn", "FUSE session thread"))?;
+    // After the session thread runs: a stat of the mount point waits for
+    // the session's INIT.
+    let connection = connection_of(mountpoint);
+    crate::log_line!("benchfs mount at {} is live", mountpoint.display());
+    let ended = wait(&thread, signals.as_ref())?;
+    if let Ended::Signal(_) = ended {
+        let _ = unmounter.unmount();
+        // Programs may still hold files open on the detached mount: give
+        // their requests a while, then end the connection so they get
+        // errors instead of waiting for a server that is leaving.
+        let deadline = Instant::now() + DRAIN;
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !thread.is_finished()
+            && let Some(c) = connection
+        {
+            abort_connection(c);
+        }
+    }
+    match thread.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(Error::from_io(
+                &e,
+                "FUSE session",
+                mountpoint.display().to_string(),
+            ));
+        }
+        Err(_) => {
+            return Err(Error::os(
+                libc::EIO,
+                "FUSE session",
+                "the session thread panicked",
+            ));
+        }
+    }
+    drop(signals);
+    Ok(ended)
+}
+
+/// Waits until the session ends or a stop signal arrives.
+fn wait(thread: &JoinHandle<std::io::Result<()>>, signals: Option<&SignalGuard>) -> Result<Ended> {
+    let epoll = Epoll::new().map_err(|e| Error::from_io(&e, "epoll", "mount"))?;
+    if let Some(s) = signals {
+        epoll
+            .add(s.fd(), 0)
+            .map_err(|e| Error::from_io(&e, "epoll", "mount signals"))?;
+    }
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; 1];
+    loop {
+        if let Some(sig) = signals.and_then(SignalGuard::received) {
+            return Ok(Ended::Signal(sig));
+        }
+        if thread.is_finished() {
+            return Ok(Ended::Unmounted);
+        }
+        // The session thread ends without a file descriptor to wait on:
+        // look at it every tenth of a second.
+        let _ = epoll.wait(&mut events, Duration::from_millis(100));
+    }
+}
+
+/// The FUSE connection number of the mount at `mountpoint` (the minor of
+/// its device), for `/sys/fs/fuse/connections/N/abort`.
+fn connection_of(mountpoint: &Path) -> Option<u32> {
+    use std::os::linux::fs::MetadataExt;
+    let dev = std::fs::metadata(mountpoint).ok()?.st_dev();
+    Some(libc::minor(dev))
+}
+
+fn abort_connection(connection: u32) {
+    let path = format!("/sys/fs/fuse/connections/{connection}/abort");
+    if std::fs::write(&path, "1").is_ok() {
+        crate::log_line!("benchfs mount: aborted FUSE connection {connection}");
+    }
+}

@@ -1,0 +1,101 @@
+//! The threads that issue RPCs: each owns a [`Client`] (whose UCX worker
+//! belongs to the thread that made it) and runs the jobs sent to it in
+//! order, replying to the kernel itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
+use std::thread::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::membership::Expected;
+use crate::rpc::client::{Client, ClientOptions};
+
+/// One request's work, run on a worker with its client.
+pub type Job = Box<dyn FnOnce(&mut Client) + Send>;
+
+/// The worker threads.
+#[derive(Debug)]
+pub struct Workers {
+    senders: Vec<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Workers {
+    /// Starts `n` workers, each connected to the daemons of
+    /// `registry_dir`; fails (after stopping those started) if any cannot
+    /// connect.
+    pub fn start(
+        n: usize,
+        registry_dir: &Path,
+        expected: &Expected,
+        options: &ClientOptions,
+    ) -> Result<Workers> {
+        let mut workers = Workers {
+            senders: Vec::with_capacity(n),
+            threads: Vec::with_capacity(n),
+        };
+        let mut ready = Vec::with_capacity(n);
+        for i in 0..n {
+            let (tx, rx) = channel::<Job>();
+            let (ready_tx, ready_rx) = sync_channel::<Result<()>>(1);
+            let dir: PathBuf = registry_dir.to_owned();
+            let expected = expected.clone();
+            let mut options = options.clone();
+            options.name = format!("{}-w{i}", options.name);
+            let thread = std::thread::Builder::new()
+                .name(format!("benchfs-mount-{i}"))
+                .spawn(move || match Client::connect(&dir, expected, options) {
+                    Ok(client) => {
+                        let _ = ready_tx.send(Ok(()));
+                        serve_jobs(client, &rx);
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                })
+                .map_err(|e| Error::from_io(&e, "spawn", "mount worker thread"))?;
+            workers.senders.push(tx);
+            workers.threads.push(thread);
+            ready.push(ready_rx);
+        }
+        for r in ready {
+            r.recv()
+                .map_err(|_| Error::os(libc::EIO, "connect", "a mount worker ended"))??;
+        }
+        Ok(workers)
+    }
+
+    /// How many workers.
+    pub fn len(&self) -> usize {
+        self.senders.len()
+    }
+
+    /// Never: at least one worker runs.
+    pub fn is_empty(&self) -> bool {
+        self.senders.is_empty()
+    }
+
+    /// Queues `job` on worker `i % len`. A job that cannot be queued (the
+    /// worker is gone) is dropped, and with it its reply, which tells the
+    /// kernel `EIO`.
+    pub fn send(&self, i: usize, job: Job) {
+        if let Some(tx) = self.senders.get(i % self.senders.len().max(1)) {
+            let _ = tx.send(job);
+        }
+    }
+
+    /// Lets the workers finish their queues, then disconnects them.
+    pub fn stop(mut self) {
+        self.senders.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve_jobs(mut client: Client, rx: &Receiver<Job>) {
+    while let Ok(job) = rx.recv() {
+        job(&mut client);
+    }
+    client.disconnect();
+}

@@ -1,0 +1,64 @@
+//! `benchfs_native.serve_mount`: the FUSE mount of a cluster, served on
+//! the calling thread until it is unmounted.
+
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+use super::args::{positive_usize, seconds, seconds_or_zero};
+use super::error::BoundaryResult;
+use crate::mount::{Ended, MountOptions, serve};
+
+/// Mount the daemons registered in ``registry_dir`` at ``mountpoint``
+/// through FUSE and serve until it is unmounted (``benchfs umount``,
+/// ``fusermount3 -u``) or SIGINT/SIGTERM arrives (it then unmounts first).
+///
+/// Blocks with the GIL released. Returns ``"unmounted"``, or the name of
+/// the signal that ended it (``"SIGINT"``, ``"SIGTERM"``).
+#[pyfunction]
+#[pyo3(signature = (
+    registry_dir,
+    mountpoint,
+    *,
+    read_only = false,
+    allow_other = false,
+    default_permissions = true,
+    threads = 4,
+    attr_timeout_s = 0.0,
+    entry_timeout_s = 0.0,
+    rpc_deadline_s = 30.0,
+    connect_deadline_s = 60.0,
+))]
+#[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
+pub(crate) fn serve_mount(
+    py: Python<'_>,
+    registry_dir: PathBuf,
+    mountpoint: PathBuf,
+    read_only: bool,
+    allow_other: bool,
+    default_permissions: bool,
+    threads: i64,
+    attr_timeout_s: f64,
+    entry_timeout_s: f64,
+    rpc_deadline_s: f64,
+    connect_deadline_s: f64,
+) -> BoundaryResult<&'static str> {
+    let options = MountOptions {
+        read_only,
+        allow_other,
+        default_permissions,
+        threads: positive_usize(threads, "threads")?,
+        attr_timeout: seconds_or_zero(attr_timeout_s, "attr_timeout_s")?,
+        entry_timeout: seconds_or_zero(entry_timeout_s, "entry_timeout_s")?,
+        rpc_deadline: seconds(rpc_deadline_s, "rpc_deadline_s")?,
+        connect_deadline: seconds(connect_deadline_s, "connect_deadline_s")?,
+        handle_signals: true,
+    };
+    let ended = py.detach(|| serve(&registry_dir, &mountpoint, &options))?;
+    Ok(match ended {
+        Ended::Unmounted => "unmounted",
+        Ended::Signal(libc::SIGINT) => "SIGINT",
+        Ended::Signal(libc::SIGTERM) => "SIGTERM",
+        Ended::Signal(_) => "signal",
+    })
+}

@@ -1,0 +1,71 @@
+"""A real FUSE mount of a real daemon cluster, for the mount tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from daemon_cluster import Cluster
+
+from benchfs.cluster.processes import ManagedProcess, kill_group, wait_process
+from benchfs.mount import MountSettings, find_mount, mount_in_background, unmount
+
+#: Generous: only guards against a hang.
+HANG_GUARD_S = 120.0
+
+
+def skip_without_fuse() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting through FUSE here needs root (/dev/fuse is root-only)")
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse on this machine")
+    if shutil.which("fusermount3") is None:
+        pytest.skip("fusermount3 is not installed (Debian package fuse3)")
+
+
+def wait_for(condition: Callable[[], bool], what: str, guard_s: float = HANG_GUARD_S) -> None:
+    """Until ``condition()``; fails after ``guard_s`` (a hang, not a slow run)."""
+    until = time.monotonic() + guard_s
+    while not condition():
+        if time.monotonic() > until:
+            pytest.fail(f"no {what} within {guard_s:g} s")
+        time.sleep(0.02)
+
+
+class Mounted:
+    """A cluster, its mount point and the background mount process."""
+
+    def __init__(self, cluster: Cluster, root: Path, settings: MountSettings) -> None:
+        self.cluster = cluster
+        self.point = root / "mnt"
+        self.point.mkdir()
+        self.log = root / "mount.log"
+        self.settings = settings
+        self.process: ManagedProcess | None = None
+
+    def start(self) -> None:
+        self.cluster.start()
+        self.cluster.wait_registered(*self.cluster.names)
+        self.process = mount_in_background(
+            self.cluster.registry, self.point, self.settings, self.log
+        )
+
+    def is_mounted(self) -> bool:
+        entry = find_mount(self.point)
+        return entry is not None and entry.is_benchfs
+
+    def stop(self) -> None:
+        """Unmount (if still mounted), wait for the mount process, stop the daemons."""
+        try:
+            if self.is_mounted():
+                unmount(self.point)
+            if self.process is not None and self.process.returncode is None:
+                wait_process(self.process, HANG_GUARD_S)
+        finally:
+            if self.process is not None and self.process.returncode is None:
+                kill_group(self.process)
+            self.cluster.stop()
