@@ -10,7 +10,8 @@ The programs themselves live in ``benchfs.node`` (one module each, run as
 - ``rank`` (``benchfs run``): ``SPEC.json``, a workload rank under MPI;
 - ``mount`` (``benchfs run`` with ``workload.interface = "mount"``):
   ``--registry DIR --mount-root DIR --ready-dir DIR (--node NAME | --nodes
-  NAME...) --threads N --attr-timeout S --entry-timeout S --rpc-deadline S``,
+  NAME...) --threads N --attr-timeout S --entry-timeout S --rpc-deadline S
+  --connect-deadline S``,
   one node's FUSE mount (``--nodes``: a rank of a launcher job, one per host);
 - ``diagnose`` (``benchfs diagnose --nodes``, the preflight): ``--dir DIR
   --node-name NODE [--quick] [--preflight --transfer-size B --files N
@@ -106,6 +107,7 @@ class MountArgs(NamedTuple):
     attr_timeout_s: float
     entry_timeout_s: float
     rpc_deadline_s: float
+    connect_deadline_s: float
 
     def options(self) -> list[str]:
         return [
@@ -116,6 +118,7 @@ class MountArgs(NamedTuple):
             "--attr-timeout", f"{self.attr_timeout_s:g}",
             "--entry-timeout", f"{self.entry_timeout_s:g}",
             "--rpc-deadline", f"{self.rpc_deadline_s:g}",
+            "--connect-deadline", f"{self.connect_deadline_s:g}",
         ]  # fmt: skip
 
 

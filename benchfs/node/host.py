@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import benchfs_native
-from benchfs.cluster.mounts import mounts_under, unmount_all_under
+from benchfs.mount.cleanup import mounts_under, unmount_all_under
 from benchfs.node import run_program
 
 # Only paths holding this marker are removed: a wrong argument cannot delete a home.

@@ -7,7 +7,7 @@
 
 Either way the node's mount point is ``MOUNT_ROOT/NAME`` and, once the
 mount is live on this host, its ready record ``READY_DIR/NAME.json``
-(``benchfs.daemon.mount``). It serves until SIGTERM/SIGINT, then unmounts,
+(``benchfs.mount.run_mount``). It serves until SIGTERM/SIGINT, then unmounts,
 removes the mount point and exits 0.
 """
 
@@ -18,9 +18,10 @@ import os
 import sys
 from pathlib import Path
 
-from benchfs.daemon.mount import MountOptions, serve_mount_for_run
 from benchfs.daemon.settings import RANK_VARIABLES, launcher_rank
 from benchfs.errors import ConfigError
+from benchfs.mount.run_mount import serve_run_mount
+from benchfs.mount.settings import MountSettings
 from benchfs.node import run_program
 
 
@@ -36,6 +37,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--attr-timeout", type=float, required=True)
     parser.add_argument("--entry-timeout", type=float, required=True)
     parser.add_argument("--rpc-deadline", type=float, required=True)
+    parser.add_argument("--connect-deadline", type=float, required=True)
     return parser
 
 
@@ -57,19 +59,18 @@ def main(argv: list[str] | None = None) -> int:
 
     def body() -> int:
         node = node_of(args)
-        options = MountOptions(
+        # A run's mount is read-write and this user's only (never allow_other).
+        settings = MountSettings(
             threads=args.threads,
             attr_timeout_s=args.attr_timeout,
             entry_timeout_s=args.entry_timeout,
             rpc_deadline_s=args.rpc_deadline,
+            connect_deadline_s=args.connect_deadline,
         )
-        serve_mount_for_run(
-            node,
-            args.registry,
-            args.mount_root / node,
-            args.ready_dir / f"{node}.json",
-            options,
+        ended = serve_run_mount(
+            node, args.registry, args.mount_root / node, args.ready_dir / f"{node}.json", settings
         )
+        print(f"benchfs mount {node}: unmounted ({ended})", file=sys.stderr, flush=True)
         return 0
 
     return run_program(body, prefix=f"benchfs mount {args.node or 'rank'}: ")

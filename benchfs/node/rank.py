@@ -27,6 +27,7 @@ other ranks must not wait for it at the next barrier.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -87,11 +88,13 @@ def merge_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str
 
 
 class PosixTarget:
-    """The client's phase and unlink on a directory of any mounted file system."""
+    """The client's phase and unlink on a directory of any mounted file system;
+    ``own_directory``: the run made it, so it is removed after the run."""
 
-    def __init__(self, directory: Path, direct: bool) -> None:
+    def __init__(self, directory: Path, direct: bool, own_directory: bool = True) -> None:
         self.directory = directory
         self.direct = direct
+        self.own_directory = own_directory
 
     def run_phase(self, **arguments: Any) -> Mapping[str, Any]:
         import benchfs_native
@@ -109,17 +112,45 @@ class PosixTarget:
 
 
 def posix_directory(spec: WorkloadSpec, rank: int) -> Path:
-    """The run's directory under PATH or in the node's mount point on this
-    node (made if absent, ours only)."""
+    """The run's directory under PATH on this node (made if absent, ours only)."""
     directory = spec.directory_of(rank)
     if not directory.parent.is_dir():
-        what = "the mount" if spec.mount_root is not None else f"workload.target {spec.target}"
         raise RuntimeError(
-            f"{what}: {directory.parent} is not a directory "
+            f"workload.target {spec.target}: {directory.parent} is not a directory "
             f"on {spec.host_of(rank)} ({socket.gethostname()})"
         )
     directory.mkdir(mode=0o700, exist_ok=True)
     return directory
+
+
+# A file system without directories of its own (BenchFS before its namespace).
+NO_DIRECTORIES = frozenset({errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
+
+
+def mount_directory(spec: WorkloadSpec, comm: Any) -> tuple[Path, bool]:
+    """The run's directory in this node's mount point of BenchFS, and whether
+    the run made it: rank 0 makes it (the nodes share one namespace); where
+    the file system has no directories, every rank works in the mount
+    point itself, the run's files named as everywhere else."""
+    rank = comm.Get_rank()
+    wanted = spec.directory_of(rank)
+    mount_point = wanted.parent
+    made: bool | None = None
+    if rank == 0:
+        try:
+            wanted.mkdir(mode=0o700, exist_ok=True)
+            made = True
+        except OSError as error:
+            if error.errno not in NO_DIRECTORIES:
+                raise
+            made = False
+    made = bool(comm.bcast(made, root=0))
+    if not mount_point.is_dir() or (made and not wanted.is_dir()):
+        raise RuntimeError(
+            f"the mount: {wanted if made else mount_point} is not a directory "
+            f"on {spec.host_of(rank)} ({socket.gethostname()})"
+        )
+    return (wanted, True) if made else (mount_point, False)
 
 
 def fs_record(directory: Path) -> dict[str, Any]:
@@ -129,6 +160,7 @@ def fs_record(directory: Path) -> dict[str, Any]:
     except ToolError as error:  # the run stands without it; the manifest says why
         return {"error": str(error)}
     return {
+        "directory": str(directory),
         "fs_type": info.fs_type,
         "mount_point": info.mount_point,
         "source": info.source,
@@ -178,8 +210,8 @@ class Rank:
             self.comm.Barrier()
             spec = self.spec
             first = self.rank == 0 if spec.mount_root else self.rank % spec.tasks_per_node == 0
-            if first:
-                shutil.rmtree(self.spec.directory_of(self.rank), ignore_errors=True)
+            if first and getattr(self.client, "own_directory", False):
+                shutil.rmtree(self.client.directory, ignore_errors=True)
 
     def remove(self, paths: set[str]) -> None:
         """Delete the repetition's files, as IOR does: each rank its own file,
@@ -283,9 +315,12 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
     if size != spec.ranks:
         raise RuntimeError(f"started as one of {size} ranks, the run expects {spec.ranks}")
     if spec.on_files:
-        directory = posix_directory(spec, rank)
+        if spec.mount_root is not None:
+            directory, made = mount_directory(spec, comm)
+        else:
+            directory, made = posix_directory(spec, rank), True
         _record_start(spec, rank, fs_record(directory))
-        Rank(spec, comm, PosixTarget(directory, spec.direct)).run()
+        Rank(spec, comm, PosixTarget(directory, spec.direct, own_directory=made)).run()
         return
     _record_start(spec, rank)
     host = spec.host_of(rank)

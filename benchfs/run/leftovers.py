@@ -31,9 +31,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
-from benchfs.cluster.mounts import current_mounts, mounts_under, unmount, unmount_all_under
 from benchfs.cluster.private import make_private_dir, user_temp_root
 from benchfs.errors import BenchfsError
+from benchfs.mount.cleanup import benchfs_mounts, mounts_under, unmount_all_under, unmount_now
 from benchfs.results.atomic import write_text_atomic
 from benchfs.results.manifest import finish_manifest, load_manifest, write_manifest
 
@@ -173,26 +173,25 @@ def unmount_orphan_mounts() -> Cleaned:
     the orchestrator's pid: while a process of that pid lives, the mount
     is left alone."""
     result = Cleaned("", 0)
-    for mount in current_mounts():
-        match = _RUN_MOUNT.match(mount.mount_point.parent.name)
-        if not mount.is_fuse or match is None:
-            continue
-        if process_start_ticks(int(match.group(1).split("-")[0])) is not None:
+    for entry in benchfs_mounts():
+        mountpoint = Path(entry.mountpoint)
+        match = _RUN_MOUNT.match(mountpoint.parent.name)
+        if match is None or process_start_ticks(int(match.group(1).split("-")[0])) is not None:
             continue
         try:
-            owner = os.stat(mount.mount_point.parent).st_uid
+            owner = os.stat(mountpoint.parent).st_uid
         except OSError:
             continue
         if owner != os.geteuid():
             continue
-        problem = unmount(mount.mount_point)
+        problem = unmount_now(mountpoint)
         if problem is not None:
-            problem = unmount(mount.mount_point, lazy=True)
+            problem = unmount_now(mountpoint, lazy=True)
         if problem is None:
-            result.unmounted.append(str(mount.mount_point))
+            result.unmounted.append(str(mountpoint))
             with contextlib.suppress(OSError):
-                mount.mount_point.rmdir()
-                mount.mount_point.parent.rmdir()
+                mountpoint.rmdir()
+                mountpoint.parent.rmdir()
         else:
             result.problems.append(problem)
     return result

@@ -32,13 +32,13 @@ from typing import Any
 from benchfs.cluster.deadline import wait_until
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
-from benchfs.cluster.mounts import mounts_under, unmount_all_under
 from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
 from benchfs.config.model import RunConfig
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import MountArgs, mount_argv, mounts_job
+from benchfs.mount.cleanup import mounts_under, unmount_all_under
 from benchfs.run.daemons import log_tail, ranks_named
 
 # Beyond the mount programs' own unmount, before SIGKILL.
@@ -70,6 +70,7 @@ def mount_args(config: RunConfig, registry_dir: Path, root: Path, ready_dir: Pat
         attr_timeout_s=mount.attr_timeout_s,
         entry_timeout_s=mount.entry_timeout_s,
         rpc_deadline_s=config.cluster.deadlines.rpc_s,
+        connect_deadline_s=config.cluster.deadlines.register_s,
     )
 
 
@@ -238,6 +239,7 @@ class MountGroup:
                 "attr_timeout_s": args.attr_timeout_s,
                 "entry_timeout_s": args.entry_timeout_s,
                 "rpc_deadline_s": args.rpc_deadline_s,
+                "connect_deadline_s": args.connect_deadline_s,
                 "read_only": False,
                 "allow_other": False,
             },
