@@ -67,15 +67,35 @@ class NodeInfo(TypedDict):
 
 
 class FileAttr(TypedDict):
+    ino: int
+    kind: str
     size: int
-    mtime_unix_ns: int
+    blocks: int
     mode: int
+    uid: int
+    gid: int
+    nlink: int
+    atime_unix_ns: int
+    mtime_unix_ns: int
+    ctime_unix_ns: int
 
 
 class DirEntry(TypedDict):
     name: str
+    kind: str
+    ino: int
     mode: int
     size: int
+
+
+class FsStat(TypedDict):
+    block_size: int
+    blocks: int
+    blocks_free: int
+    blocks_avail: int
+    files: int
+    files_free: int
+    name_max: int
 
 
 class ClientCounters(TypedDict):

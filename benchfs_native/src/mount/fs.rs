@@ -14,18 +14,18 @@ use std::time::Duration;
 
 use fuser::{
     FileAttr, FileType, Filesystem, KernelConfig, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
     fuse_forget_one,
 };
 use libc::c_int;
 
-use super::attr::{Owner, file_attr, kind, root_attr};
+use super::attr::{Owner, engine_ino, file_attr, file_type, root_attr};
 use super::errno::errno_of;
 use super::inodes::{Inodes, ROOT, join};
 use super::options::{MAX_IO, MountOptions};
 use super::workers::Workers;
 use crate::error::Result;
-use crate::rpc::client::{Client, SharedBuf};
+use crate::rpc::client::{Attr, Client, SetAttr, SharedBuf};
 
 /// A reply that can carry an errno.
 trait Fail {
@@ -49,6 +49,7 @@ fail_by_error!(
     ReplyEmpty,
     ReplyEntry,
     ReplyOpen,
+    ReplyStatfs,
     ReplyWrite
 );
 
@@ -86,16 +87,37 @@ impl Shared {
     /// The attributes of `path`, remembered as one lookup when `lookup`.
     fn stat(&self, client: &mut Client, path: &str, lookup: bool) -> Result<FileAttr> {
         if path.is_empty() {
-            return Ok(root_attr(self.owner));
+            return self.root(client);
         }
         let a = client.stat(path)?;
+        Ok(self.attr(path, &a, lookup))
+    }
+
+    /// The root's attributes; daemons without a namespace have none.
+    fn root(&self, client: &mut Client) -> Result<FileAttr> {
+        match client.stat("") {
+            Ok(a) if engine_ino(&a).is_some() => Ok(file_attr(ROOT, &a, self.owner)),
+            Ok(_) => Ok(root_attr(self.owner)),
+            Err(e) if matches!(errno_of(&e), libc::ENOENT | libc::ENOSYS | libc::EINVAL) => {
+                Ok(root_attr(self.owner))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The kernel's attributes of `path` from the engine's `a`, remembered
+    /// as one lookup when `lookup`.
+    fn attr(&self, path: &str, a: &Attr, lookup: bool) -> FileAttr {
         let mut inodes = self.inodes();
         let ino = if lookup {
-            inodes.remember(path, None)
+            inodes.remember(path, engine_ino(a))
         } else {
-            inodes.known(path).unwrap_or_else(|| dir_ino(path))
+            inodes
+                .known(path)
+                .or(engine_ino(a))
+                .unwrap_or_else(|| dir_ino(path))
         };
-        Ok(file_attr(ino, &a, self.owner))
+        file_attr(ino, a, self.owner)
     }
 }
 
@@ -254,17 +276,26 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.path(ino, reply) else {
             return;
         };
-        if mode.is_some() || uid.is_some() || gid.is_some() || atime.is_some() || mtime.is_some() {
-            reply.error(libc::EOPNOTSUPP);
-            return;
-        }
+        let set = SetAttr {
+            mode: mode.map(|m| m & 0o7777),
+            uid,
+            gid,
+            size,
+            atime_unix_ns: atime.map(unix_ns),
+            mtime_unix_ns: mtime.map(unix_ns),
+        };
         self.on_any(move |c, s| {
-            let r = match size {
-                Some(size) => c.truncate(&path, size),
-                None => Ok(()),
+            // A size alone is a truncate, which every daemon supports;
+            // nothing to change is a stat.
+            let others = SetAttr { size: None, ..set };
+            let r = match (set.size, others == SetAttr::default()) {
+                (None, true) => c.stat(&path),
+                (Some(size), true) => c.truncate(&path, size).and_then(|()| c.stat(&path)),
+                (_, false) => c.setattr(&path, &set),
             };
-            match r.and_then(|()| s.stat(c, &path, false)) {
-                Ok(mut attr) => {
+            match r {
+                Ok(a) => {
+                    let mut attr = s.attr(&path, &a, false);
                     attr.ino = ino;
                     reply.attr(&s.attr_ttl, &attr);
                 }
@@ -275,7 +306,7 @@ impl Filesystem for BenchFs {
 
     fn mknod(
         &mut self,
-        _req: &Request<'_>,
+        req: &Request<'_>,
         parent: u64,
         name: &OsStr,
         mode: u32,
@@ -291,7 +322,9 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
+        let creator = (req.uid(), req.gid());
         self.on_any(move |c, s| {
+            c.set_creator(creator.0, creator.1);
             let r = c
                 .create(&path, mode & !umask & 0o7777, true)
                 .and_then(|h| c.close(h))
@@ -316,6 +349,96 @@ impl Filesystem for BenchFs {
         });
     }
 
+    fn mkdir(
+        &mut self,
+        req: &Request<'_>,
+        parent: u64,
+        name: &OsStr,
+        mode: u32,
+        umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let Some((path, reply)) = self.child(parent, name, reply) else {
+            return;
+        };
+        let creator = (req.uid(), req.gid());
+        self.on_any(move |c, s| {
+            c.set_creator(creator.0, creator.1);
+            match c.mkdir(&path, mode & !umask & 0o7777) {
+                Ok(a) => reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0),
+                Err(e) => reply.error(errno_of(&e)),
+            }
+        });
+    }
+
+    fn rmdir(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
+        let Some((path, reply)) = self.child(parent, name, reply) else {
+            return;
+        };
+        self.on_any(move |c, s| match c.rmdir(&path) {
+            Ok(()) => {
+                s.inodes().unlinked(&path);
+                reply.ok();
+            }
+            Err(e) => reply.error(errno_of(&e)),
+        });
+    }
+
+    fn rename(
+        &mut self,
+        _req: &Request<'_>,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+        reply: ReplyEmpty,
+    ) {
+        // RENAME_EXCHANGE and RENAME_WHITEOUT have no engine operation.
+        if flags & !libc::RENAME_NOREPLACE != 0 {
+            reply.error(libc::EINVAL);
+            return;
+        }
+        let Some((from, reply)) = self.child(parent, name, reply) else {
+            return;
+        };
+        let Some((to, reply)) = self.child(newparent, newname, reply) else {
+            return;
+        };
+        self.on_any(move |c, s| {
+            if flags & libc::RENAME_NOREPLACE != 0 {
+                match c.stat(&to) {
+                    Ok(_) => return reply.error(libc::EEXIST),
+                    Err(e) if e.errno() == Some(libc::ENOENT) => {}
+                    Err(e) => return reply.error(errno_of(&e)),
+                }
+            }
+            match c.rename(&from, &to) {
+                Ok(()) => {
+                    s.inodes().renamed(&from, &to);
+                    reply.ok();
+                }
+                Err(e) => reply.error(errno_of(&e)),
+            }
+        });
+    }
+
+    fn statfs(&mut self, _req: &Request<'_>, _ino: u64, reply: ReplyStatfs) {
+        self.on_any(move |c, _| match c.statfs() {
+            Ok(t) => reply.statfs(
+                t.blocks,
+                t.blocks_free,
+                t.blocks_avail,
+                t.files,
+                t.files_free,
+                u32::try_from(t.block_size).unwrap_or(4096),
+                t.name_max,
+                u32::try_from(t.block_size).unwrap_or(4096),
+            ),
+            Err(e) => reply.error(errno_of(&e)),
+        });
+    }
+
     fn open(&mut self, _req: &Request<'_>, ino: u64, flags: i32, reply: ReplyOpen) {
         let Some((path, reply)) = self.path(ino, reply) else {
             return;
@@ -331,7 +454,7 @@ impl Filesystem for BenchFs {
 
     fn create(
         &mut self,
-        _req: &Request<'_>,
+        req: &Request<'_>,
         parent: u64,
         name: &OsStr,
         mode: u32,
@@ -345,7 +468,9 @@ impl Filesystem for BenchFs {
         self.next_worker = self.next_worker.wrapping_add(1);
         let w = self.next_worker % self.n as usize;
         let n = self.n;
+        let creator = (req.uid(), req.gid());
         self.on(w, move |c, s| {
+            c.set_creator(creator.0, creator.1);
             let exclusive = flags & libc::O_EXCL != 0;
             let r = c
                 .create(&path, mode & !umask & 0o7777, exclusive)
@@ -468,9 +593,13 @@ impl Filesystem for BenchFs {
                         .into_iter()
                         .map(|e| {
                             let child = join(&path, &e.name);
+                            let engine = (e.ino != 0).then_some(e.ino);
                             DirEntry {
-                                ino: inodes.known(&child).unwrap_or_else(|| dir_ino(&child)),
-                                kind: kind(e.mode),
+                                ino: inodes
+                                    .known(&child)
+                                    .or(engine)
+                                    .unwrap_or_else(|| dir_ino(&child)),
+                                kind: file_type(e.kind),
                                 name: e.name,
                             }
                         })
@@ -526,6 +655,17 @@ impl Filesystem for BenchFs {
         self.shared.dirs().remove(&fh);
         reply.ok();
     }
+}
+
+/// A time the kernel sets, in nanoseconds since the epoch ("now" is read
+/// here, on the mount's clock).
+fn unix_ns(t: TimeOrNow) -> u64 {
+    let at = match t {
+        TimeOrNow::SpecificTime(t) => t,
+        TimeOrNow::Now => std::time::SystemTime::now(),
+    };
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// A `d_ino` for an entry the kernel has not looked up: any non-zero

@@ -26,6 +26,7 @@ use crate::membership::{self, Expected};
 use crate::rpc::client::ClientOptions;
 use crate::rpc::server::SignalGuard;
 use crate::sys::epoll::Epoll;
+use crate::sys::mount::{Unmount, unmount};
 
 /// How the mount ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,30 +87,14 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
     let filesystem = fs::BenchFs::new(workers, options);
     let mut session = fuser::Session::new(filesystem, mountpoint, &options.fuse_options())
         .map_err(|e| Error::from_io(&e, "mount", mountpoint.display().to_string()))?;
-    let mut unmounter = session.unmount_callable();
     let thread: JoinHandle<std::io::Result<()>> = std::thread::Builder::new()
         .name("benchfs-fuse".to_owned())
         .spawn(move || session.run())
         .map_err(|e| Error::from_io(&e, "spawn", "FUSE session thread"))?;
-    // After the session thread runs: a stat of the mount point waits for
-    // the session's INIT.
-    let connection = connection_of(mountpoint);
     crate::log_line!("benchfs mount at {} is live", mountpoint.display());
     let ended = wait(&thread, signals.as_ref())?;
     if let Ended::Signal(_) = ended {
-        let _ = unmounter.unmount();
-        // Programs may still hold files open on the detached mount: give
-        // their requests a while, then end the connection so they get
-        // errors instead of waiting for a server that is leaving.
-        let deadline = Instant::now() + DRAIN;
-        while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if !thread.is_finished()
-            && let Some(c) = connection
-        {
-            abort_connection(c);
-        }
+        unmount_on_stop(mountpoint, &thread);
     }
     match thread.join() {
         Ok(Ok(())) => {}
@@ -154,17 +139,55 @@ fn wait(thread: &JoinHandle<std::io::Result<()>>, signals: Option<&SignalGuard>)
     }
 }
 
-/// The FUSE connection number of the mount at `mountpoint` (the minor of
-/// its device), for `/sys/fs/fuse/connections/N/abort`.
-fn connection_of(mountpoint: &Path) -> Option<u32> {
-    use std::os::linux::fs::MetadataExt;
-    let dev = std::fs::metadata(mountpoint).ok()?.st_dev();
-    Some(libc::minor(dev))
+/// Unmounts after a stop signal. Programs may still hold files open: their
+/// requests get [`DRAIN`] to finish while a plain unmount is retried; then
+/// the connection is aborted (they get errors, not a server that left) and
+/// the mount detached.
+fn unmount_on_stop(mountpoint: &Path, session: &JoinHandle<std::io::Result<()>>) {
+    let deadline = Instant::now() + DRAIN;
+    let mut as_root = true;
+    while !session.is_finished() {
+        if Instant::now() >= deadline {
+            if as_root {
+                let _ = unmount(mountpoint, Unmount::Force);
+                let _ = unmount(mountpoint, Unmount::Lazy);
+            } else {
+                fusermount_unmount(mountpoint, true);
+            }
+            crate::log_line!(
+                "benchfs mount at {}: files still open after {} s; connection ended",
+                mountpoint.display(),
+                DRAIN.as_secs()
+            );
+            return;
+        }
+        if as_root {
+            match unmount(mountpoint, Unmount::Plain) {
+                Err(e) if e.raw_os_error() == Some(libc::EPERM) => as_root = false,
+                // EBUSY: files open, try again; success or EINVAL (not
+                // mounted any more): the session ends on its own.
+                _ => {}
+            }
+        }
+        if !as_root {
+            fusermount_unmount(mountpoint, false);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
-fn abort_connection(connection: u32) {
-    let path = format!("/sys/fs/fuse/connections/{connection}/abort");
-    if std::fs::write(&path, "1").is_ok() {
-        crate::log_line!("benchfs mount: aborted FUSE connection {connection}");
+/// `fusermount3 -u` (`-z`: lazily), for a mount process without the right
+/// to unmount itself.
+fn fusermount_unmount(mountpoint: &Path, lazy: bool) {
+    let mut cmd = std::process::Command::new("fusermount3");
+    cmd.arg("-u").arg("-q");
+    if lazy {
+        cmd.arg("-z");
     }
+    let _ = cmd
+        .arg("--")
+        .arg(mountpoint)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }

@@ -68,9 +68,7 @@ impl MountOptions {
         if self.rpc_deadline.is_zero() {
             return Err(Error::invalid("rpc_deadline", "must be positive"));
         }
-        // Safety: geteuid has no preconditions and cannot fail.
-        let euid = unsafe { libc::geteuid() };
-        if self.allow_other && euid != 0 {
+        if self.allow_other && crate::sys::effective_uid() != 0 {
             return Err(Error::invalid(
                 "allow_other",
                 "only root may let other users reach the mount",

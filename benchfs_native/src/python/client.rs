@@ -57,9 +57,17 @@ impl PyClient {
 
 fn attr_dict<'py>(py: Python<'py>, a: &Attr) -> BoundaryResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    d.set_item("ino", a.ino)?;
+    d.set_item("kind", a.kind.name())?;
     d.set_item("size", a.size)?;
-    d.set_item("mtime_unix_ns", a.mtime_unix_ns)?;
+    d.set_item("blocks", a.blocks)?;
     d.set_item("mode", a.mode)?;
+    d.set_item("uid", a.uid)?;
+    d.set_item("gid", a.gid)?;
+    d.set_item("nlink", a.nlink)?;
+    d.set_item("atime_unix_ns", a.atime_unix_ns)?;
+    d.set_item("mtime_unix_ns", a.mtime_unix_ns)?;
+    d.set_item("ctime_unix_ns", a.ctime_unix_ns)?;
     Ok(d)
 }
 
@@ -245,6 +253,8 @@ impl PyClient {
             .map(|e| {
                 let d = PyDict::new(py);
                 d.set_item("name", &e.name)?;
+                d.set_item("kind", e.kind.name())?;
+                d.set_item("ino", e.ino)?;
                 d.set_item("mode", e.mode)?;
                 d.set_item("size", e.size)?;
                 Ok(d)

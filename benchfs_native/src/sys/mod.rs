@@ -25,6 +25,7 @@ pub mod fs;
 pub mod host;
 pub mod lock;
 pub mod mmap;
+pub mod mount;
 pub mod random;
 pub mod signals;
 
@@ -35,5 +36,5 @@ pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs};
 pub use host::hostname;
 pub use lock::try_lock_exclusive;
 pub use mmap::AnonMapping;
-pub use random::{effective_uid, fill_random, random_u64};
+pub use random::{effective_gid, effective_uid, fill_random, random_u64};
 pub use signals::{SavedAction, preserving_errno, set_handler};

@@ -36,3 +36,9 @@ pub fn effective_uid() -> u32 {
     // Safety: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
+
+/// The process's effective group id.
+pub fn effective_gid() -> u32 {
+    // Safety: getegid has no preconditions and cannot fail.
+    unsafe { libc::getegid() }
+}

@@ -2,7 +2,7 @@
 //! descriptions they produce.
 
 use benchfs_native::rpc::wire::{
-    Attr, DIR_ENTRY_FIXED, Op, Reply, Request, Route, encode_reply, encode_request,
+    Attr, DIR_ENTRY_FIXED, FileKind, Op, Reply, Request, Route, encode_reply, encode_request,
 };
 use proptest::prelude::*;
 
@@ -15,11 +15,29 @@ pub fn path() -> impl Strategy<Value = String> {
 }
 
 pub fn attr() -> impl Strategy<Value = Attr> {
-    (any::<u64>(), any::<u64>(), any::<u32>()).prop_map(|(size, mtime_unix_ns, mode)| Attr {
-        size,
-        mtime_unix_ns,
-        mode,
-    })
+    (
+        (any::<u64>(), any::<bool>(), any::<u64>(), any::<u64>()),
+        (0..0o10000u32, any::<u32>(), any::<u32>(), any::<u32>()),
+        (any::<u64>(), any::<u64>(), any::<u64>()),
+    )
+        .prop_map(
+            |((ino, dir, size, blocks), (perm, uid, gid, nlink), (atime, mtime, ctime))| {
+                let kind = if dir { FileKind::Dir } else { FileKind::File };
+                Attr {
+                    ino,
+                    kind,
+                    size,
+                    blocks,
+                    mode: kind.type_bits() | perm,
+                    uid,
+                    gid,
+                    nlink,
+                    atime_unix_ns: atime,
+                    mtime_unix_ns: mtime,
+                    ctime_unix_ns: ctime,
+                }
+            },
+        )
 }
 
 /// An owned description of a request (the wire type borrows its path).

@@ -6,6 +6,7 @@
 //!   request id, deadlines, retries, the `rpc_client` trace records.
 //! * `ops`: create, open, write, read, fsync, close, stat, unlink, readdir,
 //!   truncate, ping, stats, shutdown (placement per docs/PLACEMENT.md).
+//! * `namespace`: mkdir, rmdir, rename, setattr, statfs (docs/NAMESPACE.md).
 //! * `phase`: the bulk write or read phase ([`PhaseSpec`]).
 //! * `metadata`: the mdtest-style metadata phase ([`MetadataSpec`]).
 //! * `progress`: the live progress record of either.
@@ -19,6 +20,7 @@ mod buf;
 mod connect;
 mod inflight;
 mod metadata;
+mod namespace;
 mod ops;
 mod pattern;
 mod phase;
@@ -34,9 +36,12 @@ pub use bench::PingBench;
 pub use buf::{Piece, SharedBuf};
 pub use inflight::{Answer, Counters, Entry};
 pub use metadata::{MetadataOp, MetadataResult, MetadataSpec};
+pub use namespace::{SetAttr, StatFs};
 pub use pattern::Pattern;
 pub use phase::{PhaseResult, PhaseSpec};
 pub use split::{ChunkPiece, split};
+
+pub use crate::rpc::wire::{Attr, FileKind};
 
 use crate::error::{Error, Result};
 use crate::membership::Expected;
@@ -111,6 +116,8 @@ pub struct Client {
     next_handle: u64,
     options: ClientOptions,
     fsync_on_close: Option<bool>,
+    /// Owner (uid, gid) of the files and directories it creates.
+    creator: (u32, u32),
 }
 
 /// A trace node name from a client name: `[A-Za-z0-9._-]`, at most 64.
@@ -185,6 +192,7 @@ impl Client {
             files: HashMap::new(),
             next_handle: 1,
             fsync_on_close: options.fsync_on_close,
+            creator: (crate::sys::effective_uid(), crate::sys::effective_gid()),
             options,
         })
     }

@@ -221,15 +221,27 @@ pub fn permission_bits(mode: u32) -> u32 {
     mode & 0o777
 }
 
-fn attr_of(m: &fs::Metadata) -> Attr {
-    let ns = u64::try_from(m.mtime())
+/// Nanoseconds since the Unix epoch of a `(seconds, nanoseconds)` time.
+fn unix_ns(secs: i64, nsec: i64) -> u64 {
+    u64::try_from(secs)
         .unwrap_or(0)
         .saturating_mul(1_000_000_000)
-        .saturating_add(u64::try_from(m.mtime_nsec()).unwrap_or(0));
+        .saturating_add(u64::try_from(nsec).unwrap_or(0))
+}
+
+fn attr_of(m: &fs::Metadata) -> Attr {
     Attr {
+        ino: 0,
+        kind: wire::FileKind::of_mode(m.mode()),
         size: m.len(),
-        mtime_unix_ns: ns,
+        blocks: m.blocks(),
         mode: m.mode(),
+        uid: m.uid(),
+        gid: m.gid(),
+        nlink: 1,
+        atime_unix_ns: unix_ns(m.atime(), m.atime_nsec()),
+        mtime_unix_ns: unix_ns(m.mtime(), m.mtime_nsec()),
+        ctime_unix_ns: unix_ns(m.ctime(), m.ctime_nsec()),
     }
 }
 

@@ -125,7 +125,7 @@ pub(super) fn put_frame(out: &mut Vec<u8>, f: &Frame<'_>, fixed: &[u8]) {
     out.push(f.op.code());
     out.push(0);
     put_u16(out, f.flags);
-    // Both lengths are bounded by the callers (fixed <= 24, var <= MAX_PATH).
+    // Both lengths are bounded by the callers (fixed <= FIXED_MAX, var <= MAX_PATH).
     put_u16(out, fixed.len() as u16);
     put_u16(out, f.var.len() as u16);
     put_u16(out, f.route.channel);

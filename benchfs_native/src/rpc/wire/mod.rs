@@ -29,19 +29,22 @@ pub use codec::DecodeError;
 pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, encode_dir_entries};
 pub use header::{Header, Route, decode_header};
 pub use op::Op;
-pub use reply::{Attr, Reply, decode_reply, encode_reply};
+pub use reply::{Attr, FileKind, Reply, decode_reply, encode_reply};
 pub use request::{Request, decode_request, encode_request};
 
 /// First four bytes of every message.
 pub const MAGIC: [u8; 4] = *b"BFSW";
 /// The protocol version this build speaks; a message of another version is
 /// rejected (see the version policy in docs/WIRE_PROTOCOL.md).
-/// 2: the channel token in the header.
-pub const VERSION: u16 = 2;
+/// 2: the channel token in the header. 3: the namespace (directories,
+/// rename, attributes, file data addressed by file id).
+pub const VERSION: u16 = 3;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
-pub const ATTR_LEN: usize = 24;
+pub const ATTR_LEN: usize = 64;
+/// Longest fixed part of any message.
+pub const FIXED_MAX: usize = 64;
 /// Longest path (or error text) the encoder produces (Linux `PATH_MAX`).
 pub const MAX_PATH: usize = 4096;
 /// Largest errno a reply may carry.

@@ -5,18 +5,72 @@ use super::codec::{DecodeError, Reader};
 use super::dir_entry::DIR_ENTRY_FIXED;
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
-use super::{FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH};
+use super::{FIXED_MAX, FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH};
 use crate::error::{Error, Result};
 
-/// File attributes (create, open and stat replies).
+/// What a namespace entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum FileKind {
+    /// A regular file.
+    #[default]
+    File,
+    /// A directory.
+    Dir,
+}
+
+impl FileKind {
+    /// The kind an `st_mode` names (`S_IFDIR`: a directory, else a file).
+    pub fn of_mode(mode: u32) -> FileKind {
+        if mode & libc::S_IFMT == libc::S_IFDIR {
+            FileKind::Dir
+        } else {
+            FileKind::File
+        }
+    }
+
+    /// The `S_IF*` type bits.
+    pub fn type_bits(self) -> u32 {
+        match self {
+            FileKind::File => libc::S_IFREG,
+            FileKind::Dir => libc::S_IFDIR,
+        }
+    }
+
+    /// Lower-case name (`file`, `dir`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::File => "file",
+            FileKind::Dir => "dir",
+        }
+    }
+}
+
+/// Attributes of a file or directory (create, open, stat, mkdir, setattr
+/// and data-stat replies). On the wire the kind is the type bits of `mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Attr {
+    /// Stable id for the entry's life (a file's data id); the root is 1.
+    pub ino: u64,
+    /// File or directory (the type bits of `mode`).
+    pub kind: FileKind,
     /// Size in bytes.
     pub size: u64,
-    /// Last modification, nanoseconds since the Unix epoch.
-    pub mtime_unix_ns: u64,
+    /// 512-byte units allocated.
+    pub blocks: u64,
     /// `st_mode`: file type bits and permissions.
     pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Links: files 1, directories 2.
+    pub nlink: u32,
+    /// Last access, nanoseconds since the Unix epoch.
+    pub atime_unix_ns: u64,
+    /// Last modification, nanoseconds since the Unix epoch.
+    pub mtime_unix_ns: u64,
+    /// Last status change, nanoseconds since the Unix epoch.
+    pub ctime_unix_ns: u64,
 }
 
 /// A reply. Read data, readdir entries and the stats JSON are the active
@@ -103,10 +157,21 @@ impl Reply<'_> {
     }
 }
 
-fn put_attr(fixed: &mut [u8; 24], a: &Attr) {
-    fixed[0..8].copy_from_slice(&a.size.to_le_bytes());
-    fixed[8..16].copy_from_slice(&a.mtime_unix_ns.to_le_bytes());
-    fixed[16..20].copy_from_slice(&a.mode.to_le_bytes());
+/// Encodes `a` into the first [`ATTR_LEN`] bytes of `fixed`: `ino, size,
+/// blocks: u64; mode, uid, gid, nlink: u32; atime, mtime, ctime: u64`. The
+/// type bits of `mode` are those of `a.kind`.
+fn put_attr(fixed: &mut [u8], a: &Attr) {
+    let mode = (a.mode & !libc::S_IFMT) | a.kind.type_bits();
+    fixed[0..8].copy_from_slice(&a.ino.to_le_bytes());
+    fixed[8..16].copy_from_slice(&a.size.to_le_bytes());
+    fixed[16..24].copy_from_slice(&a.blocks.to_le_bytes());
+    fixed[24..28].copy_from_slice(&mode.to_le_bytes());
+    fixed[28..32].copy_from_slice(&a.uid.to_le_bytes());
+    fixed[32..36].copy_from_slice(&a.gid.to_le_bytes());
+    fixed[36..40].copy_from_slice(&a.nlink.to_le_bytes());
+    fixed[40..48].copy_from_slice(&a.atime_unix_ns.to_le_bytes());
+    fixed[48..56].copy_from_slice(&a.mtime_unix_ns.to_le_bytes());
+    fixed[56..64].copy_from_slice(&a.ctime_unix_ns.to_le_bytes());
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a char
@@ -128,7 +193,7 @@ fn truncate_str(s: &str, max: usize) -> &str {
 /// `1..=4095` is an error.
 pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Result<usize> {
     let op = reply.op();
-    let mut fixed = [0u8; 24];
+    let mut fixed = [0u8; FIXED_MAX];
     let mut flags = FLAG_REPLY;
     let mut payload_len = 0;
     let mut status = 0;
@@ -183,14 +248,31 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
 }
 
 fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
+    let ino = r.u64("ino")?;
     let size = r.u64("size")?;
-    let mtime_unix_ns = r.u64("mtime_unix_ns")?;
+    let blocks = r.u64("blocks")?;
+    let at = r.pos;
     let mode = r.u32("mode")?;
-    r.zero::<4>("reserved")?;
+    let t = mode & libc::S_IFMT;
+    if t != libc::S_IFREG && t != libc::S_IFDIR {
+        return Err(DecodeError::new(
+            at,
+            "mode",
+            format!("type bits {t:#o} are neither a file nor a directory"),
+        ));
+    }
     Ok(Attr {
+        ino,
+        kind: FileKind::of_mode(mode),
         size,
-        mtime_unix_ns,
+        blocks,
         mode,
+        uid: r.u32("uid")?,
+        gid: r.u32("gid")?,
+        nlink: r.u32("nlink")?,
+        atime_unix_ns: r.u64("atime_unix_ns")?,
+        mtime_unix_ns: r.u64("mtime_unix_ns")?,
+        ctime_unix_ns: r.u64("ctime_unix_ns")?,
     })
 }
 

@@ -4,7 +4,8 @@ use super::codec::{DecodeError, Reader};
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::{Op, PathRule};
 use super::{
-    FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH,
+    FIXED_MAX, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC, HEADER_LEN, Limits,
+    MAX_PATH,
 };
 use crate::error::{Error, Result};
 use crate::storage::layout;
@@ -168,7 +169,7 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
             format!("{op} {path}: offset {offset} + length {len} overflows"),
         ));
     }
-    let mut fixed = [0u8; 24];
+    let mut fixed = [0u8; FIXED_MAX];
     let mut flags = 0;
     let mut payload_len = 0;
     let fixed_len = op.request_fixed_len();

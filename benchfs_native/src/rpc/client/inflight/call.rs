@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::error::{Error, Result};
 use crate::rpc::client::buf::Piece;
 use crate::rpc::client::connect::Conn;
-use crate::rpc::wire::{self, Attr, Op, Request, Route};
+use crate::rpc::wire::{self, Attr, FileKind, Op, Request, Route};
 
 /// What a call is about, for errors: `write testfile.3 chunk 12`.
 #[derive(Debug, Clone)]
@@ -106,6 +106,10 @@ impl Call {
 pub struct Entry {
     /// Name (one component).
     pub name: String,
+    /// File or directory.
+    pub kind: FileKind,
+    /// The entry's stable id (its [`Attr::ino`]).
+    pub ino: u64,
     /// `st_mode`.
     pub mode: u32,
     /// Size in bytes.

@@ -11,7 +11,7 @@ use super::{Answer, Entry, Window};
 use crate::error::strerror;
 use crate::rpc::client::buf::SharedBuf;
 use crate::rpc::client::connect::Conn;
-use crate::rpc::wire::{self, Reply};
+use crate::rpc::wire::{self, FileKind, Reply};
 
 impl Window {
     pub(super) fn on_reply(&mut self, conn: &Conn, msg: AmMessage, now: Instant) {
@@ -206,6 +206,8 @@ impl Window {
                         .iter()
                         .map(|e| Entry {
                             name: e.name.to_owned(),
+                            kind: FileKind::of_mode(e.mode),
+                            ino: 0,
                             mode: e.mode,
                             size: e.size,
                         })
