@@ -103,6 +103,8 @@ def test_a_run_through_the_mount_verifies_its_data_and_leaves_nothing(tmp_path: 
     assert sorted(p.name for p in (run_dir / "logs" / "mounts").iterdir()) == [
         f"{node}.log" for node in HOSTS
     ]
+    report = (run_dir / "report.md").read_text()
+    assert "interface" in report and "mount" in report  # the report's phase table says so too
     assert no_mount_under(tmp_path)
     assert_nothing_left(tmp_path, token_of(run_dir))
 
