@@ -353,3 +353,36 @@ def scale(
         f"growth k: t ~ N**k fitted over the sizes; '!' marks k > {SUPERLINEAR}",
         highlight=False,
     )
+
+
+@app.command("mount")
+def mount(
+    json_output: JsonOption = False,
+    directory: DiskDirOption = None,
+    seq_size: Annotated[
+        str, typer.Option(help="Bytes per job of the 1 MiB sequential cases (e.g. 256MiB).")
+    ] = "256MiB",
+    rand_ops: Annotated[int, typer.Option(min=100, help="4 KiB operations at QD1.")] = 4000,
+    threads: Annotated[int, typer.Option(min=1, max=256, help="Mount worker threads.")] = 4,
+) -> None:
+    """fio on the FUSE mount against the native client and against the local disk."""
+    from benchfs.bench.mount import MountBenchSettings, run_mount_bench
+
+    settings = MountBenchSettings(
+        seq_bytes_per_job=_size(seq_size, "--seq-size"), rand_ops=rand_ops, threads=threads
+    )
+    with err_console.status("starting") as progress:
+        report = run_mount_bench(directory, settings, on_step=lambda s: progress.update(s))
+    if json_output:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    table = Table(box=box.SIMPLE_HEAD, title="fio on the mount vs the native client / local disk")
+    for header in ("case", "against", "mount", "reference", "ratio", "target"):
+        table.add_column(header, justify="left" if header in ("case", "against") else "right")
+    for case in report.cases:
+        target = "" if case.met is None else f"{case.target} {'met' if case.met else 'MISSED'}"
+        table.add_row(
+            f"{case.name} ({case.unit})", case.reference_name, f"{case.mount:,.1f}",
+            f"{case.reference:,.1f}", f"{case.ratio:.2f}", target,
+        )  # fmt: skip
+    console.print(table)

@@ -179,7 +179,7 @@ pub struct DaemonSummary {
     pub trace_path: Option<String>,
 }
 
-fn counts(c: &[u64; 12]) -> BTreeMap<String, u64> {
+fn counts(c: &[u64; wire::Op::ALL.len()]) -> BTreeMap<String, u64> {
     ServerStats::by_op(c)
         .into_iter()
         .filter_map(|(k, v)| v.as_u64().map(|n| (k, n)))

@@ -39,6 +39,7 @@ pub mod latency;
 pub mod log;
 pub mod membership;
 pub mod mount;
+pub mod namespace;
 pub mod placement;
 pub mod posix;
 pub mod rpc;

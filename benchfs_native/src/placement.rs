@@ -98,6 +98,12 @@ impl Placement {
         self.start_node(path)
     }
 
+    /// The node where chunk 0 of the file with id `file_id` lives (its
+    /// data is placed by id, so a rename moves no data).
+    pub fn data_start(&self, file_id: u64) -> u32 {
+        reduce(fmix64(file_id), self.nodes)
+    }
+
     /// The node that owns chunk `chunk_index` of `path`.
     pub fn chunk_owner(&self, path: &str, chunk_index: u64) -> u32 {
         self.chunk_owner_from(self.start_node(path), chunk_index)

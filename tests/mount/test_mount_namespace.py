@@ -172,3 +172,24 @@ def test_cp_tar_and_find(ns: Path, tmp_path: Path) -> None:
     assert {str(Path(p).relative_to(ns / "untar")) for p in found.stdout.split()} == set(files)
     shutil.rmtree(ns / "copy")
     assert not (ns / "copy").exists()
+
+
+def test_an_open_file_renamed_keeps_its_descriptor(ns: Path) -> None:
+    path = ns / "before"
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.write(fd, b"first ")
+        os.rename(path, ns / "after")
+        os.write(fd, b"second")
+        assert os.pread(fd, 12, 0) == b"first second"
+    finally:
+        os.close(fd)
+    assert (ns / "after").read_bytes() == b"first second"
+
+
+def test_ino_is_stable_across_rename(ns: Path) -> None:
+    (ns / "a").write_bytes(b"x")
+    ino = os.stat(ns / "a").st_ino
+    os.rename(ns / "a", ns / "b")
+    assert os.stat(ns / "b").st_ino == ino
+    assert {e.name: e.inode() for e in os.scandir(ns)}["b"] == ino

@@ -59,6 +59,7 @@ def test_files_spanning_all_nodes_read_back_byte_for_byte(
     path = f"span/{cluster.transport}-{offset}-{size}"
     data = payload(size, size)
     with cluster.client() as c:
+        c.mkdir("span", parents=True)
         h = c.create(path)
         assert c.write(h, offset, data) == size
         assert c.read(h, offset, size) == data
@@ -71,7 +72,8 @@ def test_files_spanning_all_nodes_read_back_byte_for_byte(
         c.close(h)
         # Where the chunks landed: each one in exactly one daemon's data directory.
         logical = bytes(offset) + data
-        stored = backing_files(cluster, path)
+        ino = c.stat(path)["ino"]
+        stored = backing_files(cluster, ino)
         first, chunks = offset // CHUNK, (offset + size + CHUNK - 1) // CHUNK
         holders = {}
         for k in range(first, chunks):
@@ -84,13 +86,13 @@ def test_files_spanning_all_nodes_read_back_byte_for_byte(
         if chunks - first >= 4:
             assert set(holders.values()) == {0, 1, 2, 3}, holders
         c.unlink(path)
-        assert backing_files(cluster, path) == {}
+        assert backing_files(cluster, ino) == {}
 
 
-def backing_files(cluster: Cluster, path: str) -> dict[int, bytes]:
-    """The backing file of logical ``path`` in each daemon's data directory that has one
-    (names escape '%' and '/', docs/STORAGE.md)."""
-    name = path.replace("%", "%25").replace("/", "%2F")
+def backing_files(cluster: Cluster, ino: int) -> dict[int, bytes]:
+    """The backing file of the file with id ``ino`` in each daemon's data directory that
+    has one (named ``@`` and the id in 16 hex digits, docs/NAMESPACE.md)."""
+    name = f"@{ino:016x}"
     found = {}
     for index, node in enumerate(cluster.names):
         files = [p for p in (cluster.root / "data" / node).rglob(name) if p.is_file()]
@@ -103,6 +105,8 @@ def backing_files(cluster: Cluster, path: str) -> dict[int, bytes]:
 def test_metadata_operations(cluster: Cluster) -> None:
     root = f"meta-{cluster.transport}"
     with cluster.client() as c:
+        c.mkdir(root)
+        c.mkdir(f"{root}/sub")
         with pytest.raises(FileNotFoundError, match=f"{root}/missing"):
             c.open(f"{root}/missing", os.O_RDONLY)
         with pytest.raises(FileNotFoundError, match=f"{root}/missing"):
@@ -126,8 +130,8 @@ def test_metadata_operations(cluster: Cluster) -> None:
         assert stat.S_ISREG(a["mode"])
         assert a["mtime_unix_ns"] > 0
         entries = c.readdir(root)
-        assert [e["name"] for e in entries] == ["a", "sub"]
-        assert entries[0]["size"] == 3 * CHUNK + 17
+        assert [(e["name"], e["kind"]) for e in entries] == [("a", "file"), ("sub", "dir")]
+        assert entries[0]["ino"] == a["ino"]
         assert stat.S_ISDIR(entries[1]["mode"])
         assert [e["name"] for e in c.readdir(f"{root}/sub")] == ["b"]
         assert root in [e["name"] for e in c.readdir()]
@@ -153,7 +157,10 @@ def test_metadata_operations(cluster: Cluster) -> None:
             c.unlink(f"{root}/a")
         with pytest.raises(FileNotFoundError, match=f"{root}/a"):
             c.stat(f"{root}/a")
-        assert c.readdir(root) == [] or pytest.fail(str(c.readdir(root)))
+        assert [e["name"] for e in c.readdir(root)] == ["sub"]
+        c.rmdir(f"{root}/sub")
+        c.rmdir(root)
+        assert root not in [e["name"] for e in c.readdir()]
         with pytest.raises(ValueError, match="invalid path"):
             c.create("../escape")
 

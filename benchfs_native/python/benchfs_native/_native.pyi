@@ -15,6 +15,7 @@ from benchfs_native._types import (
     DirEntry,
     FileAttr,
     FileStat,
+    FsStat,
     MetadataPhaseResult,
     NodeInfo,
     PhaseResult,
@@ -207,17 +208,47 @@ class Client:
     def close(self, handle: int) -> None:
         """Close the handle (fsync first when the daemons' durability is ``fsync_on_close``)."""
 
-    def stat(self, path: str) -> FileAttr:
-        """Size (the largest over the daemons), mtime and mode of ``path``."""
+    def stat(self, path: str = "") -> FileAttr:
+        """Attributes of ``path`` ("" = the root): ino, kind, size (the largest
+        over the daemons), blocks, mode, uid, gid, nlink and the three times."""
 
     def unlink(self, path: str) -> None:
-        """Remove ``path`` from every daemon."""
+        """Remove file ``path``: its record, then its data on every daemon."""
+
+    def set_creator(self, uid: int, gid: int) -> None:
+        """Owner (uid, gid) of the files and directories created from now on."""
+
+    def mkdir(self, path: str, mode: int = 0o755, *, parents: bool = False) -> FileAttr:
+        """Create directory ``path``; return its attributes."""
+
+    def rmdir(self, path: str) -> None:
+        """Remove the empty directory ``path``."""
+
+    def rename(self, src: str, dst: str) -> None:
+        """Rename file ``src`` to ``dst`` (replacing a file there)."""
+
+    def setattr(
+        self,
+        path: str,
+        *,
+        mode: int | None = None,
+        uid: int | None = None,
+        gid: int | None = None,
+        size: int | None = None,
+        atime_ns: int | None = None,
+        mtime_ns: int | None = None,
+    ) -> FileAttr:
+        """Change attributes of ``path``; return the new ones."""
+
+    def statfs(self) -> FsStat:
+        """The cluster's totals (statvfs of every daemon's data directory,
+        namespace records)."""
 
     def readdir(self, path: str = "") -> list[DirEntry]:
         """Entries directly under ``path`` ("" = the root), sorted by name."""
 
     def truncate(self, path: str, size: int) -> None:
-        """Set the size of ``path`` (which must exist)."""
+        """Set the size of file ``path`` (which must exist)."""
 
     def ping(self, node_id: int) -> float:
         """Round-trip time of a ping to ``node_id``, in seconds."""

@@ -15,7 +15,7 @@ use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
 use super::metadata::{MetadataArgs, metadata_dict};
 use super::phase::{PhaseArgs, phase_dict, phase_spec};
-use crate::rpc::client::{Client, ClientOptions};
+use crate::rpc::client::{Client, ClientOptions, SetAttr};
 use crate::rpc::transport::Transport;
 use crate::rpc::wire::Attr;
 use crate::storage::store::MAX_OFFSET;
@@ -229,15 +229,95 @@ impl PyClient {
         self.run(py, |c| c.close(handle))
     }
 
-    /// Size (the largest over the daemons), mtime and mode of ``path``.
+    /// Attributes of ``path`` ("" = the root): ino, kind, size (the
+    /// largest over the daemons), blocks, mode, uid, gid, nlink and the
+    /// three times.
+    #[pyo3(signature = (path = ""))]
     fn stat<'py>(&mut self, py: Python<'py>, path: &str) -> BoundaryResult<Bound<'py, PyDict>> {
         let a = self.run(py, |c| c.stat(path))?;
         attr_dict(py, &a)
     }
 
-    /// Remove ``path`` from every daemon.
+    /// Remove file ``path``: its record, then its data on every daemon.
     fn unlink(&mut self, py: Python<'_>, path: &str) -> BoundaryResult<()> {
         self.run(py, |c| c.unlink(path))
+    }
+
+    /// Owner (uid, gid) of the files and directories created from now on.
+    fn set_creator(&mut self, uid: u32, gid: u32) {
+        self.client.set_creator(uid, gid);
+    }
+
+    /// Create directory ``path``; return its attributes.
+    #[pyo3(signature = (path, mode = 0o755, *, parents = false))]
+    fn mkdir<'py>(
+        &mut self,
+        py: Python<'py>,
+        path: &str,
+        mode: u32,
+        parents: bool,
+    ) -> BoundaryResult<Bound<'py, PyDict>> {
+        let a = self.run(py, |c| {
+            if parents {
+                c.mkdir_all(path, mode)?;
+                c.stat(path)
+            } else {
+                c.mkdir(path, mode)
+            }
+        })?;
+        attr_dict(py, &a)
+    }
+
+    /// Remove the empty directory ``path``.
+    fn rmdir(&mut self, py: Python<'_>, path: &str) -> BoundaryResult<()> {
+        self.run(py, |c| c.rmdir(path))
+    }
+
+    /// Rename file ``src`` to ``dst`` (replacing a file there).
+    fn rename(&mut self, py: Python<'_>, src: &str, dst: &str) -> BoundaryResult<()> {
+        self.run(py, |c| c.rename(src, dst))
+    }
+
+    /// Change attributes of ``path``; return the new ones.
+    #[pyo3(signature = (path, *, mode = None, uid = None, gid = None, size = None, atime_ns = None, mtime_ns = None))]
+    #[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
+    fn setattr<'py>(
+        &mut self,
+        py: Python<'py>,
+        path: &str,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        size: Option<&Bound<'py, PyAny>>,
+        atime_ns: Option<u64>,
+        mtime_ns: Option<u64>,
+    ) -> BoundaryResult<Bound<'py, PyDict>> {
+        let size = size.map(|s| int_arg(s, "size", MAX_OFFSET)).transpose()?;
+        let set = SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime_unix_ns: atime_ns,
+            mtime_unix_ns: mtime_ns,
+        };
+        let a = self.run(py, |c| c.setattr(path, &set))?;
+        attr_dict(py, &a)
+    }
+
+    /// The cluster's totals (statvfs of every daemon's data directory,
+    /// namespace records).
+    fn statfs<'py>(&mut self, py: Python<'py>) -> BoundaryResult<Bound<'py, PyDict>> {
+        let f = self.run(py, Client::statfs)?;
+        let d = PyDict::new(py);
+        d.set_item("block_size", f.block_size)?;
+        d.set_item("blocks", f.blocks)?;
+        d.set_item("blocks_free", f.blocks_free)?;
+        d.set_item("blocks_avail", f.blocks_avail)?;
+        d.set_item("files", f.files)?;
+        d.set_item("files_free", f.files_free)?;
+        d.set_item("name_max", f.name_max)?;
+        Ok(d)
     }
 
     /// Entries directly under ``path`` ("" = the root), sorted by name.
@@ -262,7 +342,7 @@ impl PyClient {
             .collect()
     }
 
-    /// Set the size of ``path`` (which must exist).
+    /// Set the size of file ``path`` (which must exist).
     fn truncate(
         &mut self,
         py: Python<'_>,

@@ -40,6 +40,12 @@ pub fn trace_op(op: Op) -> OpCode {
         Op::Readdir => OpCode::Readdir,
         Op::Stats => OpCode::Stats,
         Op::Shutdown => OpCode::Shutdown,
+        Op::Mkdir => OpCode::Mkdir,
+        Op::Rmdir => OpCode::Rmdir,
+        Op::CheckParent => OpCode::CheckParent,
+        Op::Link => OpCode::Link,
+        Op::Setattr => OpCode::Setattr,
+        Op::Statfs => OpCode::Statfs,
     }
 }
 

@@ -160,6 +160,43 @@ pub fn ftruncate(fd: BorrowedFd<'_>, len: u64) -> io::Result<()> {
     }
 }
 
+/// Sets the access and/or modification time of `fd` (nanoseconds since the
+/// Unix epoch; `None` leaves a time as it is).
+pub fn set_times(
+    fd: BorrowedFd<'_>,
+    atime_ns: Option<u64>,
+    mtime_ns: Option<u64>,
+) -> io::Result<()> {
+    let ts = |t: Option<u64>| match t {
+        Some(ns) => libc::timespec {
+            tv_sec: i64::try_from(ns / 1_000_000_000).unwrap_or(i64::MAX),
+            tv_nsec: (ns % 1_000_000_000) as i64,
+        },
+        None => libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_OMIT,
+        },
+    };
+    let times = [ts(atime_ns), ts(mtime_ns)];
+    // Safety: `times` is a live array of two timespecs; fd is open.
+    let rc = unsafe { libc::futimens(fd.as_raw_fd(), times.as_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The `statvfs` of the file system holding `fd`.
+pub fn statvfs(fd: BorrowedFd<'_>) -> io::Result<libc::statvfs> {
+    // Safety: statvfs is plain data; all-zero is a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // Safety: `st` is a live, writable statvfs; fd is open.
+    if unsafe { libc::fstatvfs(fd.as_raw_fd(), &raw mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

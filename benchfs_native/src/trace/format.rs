@@ -63,6 +63,18 @@ pub enum OpCode {
     Stats = 12,
     /// RPC: shutdown.
     Shutdown = 13,
+    /// RPC: mkdir.
+    Mkdir = 14,
+    /// RPC: a step of rmdir.
+    Rmdir = 15,
+    /// RPC: check a parent directory.
+    CheckParent = 16,
+    /// RPC: link a file record under a new name (rename).
+    Link = 17,
+    /// RPC: setattr.
+    Setattr = 18,
+    /// RPC: statfs.
+    Statfs = 19,
 }
 
 /// The header's `kinds` table, in the documented order.
@@ -74,7 +86,7 @@ pub const KINDS: [(u8, &str, [&str; 3]); 4] = [
 ];
 
 /// The header's `ops` table.
-pub const OPS: [(u8, &str); 13] = [
+pub const OPS: [(u8, &str); 19] = [
     (1, "write"),
     (2, "read"),
     (3, "fsync"),
@@ -88,6 +100,12 @@ pub const OPS: [(u8, &str); 13] = [
     (11, "ping"),
     (12, "stats"),
     (13, "shutdown"),
+    (14, "mkdir"),
+    (15, "rmdir"),
+    (16, "check_parent"),
+    (17, "link"),
+    (18, "setattr"),
+    (19, "statfs"),
 ];
 
 /// One 48-byte record.

@@ -5,7 +5,8 @@
 //!
 //! * `storage` and the transport (`rpc/transport.rs` and the UCX crate)
 //!   know nothing of each other or of `rpc`;
-//! * `placement` and `membership` are plain logic (the error type only);
+//! * `placement`, `membership` and `namespace` are plain logic (the error
+//!   type only);
 //! * `sys`, `error`, `latency` and `trace` sit below everything else;
 //! * only the PyO3 boundary (`python/`) knows Python, and nothing uses it;
 //! * only `storage` knows io_uring;
@@ -56,9 +57,10 @@ fn rule(of: &str) -> Option<(Allowed, &'static str)> {
             Except(&["storage", "rpc", "daemon", "bench", "io_uring"]),
             "the transport knows nothing of storage or of rpc",
         ),
-        "placement" | "membership" => {
-            (Only(&["error"]), "placement and membership are plain logic")
-        }
+        "placement" | "membership" | "namespace" => (
+            Only(&["error"]),
+            "placement, membership and the namespace are plain logic",
+        ),
         "sys" | "error" | "latency" => (Only(&[]), "a leaf of the engine uses nothing of it"),
         "trace" => (Only(&["error", "sys"]), "trace sits below storage and rpc"),
         _ => return None,

@@ -15,7 +15,9 @@ pub use benchfs_native::rpc::session::{
     self, AM_REPLY, AM_REQUEST, AM_SESSION, NONCE_LEN, Session,
 };
 pub use benchfs_native::rpc::session_key::{self, SessionKey, TAG_LEN};
-pub use benchfs_native::rpc::wire::{self, Header, Limits, Reply, Request, Route};
+pub use benchfs_native::rpc::wire::{
+    self, FileKind, Header, Limits, Reply, Request, RmdirStep, Route,
+};
 pub use benchfs_native::trace::format::{Kind, parse};
 pub use benchfs_ucx::{
     AmMessage, Context, Endpoint, EndpointOptions, SendOptions, Worker, WorkerAddress,
@@ -374,7 +376,11 @@ impl RawClient {
 
 pub fn attr(r: Reply<'_>) -> wire::Attr {
     match r {
-        Reply::Create(a) | Reply::Open(a) | Reply::Stat(a) => a,
+        Reply::Create { attr: a, .. }
+        | Reply::Open(a)
+        | Reply::Stat(a)
+        | Reply::Mkdir(a)
+        | Reply::Setattr(a) => a,
         other => panic!("expected attributes, got {other:?}"),
     }
 }

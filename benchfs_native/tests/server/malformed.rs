@@ -15,7 +15,15 @@ fn malformed_messages_are_refused_and_counted() {
         let mut c = RawClient::connect(&d.record);
         let mut good = Vec::new();
         let route = Route::new(77, c.node_id).on(c.channel).with_token(c.token);
-        wire::encode_request(&mut good, route, &Request::Stat { path: "some/file" }).unwrap();
+        wire::encode_request(
+            &mut good,
+            route,
+            &Request::Stat {
+                path: "some/file",
+                data: false,
+            },
+        )
+        .unwrap();
         let mut dropped = 0u64;
         let mut answered = 0u64;
         // Dropped (the header does not decode): truncated, wrong version,
@@ -104,7 +112,10 @@ fn malformed_messages_are_refused_and_counted() {
             Route::new(7, c.node_id + 3)
                 .on(c.channel)
                 .with_token(c.token),
-            &Request::Stat { path: "x" },
+            &Request::Stat {
+                path: "x",
+                data: false,
+            },
         )
         .unwrap();
         post_raw(&mut c, &v, Vec::new());

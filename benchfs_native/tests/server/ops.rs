@@ -29,7 +29,7 @@ fn connect_ping_write_read() {
         // The file on disk holds the chunks at chunk * chunk_size + offset.
         let size = 2 * (4 << 20) + 4096 + MIB as u64;
         assert_eq!(
-            attr(c.call(&Request::Stat { path: "dir/a" }, Vec::new()).ok()).size,
+            attr(c.call(&data_stat("dir/a"), Vec::new()).ok()).size,
             size
         );
         c.shutdown(false);
@@ -42,6 +42,108 @@ fn connect_ping_write_read() {
     });
 }
 
+fn data_stat(path: &str) -> Request<'_> {
+    Request::Stat { path, data: true }
+}
+
+fn readdir_all(c: &mut RawClient, path: &str, page: u32) -> (Vec<(String, u32, u64)>, u32) {
+    let mut names = Vec::new();
+    let mut cursor = 0;
+    let mut calls = 0;
+    loop {
+        calls += 1;
+        let got = c.call(
+            &Request::Readdir {
+                path,
+                cursor,
+                max_entries: page,
+            },
+            Vec::new(),
+        );
+        let (count, next, eof) = match got.ok() {
+            Reply::Readdir {
+                count,
+                next_cursor,
+                eof,
+                ..
+            } => (count, next_cursor, eof),
+            r => panic!("{r:?}"),
+        };
+        let entries = wire::decode_dir_entries(&got.payload, count, &Limits::default()).unwrap();
+        for e in &entries {
+            names.push((e.name.to_owned(), e.mode & libc::S_IFMT, e.ino));
+        }
+        cursor = next;
+        if eof {
+            break;
+        }
+        assert!(calls < 100);
+    }
+    (names, calls)
+}
+
+#[test]
+fn data_ops() {
+    watchdog(120, || {
+        let mut d = Daemon::start("data", |_| {});
+        let mut c = RawClient::connect(&d.record);
+        // write: inside the chunk only
+        let got = c.write("@1", 0, (4 << 20) - 10, vec![1; 20]);
+        assert_eq!(got.errno(), libc::EINVAL);
+        assert!(got.message().contains("chunk"), "{}", got.message());
+        c.write("@1", 1, 0, pattern(1000, 3)).ok();
+        // read: short at end of file, holes are zeros, missing file
+        let got = c.read("@1", 1, 500, 4096);
+        assert_eq!(got.payload, pattern(1000, 3)[500..].to_vec());
+        let got = c.read("@1", 0, 0, 64);
+        assert_eq!(got.payload, vec![0; 64]);
+        assert_eq!(c.read("@9", 0, 0, 10).errno(), libc::ENOENT);
+        assert_eq!(c.read("@1", 0, 1, 4 << 20).errno(), libc::EINVAL);
+        let fsync = |path, datasync| Request::Fsync { path, datasync };
+        c.call(&fsync("@1", false), Vec::new()).ok();
+        assert_eq!(c.call(&fsync("@9", true), Vec::new()).errno(), libc::ENOENT);
+        // truncate: shrinks, and creates when absent
+        let truncate = |path, size| Request::Truncate { path, size };
+        c.call(&truncate("@1", 10), Vec::new()).ok();
+        assert_eq!(attr(c.call(&data_stat("@1"), Vec::new()).ok()).size, 10);
+        c.call(&truncate("@2", 77), Vec::new()).ok();
+        let a = attr(c.call(&data_stat("@2"), Vec::new()).ok());
+        assert_eq!((a.size, a.kind), (77, FileKind::File));
+        // times of a data object
+        let past = 1_000_000_000_u64 * 1_000_000_000;
+        let set = Request::Setattr {
+            path: "@2",
+            mask: wire::SET_MTIME,
+            mode: 0,
+            uid: 0,
+            gid: 0,
+            size: 0,
+            atime_unix_ns: 0,
+            mtime_unix_ns: past,
+            data: true,
+        };
+        c.call(&set, Vec::new()).ok();
+        assert_eq!(
+            attr(c.call(&data_stat("@2"), Vec::new()).ok()).mtime_unix_ns,
+            past
+        );
+        // removal of a data object
+        let remove = |path| Request::Unlink {
+            path,
+            ino: 0,
+            data: true,
+        };
+        c.call(&remove("@2"), Vec::new()).ok();
+        assert_eq!(c.call(&remove("@2"), Vec::new()).errno(), libc::ENOENT);
+        assert_eq!(c.call(&data_stat("@2"), Vec::new()).errno(), libc::ENOENT);
+        // data objects are not namespace records
+        let (names, _) = readdir_all(&mut c, "", 10);
+        assert!(names.is_empty(), "{names:?}");
+        c.shutdown(false);
+        assert!(d.join().drained);
+    });
+}
+
 #[test]
 fn every_op() {
     watchdog(120, || {
@@ -49,19 +151,35 @@ fn every_op() {
         let mut c = RawClient::connect(&d.record);
         let create = |path, exclusive| Request::Create {
             path,
-            mode: 0o640,
+            mode: 0o4640,
+            uid: 1234,
+            gid: 55,
             exclusive,
         };
         // create / exclusive
-        let a = attr(c.call(&create("f1", true), Vec::new()).ok());
+        let a = match c.call(&create("f1", true), Vec::new()).ok() {
+            Reply::Create { attr, created } => {
+                assert!(created);
+                attr
+            }
+            r => panic!("{r:?}"),
+        };
         assert_eq!(a.size, 0);
-        assert_eq!(a.mode & libc::S_IFMT, libc::S_IFREG);
+        assert_eq!(a.mode, libc::S_IFREG | 0o640, "set-user-ID is dropped");
+        assert_eq!(
+            (a.uid, a.gid, a.nlink, a.kind),
+            (1234, 55, 1, FileKind::File)
+        );
+        assert!(a.ino > 1);
         assert_eq!(
             c.call(&create("f1", true), Vec::new()).errno(),
             libc::EEXIST
         );
-        attr(c.call(&create("f1", false), Vec::new()).ok());
-        // open: absent without O_CREAT, then with it
+        match c.call(&create("f1", false), Vec::new()).ok() {
+            Reply::Create { attr, created } => assert_eq!((attr.ino, created), (a.ino, false)),
+            r => panic!("{r:?}"),
+        }
+        // open: absent, present
         let open = |path, flags: i32| Request::Open {
             path,
             flags: flags as u32,
@@ -69,147 +187,126 @@ fn every_op() {
         let got = c.call(&open("f2", libc::O_RDONLY), Vec::new());
         assert_eq!(got.errno(), libc::ENOENT);
         assert!(got.message().contains("f2"), "{}", got.message());
-        attr(
-            c.call(&open("f2", libc::O_CREAT | libc::O_RDWR), Vec::new())
-                .ok(),
-        );
-        attr(c.call(&open("f2", libc::O_RDONLY), Vec::new()).ok());
-        // stat of nothing
         assert_eq!(
-            c.call(&Request::Stat { path: "nope" }, Vec::new()).errno(),
-            libc::ENOENT
+            attr(c.call(&open("f1", libc::O_RDONLY), Vec::new()).ok()).ino,
+            a.ino
         );
-        // write: inside the chunk only
-        let got = c.write("f1", 0, (4 << 20) - 10, vec![1; 20]);
-        assert_eq!(got.errno(), libc::EINVAL);
-        assert!(got.message().contains("chunk"), "{}", got.message());
-        c.write("f1", 1, 0, pattern(1000, 3)).ok();
-        // read: short at end of file, holes are zeros, missing file
-        let got = c.read("f1", 1, 500, 4096);
-        assert_eq!(got.payload, pattern(1000, 3)[500..].to_vec());
-        let got = c.read("f1", 0, 0, 64);
-        assert_eq!(got.payload, vec![0; 64]);
-        assert_eq!(c.read("f9", 0, 0, 10).errno(), libc::ENOENT);
-        assert_eq!(c.read("f1", 0, 1, 4 << 20).errno(), libc::EINVAL);
-        // fsync
-        c.call(
-            &Request::Fsync {
-                path: "f1",
-                datasync: false,
-            },
-            Vec::new(),
-        )
-        .ok();
-        assert_eq!(
-            c.call(
-                &Request::Fsync {
-                    path: "f9",
-                    datasync: true
-                },
-                Vec::new()
-            )
-            .errno(),
-            libc::ENOENT
-        );
-        // truncate: shrinks, and creates when absent
-        c.call(
-            &Request::Truncate {
-                path: "f1",
-                size: 10,
-            },
-            Vec::new(),
-        )
-        .ok();
-        assert_eq!(
-            attr(c.call(&Request::Stat { path: "f1" }, Vec::new()).ok()).size,
-            10
-        );
-        c.call(
-            &Request::Truncate {
-                path: "t/new",
-                size: 77,
-            },
-            Vec::new(),
-        )
-        .ok();
-        assert_eq!(
-            attr(c.call(&Request::Stat { path: "t/new" }, Vec::new()).ok()).size,
-            77
-        );
-        // unlink
-        c.call(&Request::Unlink { path: "f2" }, Vec::new()).ok();
-        assert_eq!(
-            c.call(&Request::Unlink { path: "f2" }, Vec::new()).errno(),
-            libc::ENOENT
-        );
-        assert_eq!(
-            c.call(&Request::Stat { path: "f2" }, Vec::new()).errno(),
-            libc::ENOENT
-        );
-        // readdir with a cursor: root holds f1, t/ (dir), d/ (dir), z
-        for p in ["d/x/deep", "d/y", "z"] {
-            c.write(p, 0, 0, vec![5; 3]).ok();
-        }
-        let mut names = Vec::new();
-        let mut cursor = 0;
-        let mut calls = 0;
-        loop {
-            calls += 1;
-            let got = c.call(
-                &Request::Readdir {
-                    path: "",
-                    cursor,
-                    max_entries: 2,
-                },
-                Vec::new(),
-            );
-            let (count, next, eof) = match got.ok() {
-                Reply::Readdir {
-                    count,
-                    next_cursor,
-                    eof,
-                    ..
-                } => (count, next_cursor, eof),
-                r => panic!("{r:?}"),
-            };
-            let entries =
-                wire::decode_dir_entries(&got.payload, count, &Limits::default()).unwrap();
-            for e in &entries {
-                names.push((e.name.to_owned(), e.mode & libc::S_IFMT, e.size));
-            }
-            cursor = next;
-            if eof {
-                break;
-            }
-            assert!(calls < 10);
-        }
-        assert_eq!(calls, 2);
-        let dir = libc::S_IFDIR;
-        let reg = libc::S_IFREG;
-        assert_eq!(
-            names,
-            vec![
-                ("d".to_owned(), dir, 0),
-                ("f1".to_owned(), reg, 10),
-                ("t".to_owned(), dir, 0),
-                ("z".to_owned(), reg, 3),
-            ]
-        );
-        let got = c.call(
-            &Request::Readdir {
-                path: "d",
-                cursor: 0,
-                max_entries: 100,
-            },
-            Vec::new(),
-        );
-        let Reply::Readdir { count, eof, .. } = got.ok() else {
-            panic!()
+        // stat: nothing, the root, a file
+        let stat = |path| Request::Stat { path, data: false };
+        assert_eq!(c.call(&stat("nope"), Vec::new()).errno(), libc::ENOENT);
+        let root = attr(c.call(&stat(""), Vec::new()).ok());
+        assert_eq!((root.ino, root.kind, root.nlink), (1, FileKind::Dir, 2));
+        assert_eq!(attr(c.call(&stat("f1"), Vec::new()).ok()), a);
+        // mkdir, check_parent, open of a directory for writing
+        let mkdir = |path| Request::Mkdir {
+            path,
+            mode: 0o1755,
+            uid: 1,
+            gid: 2,
         };
-        assert!(eof);
-        let e = wire::decode_dir_entries(&got.payload, count, &Limits::default()).unwrap();
-        let got_names: Vec<_> = e.iter().map(|e| (e.name, e.mode & libc::S_IFMT)).collect();
-        assert_eq!(got_names, vec![("x", dir), ("y", reg)]);
+        let dir = attr(c.call(&mkdir("d"), Vec::new()).ok());
+        assert_eq!(
+            (dir.kind, dir.mode, dir.nlink),
+            (FileKind::Dir, libc::S_IFDIR | 0o755, 2)
+        );
+        assert_eq!(c.call(&mkdir("d"), Vec::new()).errno(), libc::EEXIST);
+        assert_eq!(c.call(&mkdir("f1"), Vec::new()).errno(), libc::EEXIST);
+        assert_eq!(
+            c.call(&open("d", libc::O_WRONLY), Vec::new()).errno(),
+            libc::EISDIR
+        );
+        let check = |path| Request::CheckParent { path };
+        c.call(&check("d"), Vec::new()).ok();
+        c.call(&check(""), Vec::new()).ok();
+        assert_eq!(c.call(&check("f1"), Vec::new()).errno(), libc::ENOTDIR);
+        assert_eq!(c.call(&check("x"), Vec::new()).errno(), libc::ENOENT);
+        // rmdir steps
+        let rmdir = |path, step| Request::Rmdir { path, step, ino: 0 };
+        c.call(&rmdir("d", RmdirStep::Mark), Vec::new()).ok();
+        assert_eq!(c.call(&check("d"), Vec::new()).errno(), libc::ENOENT);
+        assert_eq!(
+            c.call(&rmdir("d", RmdirStep::Mark), Vec::new()).errno(),
+            libc::EBUSY
+        );
+        c.call(&rmdir("d", RmdirStep::Unmark), Vec::new()).ok();
+        c.call(&check("d"), Vec::new()).ok();
+        assert_eq!(
+            c.call(&rmdir("f1", RmdirStep::Mark), Vec::new()).errno(),
+            libc::ENOTDIR
+        );
+        // link (rename's insert): replaces a file, not a directory
+        c.call(&create("f2", true), Vec::new()).ok();
+        let record = wire::Record {
+            ino: a.ino,
+            mode: a.mode,
+            uid: a.uid,
+            gid: a.gid,
+            atime_unix_ns: 1,
+            mtime_unix_ns: 2,
+            ctime_unix_ns: 3,
+        };
+        let link = |path| Request::Link { path, record };
+        let f2 = attr(c.call(&stat("f2"), Vec::new()).ok());
+        match c.call(&link("f2"), Vec::new()).ok() {
+            Reply::Link { replaced } => assert_eq!(replaced, f2.ino),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(attr(c.call(&stat("f2"), Vec::new()).ok()).ino, a.ino);
+        assert_eq!(c.call(&link("d"), Vec::new()).errno(), libc::EISDIR);
+        // unlink: only with the right id, never a directory
+        let unlink = |path, ino| Request::Unlink {
+            path,
+            ino,
+            data: false,
+        };
+        assert_eq!(
+            c.call(&unlink("f2", a.ino + 1), Vec::new()).errno(),
+            libc::ENOENT
+        );
+        match c.call(&unlink("f2", a.ino), Vec::new()).ok() {
+            Reply::Unlink { ino } => assert_eq!(ino, a.ino),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(c.call(&unlink("f2", 0), Vec::new()).errno(), libc::ENOENT);
+        assert_eq!(c.call(&unlink("d", 0), Vec::new()).errno(), libc::EISDIR);
+        // setattr of a record
+        let set = Request::Setattr {
+            path: "f1",
+            mask: wire::SET_MODE | wire::SET_UID | wire::SET_MTIME,
+            mode: 0o6777,
+            uid: 99,
+            gid: 0,
+            size: 0,
+            atime_unix_ns: 0,
+            mtime_unix_ns: 42,
+            data: false,
+        };
+        let got = attr(c.call(&set, Vec::new()).ok());
+        assert_eq!(
+            (got.mode, got.uid, got.gid, got.mtime_unix_ns),
+            (libc::S_IFREG | 0o777, 99, 55, 42)
+        );
+        // statfs: the data directory's file system, the records
+        let fs = match c.call(&Request::Statfs, Vec::new()).ok() {
+            Reply::Statfs(f) => f,
+            r => panic!("{r:?}"),
+        };
+        assert_eq!(fs.files, 2, "f1 and d");
+        assert!(fs.blocks > 0 && fs.block_size > 0 && fs.blocks_free <= fs.blocks);
+        // readdir with a cursor: the root holds d, f1, z; d holds x, y
+        for p in ["d/x", "d/y", "z"] {
+            c.call(&create(p, true), Vec::new()).ok();
+        }
+        c.call(&mkdir("d/x/deep"), Vec::new()).ok();
+        let (names, calls) = readdir_all(&mut c, "", 2);
+        assert_eq!(calls, 2);
+        let kinds: Vec<_> = names.iter().map(|(n, k, _)| (n.as_str(), *k)).collect();
+        let (dir_t, reg) = (libc::S_IFDIR, libc::S_IFREG);
+        assert_eq!(kinds, vec![("d", dir_t), ("f1", reg), ("z", reg)]);
+        assert_eq!(names[1].2, a.ino);
+        let (names, _) = readdir_all(&mut c, "d", 100);
+        let kinds: Vec<_> = names.iter().map(|(n, k, _)| (n.as_str(), *k)).collect();
+        assert_eq!(kinds, vec![("x", reg), ("y", reg)]);
         // ping with an echoed payload (eager and rendezvous)
         for len in [100usize, MIB] {
             let data = pattern(len, 9);
@@ -245,8 +342,8 @@ fn every_op() {
         assert_eq!(s["durability"], "none");
         assert_eq!(s["requests"]["readdir"], 3);
         assert_eq!(s["errors"]["create"], 1);
+        assert_eq!(s["errors"]["mkdir"], 2);
         assert_eq!(s["decode_errors"], 0);
-        assert!(s["store"]["completed_ops"].as_u64().unwrap() > 0);
         c.shutdown(false);
         let summary = d.join();
         assert!(summary.drained);

@@ -16,11 +16,22 @@ fn create_never_sets_setuid_setgid_or_sticky() {
             let req = Request::Create {
                 path: &path,
                 mode: asked,
+                uid: 0,
+                gid: 0,
                 exclusive: true,
             };
             let a = attr(c.call(&req, Vec::new()).ok());
             assert_eq!(a.mode & 0o7000, 0, "reply mode {:o} for {asked:o}", a.mode);
-            let backing = d.data_dir.join(&path);
+            let stat = Request::Stat {
+                path: &path,
+                data: false,
+            };
+            let kept = attr(c.call(&stat, Vec::new()).ok()).mode;
+            assert_eq!(kept & 0o7000, 0, "record mode {kept:o} for {asked:o}");
+            // Its data, written, is an ordinary file.
+            let data = format!("@{i}");
+            c.write(&data, 0, 0, vec![1; 10]).ok();
+            let backing = d.data_dir.join(&data);
             let on_disk = std::fs::metadata(&backing).unwrap().permissions().mode();
             assert_eq!(on_disk & 0o7000, 0, "{} is {on_disk:o}", backing.display());
         }
@@ -52,16 +63,11 @@ fn a_link_planted_in_the_data_directory_is_never_followed() {
         };
         refused(c.write("victim", 0, 0, vec![7; 4096]), "write");
         refused(c.read("victim", 0, 0, 12), "read");
-        refused(
-            c.call(&Request::Stat { path: "victim" }, Vec::new()),
-            "stat",
-        );
-        let create = Request::Create {
+        let stat = Request::Stat {
             path: "victim",
-            mode: 0o644,
-            exclusive: false,
+            data: true,
         };
-        refused(c.call(&create, Vec::new()), "create");
+        refused(c.call(&stat, Vec::new()), "stat");
         let truncate = Request::Truncate {
             path: "victim",
             size: 0,

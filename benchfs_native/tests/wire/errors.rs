@@ -7,9 +7,18 @@ use benchfs_native::rpc::wire::{
     Route, decode, decode_reply, decode_request, encode_dir_entries, encode_reply, encode_request,
 };
 
+/// A request of an op whose path must be a file path (no fixed part).
 fn stat_request(path: &str) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_request(&mut out, Route::new(7, 3), &Request::Stat { path }).unwrap();
+    encode_request(
+        &mut out,
+        Route::new(7, 3),
+        &Request::Fsync {
+            path,
+            datasync: false,
+        },
+    )
+    .unwrap();
     out
 }
 
@@ -188,7 +197,15 @@ fn encoder_rejects_what_the_decoder_would() {
     let mut out = Vec::new();
     for p in ["", "/a", "a/../b", "a\0b"] {
         assert!(
-            encode_request(&mut out, Route::new(1, 1), &Request::Stat { path: p }).is_err(),
+            encode_request(
+                &mut out,
+                Route::new(1, 1),
+                &Request::Fsync {
+                    path: p,
+                    datasync: false
+                }
+            )
+            .is_err(),
             "{p:?}"
         );
     }
@@ -200,7 +217,17 @@ fn encoder_rejects_what_the_decoder_would() {
     };
     assert!(encode_request(&mut out, Route::new(1, 1), &over).is_err());
     let long = "a/".repeat(MAX_PATH / 2) + "b";
-    assert!(encode_request(&mut out, Route::new(1, 1), &Request::Stat { path: &long }).is_err());
+    assert!(
+        encode_request(
+            &mut out,
+            Route::new(1, 1),
+            &Request::Stat {
+                path: &long,
+                data: false
+            }
+        )
+        .is_err()
+    );
     for errno in [0, -1, 4096] {
         let r = Reply::Error {
             op: Op::Read,
@@ -225,7 +252,7 @@ fn encoder_rejects_what_the_decoder_would() {
     let bad = [DirEntry {
         name: "..",
         mode: 0,
-        size: 0,
+        ino: 0,
     }];
     let mut out = Vec::new();
     assert!(encode_dir_entries(&mut out, &bad).is_err());
@@ -276,5 +303,5 @@ fn layout_is_pinned() {
         assert_eq!(Op::from_code(op.code()), Some(*op));
     }
     assert_eq!(Op::from_code(0), None);
-    assert_eq!(Op::from_code(13), None);
+    assert_eq!(Op::from_code(19), None);
 }

@@ -69,9 +69,9 @@ proptest! {
     #[test]
     fn dir_entries_round_trip(names in prop::collection::vec(component(), 0..50),
                               modes in prop::collection::vec(any::<u32>(), 50),
-                              sizes in prop::collection::vec(any::<u64>(), 50)) {
+                              inos in prop::collection::vec(any::<u64>(), 50)) {
         let entries: Vec<DirEntry<'_>> = names.iter().enumerate()
-            .map(|(i, n)| DirEntry { name: n, mode: modes[i], size: sizes[i] }).collect();
+            .map(|(i, n)| DirEntry { name: n, mode: modes[i], ino: inos[i] }).collect();
         let mut out = Vec::new();
         let n = encode_dir_entries(&mut out, &entries).unwrap();
         prop_assert_eq!(n, out.len());

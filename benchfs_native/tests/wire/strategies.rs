@@ -2,7 +2,8 @@
 //! descriptions they produce.
 
 use benchfs_native::rpc::wire::{
-    Attr, DIR_ENTRY_FIXED, FileKind, Op, Reply, Request, Route, encode_reply, encode_request,
+    Attr, DIR_ENTRY_FIXED, FileKind, Op, Record, Reply, Request, RmdirStep, Route, SET_ALL,
+    StatFsReply, encode_reply, encode_request,
 };
 use proptest::prelude::*;
 
@@ -12,6 +13,31 @@ pub fn component() -> impl Strategy<Value = String> {
 
 pub fn path() -> impl Strategy<Value = String> {
     prop::collection::vec(component(), 1..6).prop_map(|v| v.join("/"))
+}
+
+/// A path or the root ("").
+pub fn dir_path() -> impl Strategy<Value = String> {
+    prop_oneof![Just(String::new()), path()]
+}
+
+/// A file record as a link request carries it.
+pub fn record() -> impl Strategy<Value = Record> {
+    (
+        any::<u64>(),
+        0..0o10000u32,
+        any::<u32>(),
+        any::<u32>(),
+        any::<[u64; 3]>(),
+    )
+        .prop_map(|(ino, perm, uid, gid, [a, m, c])| Record {
+            ino,
+            mode: libc::S_IFREG | perm,
+            uid,
+            gid,
+            atime_unix_ns: a,
+            mtime_unix_ns: m,
+            ctime_unix_ns: c,
+        })
 }
 
 pub fn attr() -> impl Strategy<Value = Attr> {
@@ -44,17 +70,23 @@ pub fn attr() -> impl Strategy<Value = Attr> {
 #[derive(Debug, Clone)]
 pub enum Req {
     Ping(u64, bool),
-    Create(String, u32, bool),
+    Create(String, u32, u32, u32, bool),
     Open(String, u32),
-    Stat(String),
+    Stat(String, bool),
     Write(String, u64, u64, u64, bool),
     Read(String, u64, u64, u64),
     Fsync(String, bool),
     Truncate(String, u64),
-    Unlink(String),
+    Unlink(String, u64, bool),
     Readdir(String, u64, u32),
     Stats,
     Shutdown(bool),
+    Mkdir(String, u32, u32, u32),
+    Rmdir(String, RmdirStep, u64),
+    CheckParent(String),
+    Link(String, Record),
+    Setattr(String, [u32; 4], [u64; 3], bool),
+    Statfs,
 }
 
 impl Req {
@@ -64,16 +96,21 @@ impl Req {
                 len: *len,
                 echo: *echo,
             },
-            Req::Create(p, mode, exclusive) => Request::Create {
+            Req::Create(p, mode, uid, gid, exclusive) => Request::Create {
                 path: p,
                 mode: *mode,
+                uid: *uid,
+                gid: *gid,
                 exclusive: *exclusive,
             },
             Req::Open(p, flags) => Request::Open {
                 path: p,
                 flags: *flags,
             },
-            Req::Stat(p) => Request::Stat { path: p },
+            Req::Stat(p, data) => Request::Stat {
+                path: p,
+                data: *data,
+            },
             Req::Write(p, chunk, offset, len, sync) => Request::Write {
                 path: p,
                 chunk: *chunk,
@@ -95,7 +132,11 @@ impl Req {
                 path: p,
                 size: *size,
             },
-            Req::Unlink(p) => Request::Unlink { path: p },
+            Req::Unlink(p, ino, data) => Request::Unlink {
+                path: p,
+                ino: *ino,
+                data: *data,
+            },
             Req::Readdir(p, cursor, max_entries) => Request::Readdir {
                 path: p,
                 cursor: *cursor,
@@ -103,6 +144,36 @@ impl Req {
             },
             Req::Stats => Request::Stats,
             Req::Shutdown(force) => Request::Shutdown { force: *force },
+            Req::Mkdir(p, mode, uid, gid) => Request::Mkdir {
+                path: p,
+                mode: *mode,
+                uid: *uid,
+                gid: *gid,
+            },
+            Req::Rmdir(p, step, ino) => Request::Rmdir {
+                path: p,
+                step: *step,
+                ino: *ino,
+            },
+            Req::CheckParent(p) => Request::CheckParent { path: p },
+            Req::Link(p, record) => Request::Link {
+                path: p,
+                record: *record,
+            },
+            Req::Setattr(p, [mask, mode, uid, gid], [size, atime, mtime], data) => {
+                Request::Setattr {
+                    path: p,
+                    mask: *mask,
+                    mode: *mode,
+                    uid: *uid,
+                    gid: *gid,
+                    size: *size,
+                    atime_unix_ns: *atime,
+                    mtime_unix_ns: *mtime,
+                    data: *data,
+                }
+            }
+            Req::Statfs => Request::Statfs,
         }
     }
 }
@@ -114,9 +185,16 @@ pub fn request() -> impl Strategy<Value = Req> {
     let off = 0..=u64::MAX - MAX_PAYLOAD;
     prop_oneof![
         (len.clone(), any::<bool>()).prop_map(|(l, e)| Req::Ping(l, e)),
-        (path(), any::<u32>(), any::<bool>()).prop_map(|(p, m, e)| Req::Create(p, m, e)),
+        (
+            path(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<bool>()
+        )
+            .prop_map(|(p, m, u, g, e)| Req::Create(p, m, u, g, e)),
         (path(), any::<u32>()).prop_map(|(p, f)| Req::Open(p, f)),
-        path().prop_map(Req::Stat),
+        (dir_path(), any::<bool>()).prop_map(|(p, d)| Req::Stat(p, d)),
         (
             path(),
             any::<u64>(),
@@ -128,15 +206,33 @@ pub fn request() -> impl Strategy<Value = Req> {
         (path(), any::<u64>(), off, len).prop_map(|(p, c, o, l)| Req::Read(p, c, o, l)),
         (path(), any::<bool>()).prop_map(|(p, d)| Req::Fsync(p, d)),
         (path(), any::<u64>()).prop_map(|(p, s)| Req::Truncate(p, s)),
-        path().prop_map(Req::Unlink),
-        (
-            prop_oneof![Just(String::new()), path()],
-            any::<u64>(),
-            0..=65_536u32
-        )
-            .prop_map(|(p, c, m)| Req::Readdir(p, c, m)),
+        (path(), any::<u64>(), any::<bool>()).prop_map(|(p, i, d)| Req::Unlink(p, i, d)),
+        (dir_path(), any::<u64>(), 0..=65_536u32).prop_map(|(p, c, m)| Req::Readdir(p, c, m)),
         Just(Req::Stats),
         any::<bool>().prop_map(Req::Shutdown),
+        (path(), any::<u32>(), any::<u32>(), any::<u32>())
+            .prop_map(|(p, m, u, g)| Req::Mkdir(p, m, u, g)),
+        (
+            path(),
+            prop::sample::select(vec![
+                RmdirStep::Mark,
+                RmdirStep::Commit,
+                RmdirStep::Unmark,
+                RmdirStep::Undo
+            ]),
+            any::<u64>()
+        )
+            .prop_map(|(p, s, i)| Req::Rmdir(p, s, i)),
+        dir_path().prop_map(Req::CheckParent),
+        (path(), record()).prop_map(|(p, r)| Req::Link(p, r)),
+        (
+            dir_path(),
+            (0..=SET_ALL, any::<u32>(), any::<u32>(), any::<u32>()),
+            any::<[u64; 3]>(),
+            any::<bool>()
+        )
+            .prop_map(|(p, (m, mo, u, g), t, d)| Req::Setattr(p, [m, mo, u, g], t, d)),
+        Just(Req::Statfs),
     ]
 }
 
@@ -170,14 +266,31 @@ pub fn reply() -> impl Strategy<Value = Rep> {
             time_unix_ns: t,
             len: l
         })),
-        attr().prop_map(|a| Rep::Plain(Reply::Create(a))),
+        (attr(), any::<bool>())
+            .prop_map(|(attr, created)| Rep::Plain(Reply::Create { attr, created })),
+        attr().prop_map(|a| Rep::Plain(Reply::Mkdir(a))),
+        attr().prop_map(|a| Rep::Plain(Reply::Setattr(a))),
+        any::<u64>().prop_map(|ino| Rep::Plain(Reply::Unlink { ino })),
+        any::<u64>().prop_map(|replaced| Rep::Plain(Reply::Link { replaced })),
+        Just(Rep::Plain(Reply::Rmdir)),
+        Just(Rep::Plain(Reply::CheckParent)),
+        (any::<[u64; 6]>(), any::<u32>()).prop_map(|([bs, b, bf, ba, f, ff], nm)| {
+            Rep::Plain(Reply::Statfs(StatFsReply {
+                block_size: bs,
+                blocks: b,
+                blocks_free: bf,
+                blocks_avail: ba,
+                files: f,
+                files_free: ff,
+                name_max: nm,
+            }))
+        }),
         attr().prop_map(|a| Rep::Plain(Reply::Open(a))),
         attr().prop_map(|a| Rep::Plain(Reply::Stat(a))),
         any::<u64>().prop_map(|w| Rep::Plain(Reply::Write { written: w })),
         len.clone().prop_map(|l| Rep::Plain(Reply::Read { len: l })),
         Just(Rep::Plain(Reply::Fsync)),
         Just(Rep::Plain(Reply::Truncate)),
-        Just(Rep::Plain(Reply::Unlink)),
         (0..=65_536u32, any::<u64>(), any::<bool>(), 0..=(1u64 << 20)).prop_map(
             |(count, next_cursor, eof, extra)| Rep::Plain(Reply::Readdir {
                 count,

@@ -2,8 +2,13 @@
 //! rename, attribute changes and the cluster's totals.
 
 use super::Client;
+use super::inflight::{Answer, Call};
+use super::ops::{check_path, data_name, unexpected};
 use crate::error::{Error, Result};
-use crate::rpc::wire::Attr;
+use crate::rpc::wire::{
+    Attr, FileKind, MAX_NAME, Record, Request, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME,
+    SET_SIZE, SET_UID,
+};
 
 /// Attribute changes of [`Client::setattr`]; `None` leaves a field as it
 /// is. A time of "now" is resolved by the caller into nanoseconds.
@@ -42,10 +47,6 @@ pub struct StatFs {
     pub name_max: u32,
 }
 
-fn not_yet(op: &'static str, path: &str) -> Error {
-    Error::os(libc::ENOSYS, op, path)
-}
-
 impl Client {
     /// The owner of later creates and mkdirs (default: the process's
     /// effective uid and gid).
@@ -54,29 +55,235 @@ impl Client {
     }
 
     /// Creates directory `path`: `EEXIST` if the name exists, `ENOENT` /
-    /// `ENOTDIR` if its parent is missing / a file.
-    pub fn mkdir(&mut self, path: &str, _mode: u32) -> Result<Attr> {
-        Err(not_yet("mkdir", path))
+    /// `ENOTDIR` if its parent is missing / a file. The record is inserted
+    /// on its owner first, then the parent is checked on the parent's
+    /// owner (the insert undone if the parent is gone or being removed).
+    pub fn mkdir(&mut self, path: &str, mode: u32) -> Result<Attr> {
+        self.check_connected("mkdir")?;
+        check_path("mkdir", path, false)?;
+        let owner = self.placement.metadata_owner(path);
+        let (uid, gid) = self.creator;
+        let req = Request::Mkdir {
+            path,
+            mode,
+            uid,
+            gid,
+        };
+        let attr = match self.call_one(owner, &req)? {
+            Answer::Attr(a) => a,
+            a => return Err(unexpected("mkdir", &a)),
+        };
+        if let Err(e) = self.check_parent(path) {
+            let undo = Request::Rmdir {
+                path,
+                step: RmdirStep::Undo,
+                ino: attr.ino,
+            };
+            let _ = self.call_one(owner, &undo);
+            return Err(e);
+        }
+        Ok(attr)
     }
 
-    /// Removes the empty directory `path`: `ENOTEMPTY`, `ENOTDIR`, `ENOENT`.
+    /// Creates `path` and every missing directory above it; an existing
+    /// directory is not an error (`mkdir -p`).
+    pub fn mkdir_all(&mut self, path: &str, mode: u32) -> Result<()> {
+        let mut end = 0;
+        while end < path.len() {
+            end = path[end..].find('/').map_or(path.len(), |i| end + i);
+            match self.mkdir(&path[..end], mode) {
+                Err(e) if e.errno() == Some(libc::EEXIST) => {
+                    if self.record(&path[..end])?.kind != FileKind::Dir {
+                        return Err(Error::os(libc::ENOTDIR, "mkdir", &path[..end]));
+                    }
+                }
+                r => {
+                    r?;
+                }
+            }
+            end += 1;
+        }
+        Ok(())
+    }
+
+    /// Removes the empty directory `path`: `ENOTEMPTY`, `ENOTDIR`,
+    /// `ENOENT`, `EBUSY` (the root, or another rmdir of it under way).
+    /// Marks it on its owner (creates into it are refused from then on),
+    /// asks every daemon for one entry under it, then removes it or clears
+    /// the mark.
     pub fn rmdir(&mut self, path: &str) -> Result<()> {
-        Err(not_yet("rmdir", path))
+        self.check_connected("rmdir")?;
+        check_path("rmdir", path, true)?;
+        let owner = self.placement.metadata_owner(path);
+        let step = |step| Request::Rmdir { path, step, ino: 0 };
+        self.call_one(owner, &step(RmdirStep::Mark))?;
+        let children = self.list(path, 1);
+        let verdict = match children {
+            Ok(c) if c.is_empty() => Ok(()),
+            Ok(_) => Err(Error::os(libc::ENOTEMPTY, "rmdir", path)),
+            Err(e) => Err(e),
+        };
+        match verdict {
+            Ok(()) => self.call_one(owner, &step(RmdirStep::Commit)).map(drop),
+            Err(e) => {
+                let _ = self.call_one(owner, &step(RmdirStep::Unmark));
+                Err(e)
+            }
+        }
     }
 
-    /// Renames file `from` to `to` (replacing a file there); a directory
-    /// source is refused with `EXDEV`.
-    pub fn rename(&mut self, from: &str, _to: &str) -> Result<()> {
-        Err(not_yet("rename", from))
+    /// Renames file `from` to `to`, replacing a file there (whose data is
+    /// then removed); no data moves. A directory source is `EXDEV`, a
+    /// directory target `EISDIR`. The record is inserted under `to` first,
+    /// then removed under `from` (docs/NAMESPACE.md).
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
+        self.check_connected("rename")?;
+        check_path("rename", from, false)?;
+        check_path("rename", to, false)?;
+        let src = self.record(from)?;
+        if src.kind == FileKind::Dir {
+            return Err(Error::os(
+                libc::EXDEV,
+                "rename",
+                format!("{from}: directories are not renamed (docs/NAMESPACE.md)"),
+            ));
+        }
+        if from == to {
+            return Ok(());
+        }
+        let record = Record {
+            ino: src.ino,
+            mode: src.mode,
+            uid: src.uid,
+            gid: src.gid,
+            atime_unix_ns: src.atime_unix_ns,
+            mtime_unix_ns: src.mtime_unix_ns,
+            ctime_unix_ns: src.ctime_unix_ns,
+        };
+        let to_owner = self.placement.metadata_owner(to);
+        let replaced = match self.call_one(to_owner, &Request::Link { path: to, record })? {
+            Answer::Id(id) => id,
+            a => return Err(unexpected("rename", &a)),
+        };
+        // A replaced file kept the parent non-empty throughout: no rmdir
+        // can have removed it. Otherwise check it like a create does.
+        if replaced == 0
+            && let Err(e) = self.check_parent(to)
+        {
+            let undo = Request::Unlink {
+                path: to,
+                ino: src.ino,
+                data: false,
+            };
+            let _ = self.call_one(to_owner, &undo);
+            return Err(e);
+        }
+        let from_owner = self.placement.metadata_owner(from);
+        let unlink = Request::Unlink {
+            path: from,
+            ino: src.ino,
+            data: false,
+        };
+        match self.call_one(from_owner, &unlink) {
+            // Gone already: another client renamed or removed it meanwhile.
+            Err(e) if e.errno() == Some(libc::ENOENT) => {}
+            r => {
+                r?;
+            }
+        }
+        if replaced != 0 && replaced != src.ino {
+            self.remove_data(replaced)?;
+        }
+        Ok(())
     }
 
-    /// Changes the attributes of `path`; returns the new attributes.
-    pub fn setattr(&mut self, path: &str, _set: &SetAttr) -> Result<Attr> {
-        Err(not_yet("setattr", path))
+    /// Changes the attributes of `path` ("" = the root); returns the new
+    /// attributes (as [`Client::stat`]). A size truncates the file's data
+    /// on every daemon; times are set on the record and on the file's
+    /// backing files, so a later write still moves the modification time.
+    pub fn setattr(&mut self, path: &str, set: &SetAttr) -> Result<Attr> {
+        self.check_connected("setattr")?;
+        check_path("setattr", path, true)?;
+        let mut mask = 0;
+        for (on, bit) in [
+            (set.mode.is_some(), SET_MODE),
+            (set.uid.is_some(), SET_UID),
+            (set.gid.is_some(), SET_GID),
+            (set.size.is_some(), SET_SIZE),
+            (set.atime_unix_ns.is_some(), SET_ATIME),
+            (set.mtime_unix_ns.is_some(), SET_MTIME),
+        ] {
+            if on {
+                mask |= bit;
+            }
+        }
+        fn req<'p>(p: &'p str, set: &SetAttr, mask: u32, data: bool) -> Request<'p> {
+            Request::Setattr {
+                path: p,
+                mask,
+                mode: set.mode.unwrap_or(0),
+                uid: set.uid.unwrap_or(0),
+                gid: set.gid.unwrap_or(0),
+                size: set.size.unwrap_or(0),
+                atime_unix_ns: set.atime_unix_ns.unwrap_or(0),
+                mtime_unix_ns: set.mtime_unix_ns.unwrap_or(0),
+                data,
+            }
+        }
+        let owner = self.placement.metadata_owner(path);
+        let rec = match self.call_one(owner, &req(path, set, mask, false))? {
+            Answer::Attr(a) => a,
+            a => return Err(unexpected("setattr", &a)),
+        };
+        if rec.kind == FileKind::File {
+            if let Some(size) = set.size {
+                self.truncate_data(rec.ino, size)?;
+            }
+            let times = mask & (SET_ATIME | SET_MTIME);
+            if times != 0 {
+                let data = data_name(rec.ino);
+                self.fan_out_data(&data, |p| req(p, set, times, true))?;
+            }
+        }
+        self.stat(path)
     }
 
-    /// The cluster's totals.
+    /// The cluster's totals: every daemon's data directory file system
+    /// (counted once per daemon, in units of the first daemon's block
+    /// size) and the namespace records.
     pub fn statfs(&mut self) -> Result<StatFs> {
-        Err(not_yet("statfs", ""))
+        self.check_connected("statfs")?;
+        let calls = (0..self.placement.nodes())
+            .map(|node| Call::new(&self.conn, node, &Request::Statfs, u64::from(node)))
+            .collect::<Result<Vec<_>>>()?;
+        let out = self.window.run_all(&self.conn, calls, |_| false)?;
+        let mut bytes = [0u128; 3];
+        let mut total = StatFs {
+            files: 1, // the root
+            name_max: MAX_NAME as u32,
+            ..StatFs::default()
+        };
+        for o in out {
+            let f = match o.result? {
+                Answer::Statfs(f) => f,
+                a => return Err(unexpected("statfs", &a)),
+            };
+            if total.block_size == 0 {
+                total.block_size = f.block_size.max(1);
+            }
+            let bs = u128::from(f.block_size);
+            bytes[0] += u128::from(f.blocks) * bs;
+            bytes[1] += u128::from(f.blocks_free) * bs;
+            bytes[2] += u128::from(f.blocks_avail) * bs;
+            total.files = total.files.saturating_add(f.files);
+            total.files_free = total.files_free.saturating_add(f.files_free);
+            total.name_max = total.name_max.min(f.name_max);
+        }
+        let unit = u128::from(total.block_size.max(1));
+        let blocks = |b: u128| u64::try_from(b / unit).unwrap_or(u64::MAX);
+        total.blocks = blocks(bytes[0]);
+        total.blocks_free = blocks(bytes[1]);
+        total.blocks_avail = blocks(bytes[2]);
+        Ok(total)
     }
 }

@@ -1,23 +1,36 @@
 //! The POSIX-like operations and where they go (the client part of the
-//! contract): create and open to the metadata owner; writes and reads split
-//! at chunk borders, each piece to its chunk's owner, up to
-//! `max_in_flight` at once; stat, fsync, truncate and unlink to every
-//! daemon (`ENOENT` of daemons that hold nothing of the file ignored);
-//! readdir the union over every daemon.
+//! contract, docs/NAMESPACE.md): create, open, stat and unlink to the
+//! metadata owner of the path (a create then checks the parent on the
+//! parent's owner); writes and reads split at chunk borders, each piece to
+//! its chunk's owner (placement of the file id), up to `max_in_flight` at
+//! once; a file's size, fsync, truncate and data removal to every daemon
+//! (`ENOENT` of daemons that hold nothing of the file ignored); readdir
+//! the union over every daemon of the entries whose parent is the
+//! directory.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
+
+use crate::namespace::split_parent;
 
 use super::buf::SharedBuf;
 use super::inflight::{Answer, Call, Entry, Outcome};
 use super::split::split;
 use super::{Client, OpenFile};
 use crate::error::{Error, Result};
-use crate::rpc::wire::{Attr, Request};
+use crate::rpc::wire::{Attr, FileKind, Request};
 
 /// Entries asked for per readdir page.
 const READDIR_PAGE: u32 = 4096;
+
+/// A file's data over the daemons.
+#[derive(Debug, Default)]
+struct DataAttr {
+    size: u64,
+    blocks: u64,
+    mtime: Option<u64>,
+}
 /// Largest single read or write (the wire's payload limit).
 pub const MAX_IO: usize = 1 << 30;
 
@@ -25,7 +38,21 @@ fn enoent(o: &Outcome) -> bool {
     o.errno() == Some(libc::ENOENT)
 }
 
-fn unexpected(what: &str, a: &Answer) -> Error {
+/// The name of the data object of file `id` on the data daemons.
+pub(super) fn data_name(id: u64) -> String {
+    format!("@{id:016x}")
+}
+
+/// Checks a path given by a caller ("" = the root when `root_ok`).
+pub(super) fn check_path(op: &'static str, path: &str, root_ok: bool) -> Result<()> {
+    if path.is_empty() && root_ok {
+        return Ok(());
+    }
+    let _ = op;
+    crate::storage::layout::validate(path)
+}
+
+pub(super) fn unexpected(what: &str, a: &Answer) -> Error {
     Error::os(
         libc::EBADMSG,
         "rpc",
@@ -34,14 +61,14 @@ fn unexpected(what: &str, a: &Answer) -> Error {
 }
 
 impl Client {
-    fn check_connected(&self, op: &'static str) -> Result<()> {
+    pub(super) fn check_connected(&self, op: &'static str) -> Result<()> {
         if self.conn.is_closed() {
             return Err(Error::os(libc::ENOTCONN, op, "the client is disconnected"));
         }
         Ok(())
     }
 
-    fn file(&self, handle: u64, op: &'static str) -> Result<OpenFile> {
+    pub(super) fn file(&self, handle: u64, op: &'static str) -> Result<OpenFile> {
         self.files
             .get(&handle)
             .cloned()
@@ -49,7 +76,7 @@ impl Client {
     }
 
     /// One call, its answer.
-    fn call_one(&mut self, node: u32, request: &Request<'_>) -> Result<Answer> {
+    pub(super) fn call_one(&mut self, node: u32, request: &Request<'_>) -> Result<Answer> {
         let call = Call::new(&self.conn, node, request, 0)?;
         let mut out = self.window.run_all(&self.conn, vec![call], |_| false)?;
         match out.pop() {
@@ -58,65 +85,104 @@ impl Client {
         }
     }
 
-    fn new_handle(&mut self, path: &str, flags: i32) -> u64 {
+    fn new_handle(&mut self, path: &str, ino: u64, flags: i32) -> u64 {
         let h = self.next_handle;
         self.next_handle += 1;
         self.files.insert(
             h,
             OpenFile {
                 path: Rc::from(path),
+                data: Rc::from(data_name(ino)),
+                start: self.placement.data_start(ino),
                 flags,
             },
         );
         h
     }
 
-    /// Creates `path` (empty) on its metadata owner and opens it for
-    /// reading and writing; `EEXIST` if it exists and `exclusive`.
-    pub fn create(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<u64> {
-        self.check_connected("create")?;
-        let owner = self.placement.metadata_owner(path);
-        let a = self.call_one(
-            owner,
-            &Request::Create {
-                path,
-                mode,
-                exclusive,
-            },
-        )?;
-        if !matches!(a, Answer::Attr(_)) {
-            return Err(unexpected("create", &a));
+    /// Succeeds if `path`'s parent takes new entries (`ENOENT` missing or
+    /// being removed, `ENOTDIR` a file): the check after an insert.
+    pub(super) fn check_parent(&mut self, path: &str) -> Result<()> {
+        let (parent, _) = split_parent(path);
+        if parent.is_empty() {
+            return Ok(());
         }
-        Ok(self.new_handle(path, libc::O_RDWR | libc::O_CREAT))
+        let owner = self.placement.metadata_owner(parent);
+        self.call_one(owner, &Request::CheckParent { path: parent })
+            .map(drop)
     }
 
-    /// Opens `path` with `open(2)` flags: `O_CREAT` creates it (with `mode`;
-    /// with `O_EXCL`, `EEXIST` if it exists), `O_TRUNC` empties it.
+    /// Inserts the file record of `path` on its owner, then checks the
+    /// parent (undoing the insert when the parent is gone); returns the
+    /// record.
+    fn create_record(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<Attr> {
+        check_path("create", path, false)?;
+        let owner = self.placement.metadata_owner(path);
+        let (uid, gid) = self.creator;
+        let req = Request::Create {
+            path,
+            mode,
+            uid,
+            gid,
+            exclusive,
+        };
+        let (attr, created) = match self.call_one(owner, &req)? {
+            Answer::Created(a, created) => (a, created),
+            a => return Err(unexpected("create", &a)),
+        };
+        if created && let Err(e) = self.check_parent(path) {
+            let undo = Request::Unlink {
+                path,
+                ino: attr.ino,
+                data: false,
+            };
+            // The record is this call's own and has no data yet.
+            let _ = self.call_one(owner, &undo);
+            return Err(e);
+        }
+        Ok(attr)
+    }
+
+    /// Creates `path` (empty) on its metadata owner and opens it for
+    /// reading and writing; `EEXIST` if it exists and `exclusive`,
+    /// `ENOENT` / `ENOTDIR` if its parent is missing / a file.
+    pub fn create(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<u64> {
+        self.check_connected("create")?;
+        let attr = self.create_record(path, mode, exclusive)?;
+        if attr.kind == FileKind::Dir {
+            return Err(Error::os(libc::EISDIR, "create", path));
+        }
+        Ok(self.new_handle(path, attr.ino, libc::O_RDWR | libc::O_CREAT))
+    }
+
+    /// Opens file `path` with `open(2)` flags: `O_CREAT` creates it (with
+    /// `mode`; with `O_EXCL`, `EEXIST` if it exists), `O_TRUNC` empties it.
+    /// A directory is `EISDIR` (list it with [`Client::readdir`]).
     pub fn open(&mut self, path: &str, flags: i32, mode: u32) -> Result<u64> {
         self.check_connected("open")?;
-        let owner = self.placement.metadata_owner(path);
-        let excl = flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0;
-        let request = if excl {
-            Request::Create {
-                path,
-                mode,
-                exclusive: true,
-            }
+        let attr = if flags & libc::O_CREAT != 0 {
+            self.create_record(path, mode, flags & libc::O_EXCL != 0)?
         } else {
-            Request::Open {
+            check_path("open", path, false)?;
+            let owner = self.placement.metadata_owner(path);
+            let req = Request::Open {
                 path,
                 flags: flags as u32,
+            };
+            match self.call_one(owner, &req)? {
+                Answer::Attr(a) => a,
+                a => return Err(unexpected("open", &a)),
             }
         };
-        let a = self.call_one(owner, &request)?;
-        if !matches!(a, Answer::Attr(_)) {
-            return Err(unexpected("open", &a));
+        if attr.kind == FileKind::Dir {
+            return Err(Error::os(libc::EISDIR, "open", path));
         }
+        let handle = self.new_handle(path, attr.ino, flags);
         let writable = flags & libc::O_ACCMODE != libc::O_RDONLY;
         if flags & libc::O_TRUNC != 0 && writable {
-            self.truncate_all(path, 0)?;
+            self.truncate_data(attr.ino, 0)?;
         }
-        Ok(self.new_handle(path, flags))
+        Ok(handle)
     }
 
     /// Writes `data` at `offset` of the open file; returns the bytes
@@ -150,19 +216,19 @@ impl Client {
             ));
         }
         let sync = f.flags & (libc::O_SYNC | libc::O_DSYNC) != 0;
-        let start = self.placement.start_node(&f.path);
         let mut calls = Vec::new();
         for (i, p) in split(offset, len, self.conn.chunk_size).enumerate() {
-            let node = self.placement.chunk_owner_from(start, p.chunk);
+            let node = self.placement.chunk_owner_from(f.start, p.chunk);
             let req = Request::Write {
-                path: &f.path,
+                path: &f.data,
                 chunk: p.chunk,
                 offset: p.chunk_offset,
                 len: p.len as u64,
                 sync,
             };
             let piece = buf.piece(p.buf_offset, p.len);
-            calls.push(Call::new(&self.conn, node, &req, i as u64)?.with_payload(piece));
+            let call = Call::new(&self.conn, node, &req, i as u64)?.named(&f.path);
+            calls.push(call.with_payload(piece));
         }
         let out = self.window.run_all(&self.conn, calls, |_| false)?;
         let mut written = 0u64;
@@ -200,19 +266,19 @@ impl Client {
             ));
         }
         let mut buf = SharedBuf::zeroed(len);
-        let start = self.placement.start_node(&f.path);
         let pieces: Vec<_> = split(offset, len, self.conn.chunk_size).collect();
         let mut calls = Vec::with_capacity(pieces.len());
         for (i, p) in pieces.iter().enumerate() {
-            let node = self.placement.chunk_owner_from(start, p.chunk);
+            let node = self.placement.chunk_owner_from(f.start, p.chunk);
             let req = Request::Read {
-                path: &f.path,
+                path: &f.data,
                 chunk: p.chunk,
                 offset: p.chunk_offset,
                 len: p.len as u64,
             };
             let piece = buf.piece(p.buf_offset, p.len);
-            calls.push(Call::new(&self.conn, node, &req, i as u64)?.with_dest(piece));
+            let call = Call::new(&self.conn, node, &req, i as u64)?.named(&f.path);
+            calls.push(call.with_dest(piece));
         }
         // A daemon without a backing file holds only holes of this range.
         let out = self.window.run_all(&self.conn, calls, enoent)?;
@@ -233,7 +299,7 @@ impl Client {
             )
         })?;
         if short {
-            let size = self.stat(&f.path)?.size;
+            let size = self.data_attr(&f.data)?.size;
             let end = size.min(offset + len as u64);
             data.truncate(end.saturating_sub(offset) as usize);
         }
@@ -244,8 +310,7 @@ impl Client {
     pub fn fsync(&mut self, handle: u64) -> Result<()> {
         self.check_connected("fsync")?;
         let f = self.file(handle, "fsync")?;
-        let owner = self.placement.metadata_owner(&f.path);
-        self.fan_out_path(owner, &f.path, |p| Request::Fsync {
+        self.fan_out_data(&f.data, |p| Request::Fsync {
             path: p,
             datasync: false,
         })
@@ -280,73 +345,140 @@ impl Client {
         Ok(on)
     }
 
-    /// Attributes of `path`: the size is the largest of the daemons'
-    /// backing files.
-    pub fn stat(&mut self, path: &str) -> Result<Attr> {
-        self.check_connected("stat")?;
+    /// The record of `path` ("" = the root) from its metadata owner.
+    pub(super) fn record(&mut self, path: &str) -> Result<Attr> {
+        check_path("stat", path, true)?;
         let owner = self.placement.metadata_owner(path);
-        let out = self.fan_out_path(owner, path, |p| Request::Stat { path: p })?;
-        let mut attr = Attr::default();
+        match self.call_one(owner, &Request::Stat { path, data: false })? {
+            Answer::Attr(a) => Ok(a),
+            a => Err(unexpected("stat", &a)),
+        }
+    }
+
+    /// Size, blocks and times of data object `data` over every daemon:
+    /// the largest size and modification time, the blocks summed; `None`
+    /// for the times when no daemon holds any of it.
+    fn data_attr(&mut self, data: &str) -> Result<DataAttr> {
+        let out = self.fan_out_data(data, |p| Request::Stat {
+            path: p,
+            data: true,
+        })?;
+        let mut d = DataAttr::default();
         for o in out {
             if let Ok(Answer::Attr(a)) = o.result {
-                attr.size = attr.size.max(a.size);
-                attr.mtime_unix_ns = attr.mtime_unix_ns.max(a.mtime_unix_ns);
-                if o.node == owner || attr.mode == 0 {
-                    attr.mode = a.mode;
-                }
+                d.size = d.size.max(a.size);
+                d.blocks = d.blocks.saturating_add(a.blocks);
+                d.mtime = Some(d.mtime.unwrap_or(0).max(a.mtime_unix_ns));
+            }
+        }
+        Ok(d)
+    }
+
+    /// Attributes of `path` ("" = the root): the record from its metadata
+    /// owner; for a file, its size (the largest of the daemons' backing
+    /// files), blocks (their sum) and modification time (the latest of
+    /// them, the record's when no daemon holds data) from every daemon.
+    pub fn stat(&mut self, path: &str) -> Result<Attr> {
+        self.check_connected("stat")?;
+        let mut attr = self.record(path)?;
+        if attr.kind == FileKind::File {
+            let d = self.data_attr(&data_name(attr.ino))?;
+            attr.size = d.size;
+            attr.blocks = d.blocks;
+            if let Some(m) = d.mtime {
+                attr.mtime_unix_ns = m;
+                attr.ctime_unix_ns = attr.ctime_unix_ns.max(m);
             }
         }
         Ok(attr)
     }
 
-    /// Removes `path` from every daemon.
+    /// Removes file `path`: its record on the metadata owner, then its data
+    /// from every daemon. `EISDIR` for a directory.
     pub fn unlink(&mut self, path: &str) -> Result<()> {
         self.check_connected("unlink")?;
+        check_path("unlink", path, false)?;
         let owner = self.placement.metadata_owner(path);
-        self.fan_out_path(owner, path, |p| Request::Unlink { path: p })
-            .map(drop)
+        let req = Request::Unlink {
+            path,
+            ino: 0,
+            data: false,
+        };
+        match self.call_one(owner, &req)? {
+            Answer::Id(ino) => self.remove_data(ino),
+            a => Err(unexpected("unlink", &a)),
+        }
     }
 
-    /// Sets the size of `path` (which must exist) on every daemon.
+    /// Removes the data of file `ino` from every daemon.
+    pub(super) fn remove_data(&mut self, ino: u64) -> Result<()> {
+        self.fan_out_data(&data_name(ino), |p| Request::Unlink {
+            path: p,
+            ino: 0,
+            data: true,
+        })
+        .map(drop)
+    }
+
+    /// Sets the size of file `path` (which must exist) on every daemon.
     pub fn truncate(&mut self, path: &str, size: u64) -> Result<()> {
         self.check_connected("truncate")?;
+        check_path("truncate", path, false)?;
         let owner = self.placement.metadata_owner(path);
-        self.call_one(owner, &Request::Open { path, flags: 0 })?;
-        self.truncate_all(path, size)
+        let req = Request::Open {
+            path,
+            flags: libc::O_WRONLY as u32,
+        };
+        match self.call_one(owner, &req)? {
+            Answer::Attr(a) if a.kind == FileKind::File => self.truncate_data(a.ino, size),
+            Answer::Attr(_) => Err(Error::os(libc::EISDIR, "truncate", path)),
+            a => Err(unexpected("truncate", &a)),
+        }
     }
 
-    fn truncate_all(&mut self, path: &str, size: u64) -> Result<()> {
-        let owner = self.placement.metadata_owner(path);
-        self.fan_out_path(owner, path, |p| Request::Truncate { path: p, size })
+    /// Sets the size of the data of file `ino` on every daemon.
+    pub(super) fn truncate_data(&mut self, ino: u64, size: u64) -> Result<()> {
+        self.fan_out_data(&data_name(ino), |p| Request::Truncate { path: p, size })
             .map(drop)
     }
 
-    /// [`Client::fan_out`] of a request about `path`.
-    fn fan_out_path(
+    /// A request about data object `data` to every daemon; `ENOENT` (a
+    /// daemon without any of it) is not an error.
+    pub(super) fn fan_out_data(
         &mut self,
-        owner: u32,
-        path: &str,
+        data: &str,
         request: impl for<'p> Fn(&'p str) -> Request<'p>,
     ) -> Result<Vec<Outcome>> {
         let n = self.placement.nodes();
         let calls = (0..n)
-            .map(|node| Call::new(&self.conn, node, &request(path), u64::from(node)))
+            .map(|node| Call::new(&self.conn, node, &request(data), u64::from(node)))
             .collect::<Result<Vec<_>>>()?;
-        let mut out = self.window.run_all(&self.conn, calls, enoent)?;
-        if let Some(i) = out.iter().position(|o| o.node == owner && enoent(o)) {
-            return Err(out.swap_remove(i).result.err().unwrap_or(Error::Closed));
+        let out = self.window.run_all(&self.conn, calls, enoent)?;
+        for o in &out {
+            if let Err(e) = &o.result
+                && !enoent(o)
+            {
+                return Err(e.clone());
+            }
         }
         Ok(out)
     }
 
-    /// The entries directly under `path` ("" = the root), over every
-    /// daemon, sorted by name.
+    /// The entries directly under directory `path` ("" = the root), over
+    /// every daemon, sorted by name. `ENOENT`, `ENOTDIR` (a file).
     pub fn readdir(&mut self, path: &str) -> Result<Vec<Entry>> {
         self.check_connected("readdir")?;
+        if !path.is_empty() && self.record(path)?.kind != FileKind::Dir {
+            return Err(Error::os(libc::ENOTDIR, "readdir", path));
+        }
+        self.list(path, READDIR_PAGE)
+    }
+
+    /// The entries under `path` of every daemon, asking `page` at a time
+    /// (a page of 1 and one round: is it empty?).
+    pub(super) fn list(&mut self, path: &str, page: u32) -> Result<Vec<Entry>> {
         let mut todo: Vec<(u32, u64)> = (0..self.placement.nodes()).map(|n| (n, 0)).collect();
         let mut merged: BTreeMap<String, Entry> = BTreeMap::new();
-        let mut missing = 0u32;
-        let mut first_missing: Option<Error> = None;
         while !todo.is_empty() {
             let calls = todo
                 .iter()
@@ -354,44 +486,31 @@ impl Client {
                     let req = Request::Readdir {
                         path,
                         cursor,
-                        max_entries: READDIR_PAGE,
+                        max_entries: page,
                     };
                     Call::new(&self.conn, node, &req, u64::from(node))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let out = self.window.run_all(&self.conn, calls, enoent)?;
+            let out = self.window.run_all(&self.conn, calls, |_| false)?;
             todo.clear();
             for o in out {
-                match o.result {
-                    Ok(Answer::Dir {
+                match o.result? {
+                    Answer::Dir {
                         entries,
                         next_cursor,
                         eof,
-                    }) => {
-                        let more = !eof && !entries.is_empty();
+                    } => {
+                        let more = !eof && !entries.is_empty() && page > 1;
                         for e in entries {
-                            merged
-                                .entry(e.name.clone())
-                                .and_modify(|m| m.size = m.size.max(e.size))
-                                .or_insert(e);
+                            merged.insert(e.name.clone(), e);
                         }
                         if more {
                             todo.push((o.node, next_cursor));
                         }
                     }
-                    Ok(a) => return Err(unexpected("readdir", &a)),
-                    Err(e) => {
-                        missing += 1;
-                        first_missing.get_or_insert(e);
-                    }
+                    a => return Err(unexpected("readdir", &a)),
                 }
             }
-        }
-        if !path.is_empty()
-            && missing == self.placement.nodes()
-            && let Some(e) = first_missing
-        {
-            return Err(e);
         }
         Ok(merged.into_values().collect())
     }

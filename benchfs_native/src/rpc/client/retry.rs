@@ -10,13 +10,21 @@ const BACKOFF_BASE: Duration = Duration::from_millis(20);
 /// Longest backoff.
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
-/// Whether repeating `op` cannot change the outcome (read, stat, open
-/// without exclusive create, readdir, ping, stats). Creates, writes,
-/// truncates, unlinks, fsyncs and shutdowns are never repeated.
+/// Whether repeating `op` cannot change the outcome (read, stat, open,
+/// readdir, ping, stats, check_parent, statfs). Creates, writes, truncates,
+/// unlinks, fsyncs, shutdowns and every namespace change (mkdir, rmdir,
+/// link, setattr) are never repeated.
 pub fn idempotent(op: Op) -> bool {
     matches!(
         op,
-        Op::Read | Op::Stat | Op::Open | Op::Readdir | Op::Ping | Op::Stats
+        Op::Read
+            | Op::Stat
+            | Op::Open
+            | Op::Readdir
+            | Op::Ping
+            | Op::Stats
+            | Op::CheckParent
+            | Op::Statfs
     )
 }
 
@@ -60,7 +68,14 @@ mod tests {
         for op in Op::ALL {
             let want = matches!(
                 op,
-                Op::Read | Op::Stat | Op::Open | Op::Readdir | Op::Ping | Op::Stats
+                Op::Read
+                    | Op::Stat
+                    | Op::Open
+                    | Op::Readdir
+                    | Op::Ping
+                    | Op::Stats
+                    | Op::CheckParent
+                    | Op::Statfs
             );
             assert_eq!(idempotent(op), want, "{op}");
         }

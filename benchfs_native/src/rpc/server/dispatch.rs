@@ -2,15 +2,15 @@
 //! /docs/RPC.md, "Operations"). Runs on the storage pool's threads with the
 //! blocking, thread-safe [`ChunkStore`] API; owns nothing of UCX.
 
-use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs;
 use std::io;
 use std::os::unix::fs::MetadataExt as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::error::{Error, strerror};
+use crate::namespace::{IdSource, Namespace};
 use crate::rpc::wire::{self, Attr, Op};
 use crate::storage::{ChunkStore, layout};
 use crate::sys;
@@ -18,20 +18,27 @@ use crate::sys;
 /// A request's work, owned (it crosses to a pool thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Work {
-    /// Create the file.
+    /// Create the file record.
     Create {
         /// Permission bits.
         mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
         /// EEXIST if it exists.
         exclusive: bool,
     },
-    /// Look the file up (O_CREAT creates it).
+    /// Look the record up.
     Open {
         /// Linux `O_*` flags.
         flags: u32,
     },
-    /// Attributes.
-    Stat,
+    /// Attributes of the record, or of the data object when `data`.
+    Stat {
+        /// The path names a data object.
+        data: bool,
+    },
     /// Write the job's buffer at `chunk`/`offset`.
     Write {
         /// Chunk index.
@@ -57,8 +64,14 @@ pub enum Work {
         /// New size.
         size: u64,
     },
-    /// Remove the file.
-    Unlink,
+    /// Remove the file record (if its id is `ino`, unless 0), or the data
+    /// object when `data`.
+    Unlink {
+        /// Expected id; 0: any.
+        ino: u64,
+        /// The path names a data object.
+        data: bool,
+    },
     /// A ping's payload, received in full, then sent back as it came when
     /// `back` (never reaches the store).
     Echo {
@@ -72,6 +85,54 @@ pub enum Work {
         /// Most entries.
         max_entries: u32,
     },
+    /// Create the directory record.
+    Mkdir {
+        /// Permission bits.
+        mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+    },
+    /// One step of a directory removal.
+    Rmdir {
+        /// The step.
+        step: wire::RmdirStep,
+        /// Undo: the directory's id.
+        ino: u64,
+    },
+    /// Whether the path takes new entries.
+    CheckParent,
+    /// Insert a file record (rename).
+    Link {
+        /// The record.
+        record: wire::Record,
+    },
+    /// Change attributes (of the record, or the data object's times).
+    Setattr(SetFields),
+    /// The daemon's totals.
+    Statfs,
+}
+
+/// The fields of a setattr request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetFields {
+    /// `SET_*` bits.
+    pub mask: u32,
+    /// Permission bits.
+    pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Size.
+    pub size: u64,
+    /// Access time.
+    pub atime: u64,
+    /// Modification time.
+    pub mtime: u64,
+    /// The path names a data object.
+    pub data: bool,
 }
 
 impl Work {
@@ -80,13 +141,19 @@ impl Work {
         match self {
             Work::Create { .. } => Op::Create,
             Work::Open { .. } => Op::Open,
-            Work::Stat => Op::Stat,
+            Work::Stat { .. } => Op::Stat,
             Work::Write { .. } => Op::Write,
             Work::Read { .. } => Op::Read,
             Work::Fsync => Op::Fsync,
             Work::Truncate { .. } => Op::Truncate,
-            Work::Unlink => Op::Unlink,
+            Work::Unlink { .. } => Op::Unlink,
             Work::Readdir { .. } => Op::Readdir,
+            Work::Mkdir { .. } => Op::Mkdir,
+            Work::Rmdir { .. } => Op::Rmdir,
+            Work::CheckParent => Op::CheckParent,
+            Work::Link { .. } => Op::Link,
+            Work::Setattr(_) => Op::Setattr,
+            Work::Statfs => Op::Statfs,
             Work::Echo { .. } => Op::Ping,
         }
     }
@@ -108,8 +175,14 @@ pub struct Job {
 /// A successful result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Done {
-    /// Create, open, stat.
+    /// Create, open, stat, mkdir, setattr.
     Attr(Attr),
+    /// Create: the record, and whether this request made it.
+    Created(Attr, bool),
+    /// Unlink (the removed id), link (the replaced id).
+    Id(u64),
+    /// Statfs.
+    Statfs(wire::StatFsReply),
     /// Write.
     Written(u64),
     /// Read: the data is in the buffer.
@@ -119,7 +192,7 @@ pub enum Done {
         /// Send the payload back.
         back: bool,
     },
-    /// Fsync, truncate, unlink.
+    /// Fsync, truncate, rmdir, check_parent.
     Unit,
     /// Readdir: `count` entries encoded in the buffer.
     Dir {
@@ -167,9 +240,10 @@ pub fn errno_of(e: &Error) -> i32 {
 /// Executes jobs against one store.
 #[derive(Debug)]
 pub struct Storage {
-    store: Arc<ChunkStore>,
+    pub(super) store: Arc<ChunkStore>,
     chunk_size: u64,
     fsync_each_write: bool,
+    pub(super) names: Mutex<Namespace>,
 }
 
 fn what(work: &Work, path: &str) -> String {
@@ -182,7 +256,7 @@ fn what(work: &Work, path: &str) -> String {
     }
 }
 
-fn fail(work: &Work, path: &str, errno: i32, detail: &str) -> Failure {
+pub(super) fn fail(work: &Work, path: &str, errno: i32, detail: &str) -> Failure {
     let message = if detail.is_empty() {
         format!("{}: {}", what(work, path), strerror(errno))
     } else {
@@ -199,7 +273,7 @@ fn engine_fail(work: &Work, path: &str, e: &Error) -> Failure {
     }
 }
 
-fn io_fail(work: &Work, path: &str, e: &io::Error) -> Failure {
+pub(super) fn io_fail(work: &Work, path: &str, e: &io::Error) -> Failure {
     let errno = e.raw_os_error().unwrap_or(libc::EIO);
     fail(work, path, errno, link_detail(errno))
 }
@@ -214,22 +288,15 @@ fn link_detail(errno: i32) -> &'static str {
     }
 }
 
-/// The permission bits a caller may give a file: never set-user-ID,
-/// set-group-ID or sticky (a daemon running as root would otherwise create
-/// a setuid file for anyone who can reach it).
-pub fn permission_bits(mode: u32) -> u32 {
-    mode & 0o777
-}
-
 /// Nanoseconds since the Unix epoch of a `(seconds, nanoseconds)` time.
-fn unix_ns(secs: i64, nsec: i64) -> u64 {
+pub(super) fn unix_ns(secs: i64, nsec: i64) -> u64 {
     u64::try_from(secs)
         .unwrap_or(0)
         .saturating_mul(1_000_000_000)
         .saturating_add(u64::try_from(nsec).unwrap_or(0))
 }
 
-fn attr_of(m: &fs::Metadata) -> Attr {
+pub(super) fn attr_of(m: &fs::Metadata) -> Attr {
     Attr {
         ino: 0,
         kind: wire::FileKind::of_mode(m.mode()),
@@ -246,13 +313,25 @@ fn attr_of(m: &fs::Metadata) -> Attr {
 }
 
 impl Storage {
-    /// Jobs on `store`; every write is made durable when `fsync_each_write`.
-    pub fn new(store: Arc<ChunkStore>, fsync_each_write: bool) -> Storage {
+    /// Jobs on `store` of daemon `node_id`, with an empty namespace; every
+    /// write is made durable when `fsync_each_write`.
+    pub fn new(store: Arc<ChunkStore>, fsync_each_write: bool, node_id: u32) -> Storage {
         let chunk_size = store.chunk_size();
+        // A failing random source only makes a restarted daemon's ids
+        // likelier to repeat an earlier run's.
+        let seed = sys::random_u64().unwrap_or_else(|_| super::requests::unix_now_ns());
+        let ids = IdSource::new(node_id, seed);
+        let names = Namespace::new(
+            ids,
+            super::requests::unix_now_ns(),
+            sys::effective_uid(),
+            sys::effective_gid(),
+        );
         Storage {
             store,
             chunk_size,
             fsync_each_write,
+            names: Mutex::new(names),
         }
     }
 
@@ -269,30 +348,28 @@ impl Storage {
         }
     }
 
-    /// Opens the backing file of `path` relative to the store's directory,
-    /// never through a symbolic link, and returns its attributes.
-    fn open_attr(&self, work: &Work, path: &str, flags: i32, mode: u32) -> Result<Attr, Failure> {
+    /// Opens the backing file of data object `path` relative to the
+    /// store's directory, never through a symbolic link (O_NONBLOCK: a
+    /// FIFO planted in the directory must not block a thread).
+    pub(super) fn open_data(&self, work: &Work, path: &str) -> Result<fs::File, Failure> {
         let name = layout::backing_name(path).map_err(|e| engine_fail(work, path, &e))?;
         let name = CString::new(name).map_err(|_| fail(work, path, libc::EINVAL, ""))?;
-        let fd = sys::open_beneath(self.store.root_fd(), &name, flags, mode)
-            .map_err(|e| io_fail(work, path, &e))?;
-        fs::File::from(fd)
+        let fd = sys::open_beneath(
+            self.store.root_fd(),
+            &name,
+            libc::O_RDONLY | libc::O_NONBLOCK,
+            0,
+        )
+        .map_err(|e| io_fail(work, path, &e))?;
+        Ok(fs::File::from(fd))
+    }
+
+    /// Attributes of the backing file of data object `path`.
+    fn data_attr(&self, work: &Work, path: &str) -> Result<Attr, Failure> {
+        self.open_data(work, path)?
             .metadata()
             .map(|m| attr_of(&m))
             .map_err(|e| io_fail(work, path, &e))
-    }
-
-    fn attr(&self, work: &Work, path: &str) -> Result<Attr, Failure> {
-        // O_NONBLOCK: a FIFO planted in the directory must not block a thread.
-        self.open_attr(work, path, libc::O_RDONLY | libc::O_NONBLOCK, 0)
-    }
-
-    fn create(&self, work: &Work, path: &str, mode: u32, exclusive: bool) -> Result<Attr, Failure> {
-        let mut flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NONBLOCK;
-        if exclusive {
-            flags |= libc::O_EXCL;
-        }
-        self.open_attr(work, path, flags, permission_bits(mode))
     }
 
     /// `offset + len` inside one chunk, as a file offset.
@@ -328,19 +405,20 @@ impl Storage {
         let store = &*self.store;
         let ef = |e: Error| engine_fail(work, path, &e);
         match *work {
-            Work::Create { mode, exclusive } => {
-                self.create(work, path, mode, exclusive).map(Done::Attr)
-            }
-            Work::Open { flags } => {
-                let flags = flags as i32;
-                if flags & libc::O_CREAT != 0 {
-                    let exclusive = flags & libc::O_EXCL != 0;
-                    self.create(work, path, 0o644, exclusive).map(Done::Attr)
-                } else {
-                    self.attr(work, path).map(Done::Attr)
-                }
-            }
-            Work::Stat => self.attr(work, path).map(Done::Attr),
+            Work::Stat { data: true } => self.data_attr(work, path).map(Done::Attr),
+            Work::Unlink { data: true, .. } => store.remove(path).map(|()| Done::Id(0)).map_err(ef),
+            Work::Setattr(f) if f.data => self.data_times(work, path, &f),
+            Work::Create { .. }
+            | Work::Open { .. }
+            | Work::Stat { .. }
+            | Work::Unlink { .. }
+            | Work::Readdir { .. }
+            | Work::Mkdir { .. }
+            | Work::Rmdir { .. }
+            | Work::CheckParent
+            | Work::Link { .. }
+            | Work::Setattr(_)
+            | Work::Statfs => self.run_names(work, path, buf),
             Work::Write {
                 chunk,
                 offset,
@@ -367,67 +445,7 @@ impl Storage {
                 }
                 r => r.map(|()| Done::Unit).map_err(ef),
             },
-            Work::Unlink => store.remove(path).map(|()| Done::Unit).map_err(ef),
             Work::Echo { back } => Ok(Done::Echo { back }),
-            Work::Readdir {
-                cursor,
-                max_entries,
-            } => self.readdir(work, path, cursor, max_entries, buf),
         }
-    }
-
-    fn readdir(
-        &self,
-        work: &Work,
-        dir: &str,
-        cursor: u64,
-        max_entries: u32,
-        buf: &mut Vec<u8>,
-    ) -> Result<Done, Failure> {
-        buf.clear();
-        let files = self.store.list().map_err(|e| engine_fail(work, dir, &e))?;
-        let prefix = if dir.is_empty() {
-            String::new()
-        } else {
-            format!("{dir}/")
-        };
-        // name -> Some(logical path) for a file, None for a directory.
-        let mut names: BTreeMap<&str, Option<&str>> = BTreeMap::new();
-        for f in &files {
-            let Some(rest) = f.strip_prefix(prefix.as_str()) else {
-                continue;
-            };
-            match rest.split_once('/') {
-                Some((name, _)) => {
-                    names.insert(name, None);
-                }
-                None => {
-                    names.entry(rest).or_insert(Some(f.as_str()));
-                }
-            }
-        }
-        let total = names.len() as u64;
-        let start = usize::try_from(cursor).unwrap_or(usize::MAX);
-        let mut entries = Vec::with_capacity(names.len().min(max_entries as usize));
-        for (name, file) in names.into_iter().skip(start).take(max_entries as usize) {
-            let (mode, size) = match file {
-                None => (libc::S_IFDIR | 0o755, 0),
-                Some(f) => match self.attr(work, f) {
-                    Ok(a) => (a.mode, a.size),
-                    // Removed since the listing: leave it out.
-                    Err(_) => continue,
-                },
-            };
-            entries.push(wire::DirEntry { name, mode, size });
-        }
-        let consumed = (start as u64)
-            .saturating_add(u64::from(max_entries))
-            .min(total);
-        wire::encode_dir_entries(buf, &entries).map_err(|e| engine_fail(work, dir, &e))?;
-        Ok(Done::Dir {
-            count: entries.len() as u32,
-            next_cursor: consumed.max(cursor),
-            eof: consumed >= total,
-        })
     }
 }

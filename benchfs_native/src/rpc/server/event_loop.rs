@@ -131,7 +131,7 @@ impl<'w> Server<'w> {
         cfg.validate()?;
         let chunk_size = store.chunk_size();
         let fsync_each = cfg.durability == super::Durability::FsyncEachWrite;
-        let storage = Arc::new(Storage::new(Arc::clone(&store), fsync_each));
+        let storage = Arc::new(Storage::new(Arc::clone(&store), fsync_each, cfg.node_id));
         let pool = StoragePool::start(storage, cfg.max_concurrency)?;
         let inbox: Rc<RefCell<VecDeque<AmMessage>>> = Rc::new(RefCell::new(VecDeque::new()));
         for id in [AM_SESSION, AM_REQUEST] {

@@ -17,6 +17,7 @@ pub mod buffers;
 pub mod channels;
 pub mod dispatch;
 pub mod event_loop;
+mod names;
 pub mod pool;
 pub mod replay;
 pub mod requests;

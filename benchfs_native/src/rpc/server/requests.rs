@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use benchfs_ucx::{AmMessage, SendOptions};
 
-use super::dispatch::{Done, Job, Outcome, Work};
+use super::dispatch::{Done, Job, Outcome, SetFields, Work};
 use super::event_loop::Server;
 use super::slots::{Meta, Queued, Sending};
 use super::stats::{self, Gauges, Identity, Rejected};
@@ -125,10 +125,51 @@ impl Server<'_> {
                 return;
             }
             Request::Create {
-                mode, exclusive, ..
-            } => (Work::Create { mode, exclusive }, 0, false),
+                mode,
+                uid,
+                gid,
+                exclusive,
+                ..
+            } => (
+                Work::Create {
+                    mode,
+                    uid,
+                    gid,
+                    exclusive,
+                },
+                0,
+                false,
+            ),
             Request::Open { flags, .. } => (Work::Open { flags }, 0, false),
-            Request::Stat { .. } => (Work::Stat, 0, false),
+            Request::Stat { data, .. } => (Work::Stat { data }, 0, false),
+            Request::Mkdir { mode, uid, gid, .. } => (Work::Mkdir { mode, uid, gid }, 0, false),
+            Request::Rmdir { step, ino, .. } => (Work::Rmdir { step, ino }, 0, false),
+            Request::CheckParent { .. } => (Work::CheckParent, 0, false),
+            Request::Link { record, .. } => (Work::Link { record }, 0, false),
+            Request::Setattr {
+                mask,
+                mode,
+                uid,
+                gid,
+                size,
+                atime_unix_ns,
+                mtime_unix_ns,
+                data,
+                ..
+            } => {
+                let f = SetFields {
+                    mask,
+                    mode,
+                    uid,
+                    gid,
+                    size,
+                    atime: atime_unix_ns,
+                    mtime: mtime_unix_ns,
+                    data,
+                };
+                (Work::Setattr(f), 0, false)
+            }
+            Request::Statfs => (Work::Statfs, 0, false),
             Request::Write {
                 chunk,
                 offset,
@@ -152,7 +193,7 @@ impl Server<'_> {
             }
             Request::Fsync { .. } => (Work::Fsync, 0, false),
             Request::Truncate { size, .. } => (Work::Truncate { size }, 0, false),
-            Request::Unlink { .. } => (Work::Unlink, 0, false),
+            Request::Unlink { ino, data, .. } => (Work::Unlink { ino, data }, 0, false),
             Request::Readdir {
                 cursor,
                 max_entries,
@@ -212,11 +253,18 @@ impl Server<'_> {
                 self.slots_error_reply(meta, token, f.errno, &f.message);
                 return;
             }
+            Ok(Done::Created(attr, created)) => Reply::Create { attr, created },
             Ok(Done::Attr(a)) => match op {
-                Op::Create => Reply::Create(a),
                 Op::Open => Reply::Open(a),
+                Op::Mkdir => Reply::Mkdir(a),
+                Op::Setattr => Reply::Setattr(a),
                 _ => Reply::Stat(a),
             },
+            Ok(Done::Id(id)) => match op {
+                Op::Link => Reply::Link { replaced: id },
+                _ => Reply::Unlink { ino: id },
+            },
+            Ok(Done::Statfs(f)) => Reply::Statfs(f),
             Ok(Done::Written(n)) => {
                 self.stats.bytes_in += n;
                 Reply::Write { written: n }
@@ -263,7 +311,8 @@ impl Server<'_> {
             Ok(Done::Unit) => match op {
                 Op::Fsync => Reply::Fsync,
                 Op::Truncate => Reply::Truncate,
-                _ => Reply::Unlink,
+                Op::Rmdir => Reply::Rmdir,
+                _ => Reply::CheckParent,
             },
         };
         buf.clear();
@@ -374,7 +423,7 @@ impl Server<'_> {
     }
 }
 
-fn unix_now_ns() -> u64 {
+pub(super) fn unix_now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))

@@ -38,9 +38,9 @@ const REJECTED: [(Rejected, &str); 6] = [
 #[derive(Debug, Clone)]
 pub struct ServerStats {
     /// Requests by op code (index `code - 1`).
-    pub requests: [u64; 12],
+    pub requests: [u64; Op::ALL.len()],
     /// Error replies by op code.
-    pub errors: [u64; 12],
+    pub errors: [u64; Op::ALL.len()],
     /// Write payload bytes received.
     pub bytes_in: u64,
     /// Read payload bytes sent.
@@ -67,8 +67,8 @@ impl ServerStats {
     /// Zero counters, started now.
     pub fn new() -> ServerStats {
         ServerStats {
-            requests: [0; 12],
-            errors: [0; 12],
+            requests: [0; Op::ALL.len()],
+            errors: [0; Op::ALL.len()],
             bytes_in: 0,
             bytes_out: 0,
             rejected: [0; 6],
@@ -111,7 +111,7 @@ impl ServerStats {
     }
 
     /// Requests per op name (ops with none left out).
-    pub fn by_op(counts: &[u64; 12]) -> Map<String, Value> {
+    pub fn by_op(counts: &[u64; Op::ALL.len()]) -> Map<String, Value> {
         Op::ALL
             .iter()
             .zip(counts)

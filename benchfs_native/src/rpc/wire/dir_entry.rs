@@ -16,8 +16,8 @@ pub struct DirEntry<'a> {
     pub name: &'a str,
     /// `st_mode`: type bits and permissions.
     pub mode: u32,
-    /// Size in bytes.
-    pub size: u64,
+    /// The entry's id (its `Attr::ino`).
+    pub ino: u64,
 }
 
 fn check_name(name: &str) -> Result<(), &'static str> {
@@ -37,7 +37,7 @@ fn check_name(name: &str) -> Result<(), &'static str> {
 }
 
 /// Appends `entries` in the readdir payload encoding (per entry:
-/// `name_len: u16, reserved: u16, mode: u32, size: u64, name`); returns the
+/// `name_len: u16, reserved: u16, mode: u32, ino: u64, name`); returns the
 /// bytes appended (the reply's `entries_len`).
 pub fn encode_dir_entries(out: &mut Vec<u8>, entries: &[DirEntry<'_>]) -> Result<usize> {
     let before = out.len();
@@ -50,7 +50,7 @@ pub fn encode_dir_entries(out: &mut Vec<u8>, entries: &[DirEntry<'_>]) -> Result
         put_u16(out, e.name.len() as u16);
         put_u16(out, 0);
         put_u32(out, e.mode);
-        put_u64(out, e.size);
+        put_u64(out, e.ino);
         out.extend_from_slice(e.name.as_bytes());
     }
     Ok(out.len() - before)
@@ -82,7 +82,7 @@ pub fn decode_dir_entries<'a>(
         let name_len = usize::from(r.u16("name_len")?);
         r.zero::<2>("reserved")?;
         let mode = r.u32("mode")?;
-        let size = r.u64("size")?;
+        let ino = r.u64("ino")?;
         let name_at = r.pos;
         let bytes = r.take(name_len, "name")?;
         let name = std::str::from_utf8(bytes)
@@ -90,7 +90,7 @@ pub fn decode_dir_entries<'a>(
         if let Err(why) = check_name(name) {
             return Err(DecodeError::new(at, "name", why));
         }
-        out.push(DirEntry { name, mode, size });
+        out.push(DirEntry { name, mode, ino });
     }
     if r.pos != payload.len() {
         return Err(DecodeError::new(

@@ -29,8 +29,8 @@ pub use codec::DecodeError;
 pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, encode_dir_entries};
 pub use header::{Header, Route, decode_header};
 pub use op::Op;
-pub use reply::{Attr, FileKind, Reply, decode_reply, encode_reply};
-pub use request::{Request, decode_request, encode_request};
+pub use reply::{Attr, FileKind, Reply, StatFsReply, decode_reply, encode_reply};
+pub use request::{Record, Request, RmdirStep, decode_request, encode_request};
 
 /// First four bytes of every message.
 pub const MAGIC: [u8; 4] = *b"BFSW";
@@ -43,6 +43,8 @@ pub const VERSION: u16 = 3;
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
 pub const ATTR_LEN: usize = 64;
+/// Length of an encoded [`StatFsReply`].
+pub const STATFS_LEN: usize = 56;
 /// Longest fixed part of any message.
 pub const FIXED_MAX: usize = 64;
 /// Longest path (or error text) the encoder produces (Linux `PATH_MAX`).
@@ -64,6 +66,27 @@ pub const FLAG_FORCE: u16 = 1 << 4;
 pub const FLAG_EOF: u16 = 1 << 5;
 /// Flag (ping request): send the payload back in the reply.
 pub const FLAG_ECHO: u16 = 1 << 6;
+/// Flag (stat, unlink, setattr request): the path names a file's data
+/// object (its backing file, `@<id>`), not a namespace record.
+pub const FLAG_DATA: u16 = 1 << 7;
+/// Flag (create reply): the record was created by this request (not found
+/// existing by a non-exclusive create).
+pub const FLAG_CREATED: u16 = 1 << 8;
+
+/// Bits of a [`Request::Setattr`]'s `mask`: which fields to set.
+pub const SET_MODE: u32 = 1 << 0;
+/// Set the owner.
+pub const SET_UID: u32 = 1 << 1;
+/// Set the group.
+pub const SET_GID: u32 = 1 << 2;
+/// Set the size.
+pub const SET_SIZE: u32 = 1 << 3;
+/// Set the access time.
+pub const SET_ATIME: u32 = 1 << 4;
+/// Set the modification time.
+pub const SET_MTIME: u32 = 1 << 5;
+/// Every `SET_*` bit.
+pub const SET_ALL: u32 = (1 << 6) - 1;
 
 /// Receiver-side bounds. A message beyond them is rejected before anything
 /// is done with it.

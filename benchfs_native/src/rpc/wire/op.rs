@@ -3,7 +3,10 @@
 
 use std::fmt;
 
-use super::{ATTR_LEN, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC};
+use super::{
+    ATTR_LEN, FLAG_CREATED, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE,
+    FLAG_SYNC, STATFS_LEN,
+};
 
 /// Operation codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,11 +36,23 @@ pub enum Op {
     Stats = 11,
     /// Stop the server.
     Shutdown = 12,
+    /// Create a directory record.
+    Mkdir = 13,
+    /// One step of removing a directory (mark, commit, unmark, undo).
+    Rmdir = 14,
+    /// Whether a path is a directory that takes new entries.
+    CheckParent = 15,
+    /// Insert a file record under a new name (the first step of rename).
+    Link = 16,
+    /// Change a record's attributes (or a data object's times).
+    Setattr = 17,
+    /// The daemon's totals (statvfs of its data directory, its records).
+    Statfs = 18,
 }
 
 impl Op {
     /// Every op, in code order.
-    pub const ALL: [Op; 12] = [
+    pub const ALL: [Op; 18] = [
         Op::Ping,
         Op::Create,
         Op::Open,
@@ -50,6 +65,12 @@ impl Op {
         Op::Readdir,
         Op::Stats,
         Op::Shutdown,
+        Op::Mkdir,
+        Op::Rmdir,
+        Op::CheckParent,
+        Op::Link,
+        Op::Setattr,
+        Op::Statfs,
     ];
 
     /// The op of wire code `code`.
@@ -77,6 +98,12 @@ impl Op {
             Op::Readdir => "readdir",
             Op::Stats => "stats",
             Op::Shutdown => "shutdown",
+            Op::Mkdir => "mkdir",
+            Op::Rmdir => "rmdir",
+            Op::CheckParent => "check_parent",
+            Op::Link => "link",
+            Op::Setattr => "setattr",
+            Op::Statfs => "statfs",
         }
     }
 
@@ -88,6 +115,7 @@ impl Op {
             Op::Fsync => FLAG_DATASYNC,
             Op::Shutdown => FLAG_FORCE,
             Op::Ping => FLAG_ECHO,
+            Op::Stat | Op::Unlink | Op::Setattr => FLAG_DATA,
             _ => 0,
         }
     }
@@ -96,6 +124,7 @@ impl Op {
     pub(super) fn reply_flags(self) -> u16 {
         match self {
             Op::Readdir => FLAG_EOF,
+            Op::Create => FLAG_CREATED,
             _ => 0,
         }
     }
@@ -103,10 +132,10 @@ impl Op {
     /// Fixed-part length of a request.
     pub(super) fn request_fixed_len(self) -> usize {
         match self {
-            Op::Create | Op::Open | Op::Truncate => 8,
-            Op::Write => 16,
+            Op::Open | Op::Truncate | Op::Unlink => 8,
+            Op::Write | Op::Readdir | Op::Create | Op::Mkdir | Op::Rmdir => 16,
             Op::Read => 24,
-            Op::Readdir => 16,
+            Op::Link | Op::Setattr => 48,
             _ => 0,
         }
     }
@@ -114,9 +143,10 @@ impl Op {
     /// Fixed-part length of a successful reply.
     pub(super) fn reply_fixed_len(self) -> usize {
         match self {
-            Op::Create | Op::Open | Op::Stat => ATTR_LEN,
-            Op::Ping | Op::Write => 8,
+            Op::Create | Op::Open | Op::Stat | Op::Mkdir | Op::Setattr => ATTR_LEN,
+            Op::Ping | Op::Write | Op::Unlink | Op::Link => 8,
             Op::Readdir => 16,
+            Op::Statfs => STATFS_LEN,
             _ => 0,
         }
     }
@@ -124,8 +154,8 @@ impl Op {
     /// How a request's variable part is used.
     pub(super) fn request_path(self) -> PathRule {
         match self {
-            Op::Ping | Op::Stats | Op::Shutdown => PathRule::None,
-            Op::Readdir => PathRule::Dir,
+            Op::Ping | Op::Stats | Op::Shutdown | Op::Statfs => PathRule::None,
+            Op::Readdir | Op::Stat | Op::CheckParent | Op::Setattr => PathRule::Dir,
             _ => PathRule::File,
         }
     }

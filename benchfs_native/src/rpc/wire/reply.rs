@@ -5,7 +5,9 @@ use super::codec::{DecodeError, Reader};
 use super::dir_entry::DIR_ENTRY_FIXED;
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
-use super::{FIXED_MAX, FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH};
+use super::{
+    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH,
+};
 use crate::error::{Error, Result};
 
 /// What a namespace entry is.
@@ -73,6 +75,26 @@ pub struct Attr {
     pub ctime_unix_ns: u64,
 }
 
+/// A daemon's totals (statfs reply): its data directory's file system and
+/// its namespace records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatFsReply {
+    /// `f_frsize` of the data directory's file system.
+    pub block_size: u64,
+    /// `f_blocks`.
+    pub blocks: u64,
+    /// `f_bfree`.
+    pub blocks_free: u64,
+    /// `f_bavail`.
+    pub blocks_avail: u64,
+    /// Namespace records held (the root not counted).
+    pub files: u64,
+    /// `f_ffree`.
+    pub files_free: u64,
+    /// `f_namemax`.
+    pub name_max: u32,
+}
+
 /// A reply. Read data, readdir entries and the stats JSON are the active
 /// message's payload, of which the length is given here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,8 +106,13 @@ pub enum Reply<'a> {
         /// Payload length (the echoed bytes; 0 without echo).
         len: u64,
     },
-    /// Created.
-    Create(Attr),
+    /// Created (or found, by a non-exclusive create).
+    Create {
+        /// The record's attributes.
+        attr: Attr,
+        /// Made by this request.
+        created: bool,
+    },
     /// Opened.
     Open(Attr),
     /// Attributes.
@@ -104,8 +131,11 @@ pub enum Reply<'a> {
     Fsync,
     /// Truncated.
     Truncate,
-    /// Removed.
-    Unlink,
+    /// Removed: the id of the removed record (0 for a data object).
+    Unlink {
+        /// The removed file's id.
+        ino: u64,
+    },
     /// Directory entries: `count` entries, `entries_len` payload bytes
     /// (see [`encode_dir_entries`](super::encode_dir_entries)).
     Readdir {
@@ -125,6 +155,21 @@ pub enum Reply<'a> {
     },
     /// Shutting down.
     Shutdown,
+    /// Directory created.
+    Mkdir(Attr),
+    /// Removal step done.
+    Rmdir,
+    /// The path takes new entries.
+    CheckParent,
+    /// Linked: the id of the file it replaced (0: none).
+    Link {
+        /// The replaced file's id.
+        replaced: u64,
+    },
+    /// Attributes set: the new ones.
+    Setattr(Attr),
+    /// The daemon's totals.
+    Statfs(StatFsReply),
     /// The operation failed with `errno`; `message` says why.
     Error {
         /// The failed op.
@@ -141,14 +186,20 @@ impl Reply<'_> {
     pub fn op(&self) -> Op {
         match self {
             Reply::Ping { .. } => Op::Ping,
-            Reply::Create(_) => Op::Create,
+            Reply::Create { .. } => Op::Create,
             Reply::Open(_) => Op::Open,
             Reply::Stat(_) => Op::Stat,
             Reply::Write { .. } => Op::Write,
             Reply::Read { .. } => Op::Read,
             Reply::Fsync => Op::Fsync,
             Reply::Truncate => Op::Truncate,
-            Reply::Unlink => Op::Unlink,
+            Reply::Unlink { .. } => Op::Unlink,
+            Reply::Mkdir(_) => Op::Mkdir,
+            Reply::Rmdir => Op::Rmdir,
+            Reply::CheckParent => Op::CheckParent,
+            Reply::Link { .. } => Op::Link,
+            Reply::Setattr(_) => Op::Setattr,
+            Reply::Statfs(_) => Op::Statfs,
             Reply::Readdir { .. } => Op::Readdir,
             Reply::Stats { .. } => Op::Stats,
             Reply::Shutdown => Op::Shutdown,
@@ -204,7 +255,27 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
             fixed[0..8].copy_from_slice(&time_unix_ns.to_le_bytes());
             payload_len = len;
         }
-        Reply::Create(a) | Reply::Open(a) | Reply::Stat(a) => put_attr(&mut fixed, &a),
+        Reply::Create { attr, created } => {
+            put_attr(&mut fixed, &attr);
+            if created {
+                flags |= FLAG_CREATED;
+            }
+        }
+        Reply::Open(a) | Reply::Stat(a) | Reply::Mkdir(a) | Reply::Setattr(a) => {
+            put_attr(&mut fixed, &a)
+        }
+        Reply::Unlink { ino: v } | Reply::Link { replaced: v } => {
+            fixed[0..8].copy_from_slice(&v.to_le_bytes());
+        }
+        Reply::Statfs(f) => {
+            fixed[0..8].copy_from_slice(&f.block_size.to_le_bytes());
+            fixed[8..16].copy_from_slice(&f.blocks.to_le_bytes());
+            fixed[16..24].copy_from_slice(&f.blocks_free.to_le_bytes());
+            fixed[24..32].copy_from_slice(&f.blocks_avail.to_le_bytes());
+            fixed[32..40].copy_from_slice(&f.files.to_le_bytes());
+            fixed[40..48].copy_from_slice(&f.files_free.to_le_bytes());
+            fixed[48..52].copy_from_slice(&f.name_max.to_le_bytes());
+        }
         Reply::Write { written } => fixed[0..8].copy_from_slice(&written.to_le_bytes()),
         Reply::Read { len } => payload_len = len,
         Reply::Readdir {
@@ -221,7 +292,7 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
             payload_len = entries_len;
         }
         Reply::Stats { json_len } => payload_len = json_len,
-        Reply::Fsync | Reply::Truncate | Reply::Unlink | Reply::Shutdown => {}
+        Reply::Fsync | Reply::Truncate | Reply::Shutdown | Reply::Rmdir | Reply::CheckParent => {}
         Reply::Error { errno, message, .. } => {
             if !(1..=MAX_ERRNO).contains(&errno) {
                 return Err(Error::invalid(
@@ -310,7 +381,10 @@ pub fn decode_reply<'a>(
             time_unix_ns: r.u64("time_unix_ns")?,
             len: h.payload_len,
         },
-        Op::Create => Reply::Create(read_attr(&mut r)?),
+        Op::Create => Reply::Create {
+            attr: read_attr(&mut r)?,
+            created: h.flags & FLAG_CREATED != 0,
+        },
         Op::Open => Reply::Open(read_attr(&mut r)?),
         Op::Stat => Reply::Stat(read_attr(&mut r)?),
         Op::Write => Reply::Write {
@@ -319,7 +393,27 @@ pub fn decode_reply<'a>(
         Op::Read => Reply::Read { len: h.payload_len },
         Op::Fsync => Reply::Fsync,
         Op::Truncate => Reply::Truncate,
-        Op::Unlink => Reply::Unlink,
+        Op::Unlink => Reply::Unlink { ino: r.u64("ino")? },
+        Op::Mkdir => Reply::Mkdir(read_attr(&mut r)?),
+        Op::Setattr => Reply::Setattr(read_attr(&mut r)?),
+        Op::Rmdir => Reply::Rmdir,
+        Op::CheckParent => Reply::CheckParent,
+        Op::Link => Reply::Link {
+            replaced: r.u64("replaced")?,
+        },
+        Op::Statfs => {
+            let f = StatFsReply {
+                block_size: r.u64("block_size")?,
+                blocks: r.u64("blocks")?,
+                blocks_free: r.u64("blocks_free")?,
+                blocks_avail: r.u64("blocks_avail")?,
+                files: r.u64("files")?,
+                files_free: r.u64("files_free")?,
+                name_max: r.u32("name_max")?,
+            };
+            r.zero::<4>("reserved")?;
+            Reply::Statfs(f)
+        }
         Op::Readdir => {
             let count = r.u32("count")?;
             r.zero::<4>("reserved")?;

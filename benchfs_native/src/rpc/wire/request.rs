@@ -3,9 +3,10 @@
 use super::codec::{DecodeError, Reader};
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::{Op, PathRule};
+use super::reply::FileKind;
 use super::{
-    FIXED_MAX, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC, HEADER_LEN, Limits,
-    MAX_PATH,
+    FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC, HEADER_LEN,
+    Limits, MAX_PATH, SET_ALL,
 };
 use crate::error::{Error, Result};
 use crate::storage::layout;
@@ -22,12 +23,17 @@ pub enum Request<'a> {
         /// Send the payload back.
         echo: bool,
     },
-    /// Create `path` with permissions `mode`.
+    /// Create the file record `path` with permissions `mode`, owned by
+    /// `uid`/`gid`.
     Create {
         /// File path.
         path: &'a str,
         /// Permission bits.
         mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
         /// Fail with `EEXIST` if it exists.
         exclusive: bool,
     },
@@ -38,10 +44,13 @@ pub enum Request<'a> {
         /// `O_*` flags.
         flags: u32,
     },
-    /// Attributes of `path`.
+    /// Attributes of the record `path` (empty: the root), or of the data
+    /// object `path` when `data`.
     Stat {
-        /// File path.
+        /// Path, or a data object's name.
         path: &'a str,
+        /// `path` names a data object.
+        data: bool,
     },
     /// Write `len` payload bytes at `offset` inside chunk `chunk`.
     Write {
@@ -81,10 +90,15 @@ pub enum Request<'a> {
         /// New size.
         size: u64,
     },
-    /// Remove `path`.
+    /// Remove the file record `path` (only if its id is `ino`, unless 0),
+    /// or the data object `path` when `data`.
     Unlink {
-        /// File path.
+        /// Path, or a data object's name.
         path: &'a str,
+        /// The id the record must have; 0: any.
+        ino: u64,
+        /// `path` names a data object.
+        data: bool,
     },
     /// List directory `path` (empty: the root) from `cursor` (0: the start).
     Readdir {
@@ -102,6 +116,107 @@ pub enum Request<'a> {
         /// Without waiting for in-flight requests.
         force: bool,
     },
+    /// Create the directory record `path`.
+    Mkdir {
+        /// Directory path.
+        path: &'a str,
+        /// Permission bits.
+        mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+    },
+    /// One step of removing directory `path` (docs/NAMESPACE.md).
+    Rmdir {
+        /// Directory path.
+        path: &'a str,
+        /// Which step.
+        step: RmdirStep,
+        /// [`RmdirStep::Undo`]: the id the directory must have.
+        ino: u64,
+    },
+    /// Succeeds if `path` ("" = the root) is a directory not being removed.
+    CheckParent {
+        /// Directory path, or empty.
+        path: &'a str,
+    },
+    /// Insert the file record `record` as `path`, replacing a file there.
+    Link {
+        /// The new name.
+        path: &'a str,
+        /// The record (the renamed file's).
+        record: Record,
+    },
+    /// Set the fields of `mask` (`SET_*`) of the record `path`, or the
+    /// times of the data object `path` when `data`.
+    Setattr {
+        /// Path ("" = the root), or a data object's name.
+        path: &'a str,
+        /// `SET_*` bits.
+        mask: u32,
+        /// Permission bits.
+        mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+        /// Size.
+        size: u64,
+        /// Access time, ns since the Unix epoch.
+        atime_unix_ns: u64,
+        /// Modification time, ns since the Unix epoch.
+        mtime_unix_ns: u64,
+        /// `path` names a data object.
+        data: bool,
+    },
+    /// The daemon's totals.
+    Statfs,
+}
+
+/// The steps of a directory removal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum RmdirStep {
+    /// Mark the directory as being removed (new entries are refused).
+    Mark = 1,
+    /// Remove the marked directory.
+    Commit = 2,
+    /// Clear the mark (the directory was not empty).
+    Unmark = 3,
+    /// Remove a directory this client just made (a failed mkdir).
+    Undo = 4,
+}
+
+impl RmdirStep {
+    fn from_code(code: u32) -> Option<RmdirStep> {
+        match code {
+            1 => Some(RmdirStep::Mark),
+            2 => Some(RmdirStep::Commit),
+            3 => Some(RmdirStep::Unmark),
+            4 => Some(RmdirStep::Undo),
+            _ => None,
+        }
+    }
+}
+
+/// A file record as a rename moves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Record {
+    /// The file id.
+    pub ino: u64,
+    /// `st_mode` (a regular file).
+    pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Access time, ns since the Unix epoch.
+    pub atime_unix_ns: u64,
+    /// Modification time, ns since the Unix epoch.
+    pub mtime_unix_ns: u64,
+    /// Status change time, ns since the Unix epoch.
+    pub ctime_unix_ns: u64,
 }
 
 impl Request<'_> {
@@ -120,6 +235,12 @@ impl Request<'_> {
             Request::Readdir { .. } => Op::Readdir,
             Request::Stats => Op::Stats,
             Request::Shutdown { .. } => Op::Shutdown,
+            Request::Mkdir { .. } => Op::Mkdir,
+            Request::Rmdir { .. } => Op::Rmdir,
+            Request::CheckParent { .. } => Op::CheckParent,
+            Request::Link { .. } => Op::Link,
+            Request::Setattr { .. } => Op::Setattr,
+            Request::Statfs => Op::Statfs,
         }
     }
 
@@ -128,14 +249,21 @@ impl Request<'_> {
         match *self {
             Request::Create { path, .. }
             | Request::Open { path, .. }
-            | Request::Stat { path }
+            | Request::Stat { path, .. }
             | Request::Write { path, .. }
             | Request::Read { path, .. }
             | Request::Fsync { path, .. }
             | Request::Truncate { path, .. }
-            | Request::Unlink { path }
-            | Request::Readdir { path, .. } => path,
-            Request::Ping { .. } | Request::Stats | Request::Shutdown { .. } => "",
+            | Request::Unlink { path, .. }
+            | Request::Readdir { path, .. }
+            | Request::Mkdir { path, .. }
+            | Request::Rmdir { path, .. }
+            | Request::CheckParent { path }
+            | Request::Link { path, .. }
+            | Request::Setattr { path, .. } => path,
+            Request::Ping { .. } | Request::Stats | Request::Shutdown { .. } | Request::Statfs => {
+                ""
+            }
         }
     }
 }
@@ -149,6 +277,21 @@ fn check_path(path: &str, rule: PathRule) -> Result<()> {
         return Err(Error::os(libc::ENAMETOOLONG, "encode rpc message", path));
     }
     Ok(())
+}
+
+/// Puts `mode, uid, gid` (and a zero reserved word) into a fixed part.
+fn put_owner(fixed: &mut [u8], mode: u32, uid: u32, gid: u32) {
+    fixed[0..4].copy_from_slice(&mode.to_le_bytes());
+    fixed[4..8].copy_from_slice(&uid.to_le_bytes());
+    fixed[8..12].copy_from_slice(&gid.to_le_bytes());
+}
+
+fn read_owner(r: &mut Reader<'_>) -> Result<(u32, u32, u32), DecodeError> {
+    let mode = r.u32("mode")?;
+    let uid = r.u32("uid")?;
+    let gid = r.u32("gid")?;
+    r.zero::<4>("reserved")?;
+    Ok((mode, uid, gid))
 }
 
 /// Appends the encoding of `request` (routed by `route`) to `out` and
@@ -175,11 +318,74 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
     let fixed_len = op.request_fixed_len();
     match *request {
         Request::Create {
-            mode, exclusive, ..
+            mode,
+            uid,
+            gid,
+            exclusive,
+            ..
         } => {
-            fixed[0..4].copy_from_slice(&mode.to_le_bytes());
+            put_owner(&mut fixed, mode, uid, gid);
             if exclusive {
                 flags |= FLAG_EXCL;
+            }
+        }
+        Request::Mkdir { mode, uid, gid, .. } => put_owner(&mut fixed, mode, uid, gid),
+        Request::Stat { data, .. } => {
+            if data {
+                flags |= FLAG_DATA;
+            }
+        }
+        Request::Unlink { ino, data, .. } => {
+            fixed[0..8].copy_from_slice(&ino.to_le_bytes());
+            if data {
+                flags |= FLAG_DATA;
+            }
+        }
+        Request::Rmdir { step, ino, .. } => {
+            fixed[0..4].copy_from_slice(&(step as u32).to_le_bytes());
+            fixed[8..16].copy_from_slice(&ino.to_le_bytes());
+        }
+        Request::Link { record: r, .. } => {
+            if FileKind::of_mode(r.mode) != FileKind::File {
+                return Err(Error::invalid(
+                    "mode",
+                    format!("link {path}: only a file record is linked"),
+                ));
+            }
+            fixed[0..8].copy_from_slice(&r.ino.to_le_bytes());
+            fixed[8..12].copy_from_slice(&r.mode.to_le_bytes());
+            fixed[12..16].copy_from_slice(&r.uid.to_le_bytes());
+            fixed[16..20].copy_from_slice(&r.gid.to_le_bytes());
+            fixed[24..32].copy_from_slice(&r.atime_unix_ns.to_le_bytes());
+            fixed[32..40].copy_from_slice(&r.mtime_unix_ns.to_le_bytes());
+            fixed[40..48].copy_from_slice(&r.ctime_unix_ns.to_le_bytes());
+        }
+        Request::Setattr {
+            mask,
+            mode,
+            uid,
+            gid,
+            size,
+            atime_unix_ns,
+            mtime_unix_ns,
+            data,
+            ..
+        } => {
+            if mask & !SET_ALL != 0 {
+                return Err(Error::invalid(
+                    "mask",
+                    format!("setattr {path}: unknown bits {:#x}", mask & !SET_ALL),
+                ));
+            }
+            fixed[0..4].copy_from_slice(&mask.to_le_bytes());
+            fixed[4..8].copy_from_slice(&mode.to_le_bytes());
+            fixed[8..12].copy_from_slice(&uid.to_le_bytes());
+            fixed[12..16].copy_from_slice(&gid.to_le_bytes());
+            fixed[16..24].copy_from_slice(&size.to_le_bytes());
+            fixed[24..32].copy_from_slice(&atime_unix_ns.to_le_bytes());
+            fixed[32..40].copy_from_slice(&mtime_unix_ns.to_le_bytes());
+            if data {
+                flags |= FLAG_DATA;
             }
         }
         Request::Open { flags: f, .. } => fixed[0..4].copy_from_slice(&f.to_le_bytes()),
@@ -229,7 +435,7 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
                 flags |= FLAG_ECHO;
             }
         }
-        Request::Stat { .. } | Request::Unlink { .. } | Request::Stats => {}
+        Request::Stats | Request::CheckParent { .. } | Request::Statfs => {}
     }
     let var = if op.request_path() == PathRule::None {
         &[][..]
@@ -291,20 +497,97 @@ pub fn decode_request<'a>(
             echo: h.flags & FLAG_ECHO != 0,
         },
         Op::Create => {
-            let mode = r.u32("mode")?;
-            r.zero::<4>("reserved")?;
+            let (mode, uid, gid) = read_owner(&mut r)?;
             Request::Create {
                 path,
                 mode,
+                uid,
+                gid,
                 exclusive: h.flags & FLAG_EXCL != 0,
             }
         }
+        Op::Mkdir => {
+            let (mode, uid, gid) = read_owner(&mut r)?;
+            Request::Mkdir {
+                path,
+                mode,
+                uid,
+                gid,
+            }
+        }
+        Op::Rmdir => {
+            let at = r.pos;
+            let code = r.u32("step")?;
+            let step = RmdirStep::from_code(code)
+                .ok_or_else(|| DecodeError::new(at, "step", format!("unknown step {code}")))?;
+            r.zero::<4>("reserved")?;
+            Request::Rmdir {
+                path,
+                step,
+                ino: r.u64("ino")?,
+            }
+        }
+        Op::CheckParent => Request::CheckParent { path },
+        Op::Link => {
+            let ino = r.u64("ino")?;
+            let at = r.pos;
+            let mode = r.u32("mode")?;
+            if FileKind::of_mode(mode) != FileKind::File || mode & libc::S_IFMT != libc::S_IFREG {
+                return Err(DecodeError::new(at, "mode", "not a regular file's mode"));
+            }
+            let uid = r.u32("uid")?;
+            let gid = r.u32("gid")?;
+            r.zero::<4>("reserved")?;
+            let record = Record {
+                ino,
+                mode,
+                uid,
+                gid,
+                atime_unix_ns: r.u64("atime_unix_ns")?,
+                mtime_unix_ns: r.u64("mtime_unix_ns")?,
+                ctime_unix_ns: r.u64("ctime_unix_ns")?,
+            };
+            Request::Link { path, record }
+        }
+        Op::Setattr => {
+            let at = r.pos;
+            let mask = r.u32("mask")?;
+            if mask & !SET_ALL != 0 {
+                return Err(DecodeError::new(
+                    at,
+                    "mask",
+                    format!("unknown bits {:#x}", mask & !SET_ALL),
+                ));
+            }
+            let mode = r.u32("mode")?;
+            let uid = r.u32("uid")?;
+            let gid = r.u32("gid")?;
+            let size = r.u64("size")?;
+            let atime_unix_ns = r.u64("atime_unix_ns")?;
+            let mtime_unix_ns = r.u64("mtime_unix_ns")?;
+            r.zero::<8>("reserved")?;
+            Request::Setattr {
+                path,
+                mask,
+                mode,
+                uid,
+                gid,
+                size,
+                atime_unix_ns,
+                mtime_unix_ns,
+                data: h.flags & FLAG_DATA != 0,
+            }
+        }
+        Op::Statfs => Request::Statfs,
         Op::Open => {
             let flags = r.u32("open_flags")?;
             r.zero::<4>("reserved")?;
             Request::Open { path, flags }
         }
-        Op::Stat => Request::Stat { path },
+        Op::Stat => Request::Stat {
+            path,
+            data: h.flags & FLAG_DATA != 0,
+        },
         Op::Write => {
             let chunk = r.u64("chunk")?;
             let at = r.pos;
@@ -354,7 +637,11 @@ pub fn decode_request<'a>(
             path,
             size: r.u64("size")?,
         },
-        Op::Unlink => Request::Unlink { path },
+        Op::Unlink => Request::Unlink {
+            path,
+            ino: r.u64("ino")?,
+            data: h.flags & FLAG_DATA != 0,
+        },
         Op::Readdir => {
             let cursor = r.u64("cursor")?;
             let at = r.pos;

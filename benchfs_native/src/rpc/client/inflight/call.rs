@@ -82,6 +82,13 @@ impl Call {
         })
     }
 
+    /// Names the call by the file's path (a data op carries the file's
+    /// data object name; errors speak of the path the caller knows).
+    pub fn named(mut self, path: &Rc<str>) -> Call {
+        self.label.path = Rc::clone(path);
+        self
+    }
+
     /// The write data (its length must be the request's `len`).
     pub fn with_payload(mut self, piece: Piece) -> Call {
         self.payload = Some(piece);
@@ -112,15 +119,21 @@ pub struct Entry {
     pub ino: u64,
     /// `st_mode`.
     pub mode: u32,
-    /// Size in bytes.
+    /// Size in bytes (0: a readdir does not ask the data daemons).
     pub size: u64,
 }
 
 /// A successful reply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
-    /// create / open / stat.
+    /// open / stat / mkdir / setattr.
     Attr(Attr),
+    /// create: the record, and whether this call made it.
+    Created(Attr, bool),
+    /// unlink: the removed file's id; link: the replaced file's id.
+    Id(u64),
+    /// statfs.
+    Statfs(wire::StatFsReply),
     /// write: bytes written.
     Written(u64),
     /// read: bytes received into the destination.
@@ -138,7 +151,7 @@ pub enum Answer {
     Json(String),
     /// ping: the daemon's clock.
     Ping(u64),
-    /// fsync, truncate, unlink, shutdown.
+    /// fsync, truncate, shutdown, rmdir, check_parent.
     Done,
 }
 

@@ -93,13 +93,26 @@ impl Window {
                 return self.finish(conn, p, Ok(Answer::Ping(time_unix_ns)), now);
             }
             Reply::Ping { time_unix_ns, len } => (Got::Ping(time_unix_ns), len),
-            Reply::Create(a) | Reply::Open(a) | Reply::Stat(a) => {
+            Reply::Create { attr, created } => {
+                return self.finish(conn, p, Ok(Answer::Created(attr, created)), now);
+            }
+            Reply::Open(a) | Reply::Stat(a) | Reply::Mkdir(a) | Reply::Setattr(a) => {
                 return self.finish(conn, p, Ok(Answer::Attr(a)), now);
+            }
+            Reply::Unlink { ino: id } | Reply::Link { replaced: id } => {
+                return self.finish(conn, p, Ok(Answer::Id(id)), now);
+            }
+            Reply::Statfs(f) => {
+                return self.finish(conn, p, Ok(Answer::Statfs(f)), now);
             }
             Reply::Write { written } => {
                 return self.finish(conn, p, Ok(Answer::Written(written)), now);
             }
-            Reply::Fsync | Reply::Truncate | Reply::Unlink | Reply::Shutdown => {
+            Reply::Fsync
+            | Reply::Truncate
+            | Reply::Shutdown
+            | Reply::Rmdir
+            | Reply::CheckParent => {
                 return self.finish(conn, p, Ok(Answer::Done), now);
             }
         };
@@ -207,9 +220,9 @@ impl Window {
                         .map(|e| Entry {
                             name: e.name.to_owned(),
                             kind: FileKind::of_mode(e.mode),
-                            ino: 0,
+                            ino: e.ino,
                             mode: e.mode,
-                            size: e.size,
+                            size: 0,
                         })
                         .collect(),
                     next_cursor,

@@ -45,6 +45,10 @@ impl Client {
                 .unwrap_or(0)
                 .min(1 << 24),
         );
+        if spec.op == MetadataOp::Create {
+            // Every rank makes the tree; another rank's directory is fine.
+            self.mkdir_all(&spec.dir(), 0o755)?;
+        }
         let t0 = Instant::now();
         let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t0 + d);
         let mut item = spec.first_item;

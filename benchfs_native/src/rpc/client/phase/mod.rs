@@ -20,12 +20,12 @@ use std::time::Instant;
 
 use self::scheduler::{Scheduler, Step};
 pub use self::spec::{PhaseResult, PhaseSpec};
-use super::Client;
 use super::buf::SharedBuf;
 use super::inflight::{Answer, Call};
 use super::pattern::Pattern;
 use super::progress::{PROGRESS_EVERY, Progress};
 use super::split::split;
+use super::{Client, OpenFile};
 use crate::error::{Error, Result};
 use crate::latency::summarize;
 use crate::membership::Record;
@@ -54,7 +54,13 @@ impl Client {
         } else {
             libc::O_RDONLY
         };
+        if spec.write
+            && let Some((dir, _)) = path.rsplit_once('/')
+        {
+            self.mkdir_all(dir, 0o755)?;
+        }
         let handle = self.open(&path, flags, 0o644)?;
+        let file = self.file(handle, "phase")?;
         let t_open = Instant::now();
         let mut result = PhaseResult {
             path: path.clone(),
@@ -62,7 +68,7 @@ impl Client {
             start_unix_ns,
             ..PhaseResult::default()
         };
-        if let Err(e) = self.phase_io(spec, &path, total, &mut result) {
+        if let Err(e) = self.phase_io(spec, &file, total, &mut result) {
             self.window.abandon();
             self.files.remove(&handle);
             return Err(e);
@@ -91,7 +97,7 @@ impl Client {
     fn phase_io(
         &mut self,
         spec: &PhaseSpec,
-        path: &str,
+        file: &OpenFile,
         total: u64,
         out: &mut PhaseResult,
     ) -> Result<()> {
@@ -110,7 +116,7 @@ impl Client {
             .map(Progress::open)
             .transpose()?;
         let mut progress = progress;
-        let start = self.placement.start_node(path);
+        let (path, start) = (&*file.data, file.start);
         let mut sched = Scheduler::new(self.window.max_in_flight(), spec.first_op, end_op);
         let mut xfers: Vec<Option<Xfer>> =
             (0..=self.window.max_in_flight()).map(|_| None).collect();
@@ -168,7 +174,9 @@ impl Client {
                         len: piece.len as u64,
                         sync: false,
                     };
-                    Call::new(&self.conn, node, &req, slot as u64)?.with_payload(piece_buf)
+                    Call::new(&self.conn, node, &req, slot as u64)?
+                        .named(&file.path)
+                        .with_payload(piece_buf)
                 } else {
                     let req = Request::Read {
                         path,
@@ -176,7 +184,9 @@ impl Client {
                         offset: piece.chunk_offset,
                         len: piece.len as u64,
                     };
-                    Call::new(&self.conn, node, &req, slot as u64)?.with_dest(piece_buf)
+                    Call::new(&self.conn, node, &req, slot as u64)?
+                        .named(&file.path)
+                        .with_dest(piece_buf)
                 };
                 self.window.submit(&self.conn, call);
             }

@@ -1,0 +1,35 @@
+//! File ids: unique over the cluster and over restarts of a daemon, so a
+//! new file never lands in an old file's backing file.
+
+/// Bits of an id below the node part (which needs 21 bits: node ids go up
+/// to 2^20).
+const LOCAL_BITS: u32 = 43;
+const LOCAL_MASK: u64 = (1 << LOCAL_BITS) - 1;
+
+/// Hands out the ids of one daemon: `(node_id + 1) << 43 | local`, where
+/// `local` counts up from a random start (the `seed`), so two daemons never
+/// share an id and a restarted daemon is unlikely to repeat one. The root
+/// (id 1) is never handed out.
+#[derive(Debug, Clone)]
+pub struct IdSource {
+    node_part: u64,
+    next: u64,
+}
+
+impl IdSource {
+    /// Ids of node `node_id`, starting at a point chosen by `seed`.
+    pub fn new(node_id: u32, seed: u64) -> IdSource {
+        // The upper 11 of the 43 local bits are random: 2^32 ids per run
+        // before two runs of one daemon can meet.
+        IdSource {
+            node_part: (u64::from(node_id) + 1) << LOCAL_BITS,
+            next: (seed << 32) & LOCAL_MASK,
+        }
+    }
+
+    /// The next id.
+    pub fn next_id(&mut self) -> u64 {
+        self.next = (self.next + 1) & LOCAL_MASK;
+        self.node_part | self.next
+    }
+}

@@ -1,0 +1,323 @@
+//! The namespace records a daemon holds (docs/NAMESPACE.md): one record per
+//! path whose metadata owner is this daemon, indexed by parent directory so
+//! a readdir asks every daemon for the entries under one directory.
+//!
+//! Plain logic: no I/O, no clock (callers pass `now`), no locking (the
+//! daemon wraps it in a mutex). The namespace lives in memory for the
+//! daemon's life: a restarted daemon starts empty.
+//!
+//! * `record`: a record and its attributes.
+//! * `ids`: the file ids a daemon hands out.
+
+mod ids;
+mod record;
+
+use std::collections::{BTreeSet, HashMap};
+
+pub use ids::IdSource;
+pub use record::{Kind, ROOT_INO, Record};
+
+/// Why an operation is refused: the errno a client sees.
+pub type Errno = i32;
+
+/// The parent directory of `path` ("" for a top-level name) and its name.
+pub fn split_parent(path: &str) -> (&str, &str) {
+    match path.rsplit_once('/') {
+        Some((parent, name)) => (parent, name),
+        None => ("", path),
+    }
+}
+
+/// Changes of [`Namespace::setattr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Changes {
+    /// Permission bits.
+    pub mode: Option<u32>,
+    /// Owner.
+    pub uid: Option<u32>,
+    /// Group.
+    pub gid: Option<u32>,
+    /// The size changed (files: mtime and ctime become `now`).
+    pub resized: bool,
+    /// Access time.
+    pub atime: Option<u64>,
+    /// Modification time.
+    pub mtime: Option<u64>,
+}
+
+/// One page of a directory's entries on this daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// `(name, record)` in name order.
+    pub entries: Vec<(String, Record)>,
+    /// Where the next page starts.
+    pub next_cursor: u64,
+    /// No entries after these.
+    pub eof: bool,
+}
+
+/// The records of one daemon.
+#[derive(Debug)]
+pub struct Namespace {
+    records: HashMap<String, Record>,
+    /// Parent directory -> names of its entries held here.
+    children: HashMap<String, BTreeSet<String>>,
+    root: Record,
+    ids: IdSource,
+}
+
+impl Namespace {
+    /// An empty namespace (the root only, made at `now`) handing out ids
+    /// from `ids`.
+    pub fn new(ids: IdSource, now: u64, uid: u32, gid: u32) -> Namespace {
+        Namespace {
+            records: HashMap::new(),
+            children: HashMap::new(),
+            root: Record::root(now, uid, gid),
+            ids,
+        }
+    }
+
+    /// Records held (the root not counted).
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether only the root is here.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The record of `path` ("" = the root).
+    pub fn get(&self, path: &str) -> Option<&Record> {
+        if path.is_empty() {
+            Some(&self.root)
+        } else {
+            self.records.get(path)
+        }
+    }
+
+    fn get_mut(&mut self, path: &str) -> Option<&mut Record> {
+        if path.is_empty() {
+            Some(&mut self.root)
+        } else {
+            self.records.get_mut(path)
+        }
+    }
+
+    fn insert(&mut self, path: &str, rec: Record) {
+        let (parent, name) = split_parent(path);
+        self.children
+            .entry(parent.to_owned())
+            .or_default()
+            .insert(name.to_owned());
+        self.records.insert(path.to_owned(), rec);
+    }
+
+    fn remove(&mut self, path: &str) -> Option<Record> {
+        let rec = self.records.remove(path)?;
+        let (parent, name) = split_parent(path);
+        if let Some(set) = self.children.get_mut(parent) {
+            set.remove(name);
+            if set.is_empty() {
+                self.children.remove(parent);
+            }
+        }
+        Some(rec)
+    }
+
+    /// Creates the file record `path`, or returns the file there when not
+    /// `exclusive`; `true` when it was created. `EEXIST` (exclusive),
+    /// `EISDIR` (a directory is there).
+    pub fn create(
+        &mut self,
+        path: &str,
+        mode: u32,
+        owner: (u32, u32),
+        exclusive: bool,
+        now: u64,
+    ) -> Result<(Record, bool), Errno> {
+        if let Some(r) = self.get(path) {
+            return match r.kind {
+                Kind::Dir if exclusive => Err(libc::EEXIST),
+                Kind::Dir => Err(libc::EISDIR),
+                Kind::File if exclusive => Err(libc::EEXIST),
+                Kind::File => Ok((*r, false)),
+            };
+        }
+        let rec = Record::new(Kind::File, self.ids.next_id(), mode, owner, now);
+        self.insert(path, rec);
+        Ok((rec, true))
+    }
+
+    /// Creates the directory record `path`. `EEXIST` if the name exists.
+    pub fn mkdir(
+        &mut self,
+        path: &str,
+        mode: u32,
+        owner: (u32, u32),
+        now: u64,
+    ) -> Result<Record, Errno> {
+        if self.get(path).is_some() {
+            return Err(libc::EEXIST);
+        }
+        let rec = Record::new(Kind::Dir, self.ids.next_id(), mode, owner, now);
+        self.insert(path, rec);
+        Ok(rec)
+    }
+
+    /// Whether `path` may take new entries: `ENOENT` when missing or being
+    /// removed, `ENOTDIR` when a file.
+    pub fn check_parent(&self, path: &str) -> Result<(), Errno> {
+        match self.get(path) {
+            None => Err(libc::ENOENT),
+            Some(r) if r.kind != Kind::Dir => Err(libc::ENOTDIR),
+            Some(r) if r.removing => Err(libc::ENOENT),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Removes the file record `path` (only if its id is `ino`, unless 0);
+    /// returns its id. `ENOENT`, `EISDIR`.
+    pub fn unlink(&mut self, path: &str, ino: u64) -> Result<u64, Errno> {
+        match self.get(path) {
+            None => Err(libc::ENOENT),
+            Some(r) if r.kind == Kind::Dir => Err(libc::EISDIR),
+            Some(r) if ino != 0 && r.ino != ino => Err(libc::ENOENT),
+            Some(_) => Ok(self.remove(path).map_or(0, |r| r.ino)),
+        }
+    }
+
+    /// Marks directory `path` as being removed. `EBUSY` for the root or a
+    /// directory already marked, `ENOENT`, `ENOTDIR`.
+    pub fn rmdir_mark(&mut self, path: &str) -> Result<(), Errno> {
+        if path.is_empty() {
+            return Err(libc::EBUSY);
+        }
+        match self.records.get_mut(path) {
+            None => Err(libc::ENOENT),
+            Some(r) if r.kind != Kind::Dir => Err(libc::ENOTDIR),
+            Some(r) if r.removing => Err(libc::EBUSY),
+            Some(r) => {
+                r.removing = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes the marked directory `path`. `ENOENT` if it is not marked.
+    pub fn rmdir_commit(&mut self, path: &str) -> Result<(), Errno> {
+        match self.records.get(path) {
+            Some(r) if r.kind == Kind::Dir && r.removing => {
+                self.remove(path);
+                Ok(())
+            }
+            _ => Err(libc::ENOENT),
+        }
+    }
+
+    /// Clears the mark of directory `path`. `ENOENT` if it is not marked.
+    pub fn rmdir_unmark(&mut self, path: &str) -> Result<(), Errno> {
+        match self.records.get_mut(path) {
+            Some(r) if r.kind == Kind::Dir && r.removing => {
+                r.removing = false;
+                Ok(())
+            }
+            _ => Err(libc::ENOENT),
+        }
+    }
+
+    /// Removes the directory `path` if its id is `ino` (a mkdir whose
+    /// parent vanished). `ENOENT` otherwise.
+    pub fn rmdir_undo(&mut self, path: &str, ino: u64) -> Result<(), Errno> {
+        match self.records.get(path) {
+            Some(r) if r.kind == Kind::Dir && r.ino == ino => {
+                self.remove(path);
+                Ok(())
+            }
+            _ => Err(libc::ENOENT),
+        }
+    }
+
+    /// Inserts `rec` (a file record) as `path`, replacing a file there;
+    /// returns the replaced file's id (0: none). `EISDIR` if a directory
+    /// is there.
+    pub fn link(&mut self, path: &str, mut rec: Record, now: u64) -> Result<u64, Errno> {
+        let replaced = match self.get(path) {
+            Some(r) if r.kind == Kind::Dir => return Err(libc::EISDIR),
+            Some(r) => r.ino,
+            None => 0,
+        };
+        if replaced != 0 {
+            self.remove(path);
+        }
+        rec.kind = Kind::File;
+        rec.removing = false;
+        rec.ctime = now;
+        self.insert(path, rec);
+        Ok(replaced)
+    }
+
+    /// Applies `c` to the record of `path`; returns the new record.
+    /// `ENOENT`, `EISDIR` (a size for a directory).
+    pub fn setattr(&mut self, path: &str, c: &Changes, now: u64) -> Result<Record, Errno> {
+        let r = self.get_mut(path).ok_or(libc::ENOENT)?;
+        if c.resized && r.kind == Kind::Dir {
+            return Err(libc::EISDIR);
+        }
+        if let Some(m) = c.mode {
+            r.mode = record::permission_bits(m);
+        }
+        if let Some(u) = c.uid {
+            r.uid = u;
+        }
+        if let Some(g) = c.gid {
+            r.gid = g;
+        }
+        if c.resized {
+            r.mtime = now;
+        }
+        if let Some(t) = c.atime {
+            r.atime = t;
+        }
+        if let Some(t) = c.mtime {
+            r.mtime = t;
+        }
+        r.ctime = now;
+        Ok(*r)
+    }
+
+    /// Up to `max` entries of directory `dir` held here, from `cursor` (an
+    /// index in name order).
+    pub fn readdir(&self, dir: &str, cursor: u64, max: u32) -> Page {
+        let Some(names) = self.children.get(dir) else {
+            return Page {
+                entries: Vec::new(),
+                next_cursor: cursor,
+                eof: true,
+            };
+        };
+        let start = usize::try_from(cursor).unwrap_or(usize::MAX);
+        let mut entries = Vec::with_capacity(names.len().min(max as usize));
+        for name in names.iter().skip(start).take(max as usize) {
+            let path = if dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
+            if let Some(r) = self.records.get(&path) {
+                entries.push((name.clone(), *r));
+            }
+        }
+        let total = names.len() as u64;
+        let next = (start as u64).saturating_add(u64::from(max)).min(total);
+        Page {
+            entries,
+            next_cursor: next.max(cursor),
+            eof: next >= total,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

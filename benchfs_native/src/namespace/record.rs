@@ -1,0 +1,73 @@
+//! A namespace record: what a path is and its attributes.
+
+/// The root directory's id.
+pub const ROOT_INO: u64 = 1;
+
+/// File or directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A regular file (its data on the data daemons, by id).
+    File,
+    /// A directory (its entries are the records whose parent it is).
+    Dir,
+}
+
+/// The permission bits a caller may give: never set-user-ID, set-group-ID
+/// or sticky (a daemon running as root would otherwise keep a setuid file
+/// for anyone who can reach it).
+pub fn permission_bits(mode: u32) -> u32 {
+    mode & 0o777
+}
+
+/// One path's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// File or directory.
+    pub kind: Kind,
+    /// Unique id (a file's data is addressed by it).
+    pub ino: u64,
+    /// Permission bits (no type bits).
+    pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Access time, ns since the Unix epoch.
+    pub atime: u64,
+    /// Modification time (a file's until data is written after it).
+    pub mtime: u64,
+    /// Status change time.
+    pub ctime: u64,
+    /// A directory an rmdir is removing: it takes no new entries.
+    pub removing: bool,
+}
+
+impl Record {
+    /// A new record made at `now`.
+    pub fn new(kind: Kind, ino: u64, mode: u32, owner: (u32, u32), now: u64) -> Record {
+        Record {
+            kind,
+            ino,
+            mode: permission_bits(mode),
+            uid: owner.0,
+            gid: owner.1,
+            atime: now,
+            mtime: now,
+            ctime: now,
+            removing: false,
+        }
+    }
+
+    /// The root directory.
+    pub fn root(now: u64, uid: u32, gid: u32) -> Record {
+        Record::new(Kind::Dir, ROOT_INO, 0o755, (uid, gid), now)
+    }
+
+    /// Links: files 1, directories 2.
+    pub fn nlink(&self) -> u32 {
+        match self.kind {
+            Kind::File => 1,
+            Kind::Dir => 2,
+        }
+    }
+}

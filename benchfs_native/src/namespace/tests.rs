@@ -1,0 +1,163 @@
+use super::*;
+
+fn ns() -> Namespace {
+    Namespace::new(IdSource::new(0, 7), 100, 1000, 1000)
+}
+
+const ME: (u32, u32) = (1000, 100);
+
+#[test]
+fn the_root_always_exists_as_a_directory() {
+    let n = ns();
+    let r = n.get("").unwrap();
+    assert_eq!((r.kind, r.ino, r.nlink()), (Kind::Dir, ROOT_INO, 2));
+    assert_eq!(n.check_parent(""), Ok(()));
+    assert!(n.is_empty());
+}
+
+#[test]
+fn create_and_mkdir_refuse_existing_names() {
+    let mut n = ns();
+    let (f, made) = n.create("a", 0o4755, ME, true, 5).unwrap();
+    assert!(made);
+    assert_eq!(f.mode, 0o755, "set-user-ID is dropped");
+    assert_eq!((f.uid, f.gid, f.mtime), (1000, 100, 5));
+    assert_eq!(n.create("a", 0o644, ME, true, 6), Err(libc::EEXIST));
+    assert_eq!(n.create("a", 0o644, ME, false, 6), Ok((f, false)));
+    assert_eq!(n.mkdir("a", 0o755, ME, 6), Err(libc::EEXIST));
+    let d = n.mkdir("d", 0o1777, ME, 6).unwrap();
+    assert_eq!(d.mode, 0o777, "sticky is dropped");
+    assert_ne!(d.ino, f.ino);
+    assert_eq!(n.create("d", 0o644, ME, false, 6), Err(libc::EISDIR));
+    assert_eq!(n.len(), 2);
+}
+
+#[test]
+fn ids_are_unique_per_node_and_never_the_root() {
+    let mut a = IdSource::new(0, 0);
+    let mut b = IdSource::new(1, 0);
+    let x: Vec<u64> = (0..1000).map(|_| a.next_id()).collect();
+    let y: Vec<u64> = (0..1000).map(|_| b.next_id()).collect();
+    let all: BTreeSet<u64> = x.iter().chain(&y).copied().collect();
+    assert_eq!(all.len(), 2000);
+    assert!(!all.contains(&ROOT_INO));
+    assert!(!all.contains(&0));
+}
+
+#[test]
+fn check_parent_names_what_is_wrong() {
+    let mut n = ns();
+    n.create("f", 0o644, ME, true, 1).unwrap();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    assert_eq!(n.check_parent("d"), Ok(()));
+    assert_eq!(n.check_parent("f"), Err(libc::ENOTDIR));
+    assert_eq!(n.check_parent("x"), Err(libc::ENOENT));
+    n.rmdir_mark("d").unwrap();
+    assert_eq!(n.check_parent("d"), Err(libc::ENOENT), "being removed");
+}
+
+#[test]
+fn rmdir_steps() {
+    let mut n = ns();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    n.create("f", 0o644, ME, true, 1).unwrap();
+    assert_eq!(n.rmdir_mark(""), Err(libc::EBUSY));
+    assert_eq!(n.rmdir_mark("f"), Err(libc::ENOTDIR));
+    assert_eq!(n.rmdir_mark("x"), Err(libc::ENOENT));
+    assert_eq!(n.rmdir_commit("d"), Err(libc::ENOENT), "not marked");
+    n.rmdir_mark("d").unwrap();
+    assert_eq!(n.rmdir_mark("d"), Err(libc::EBUSY));
+    n.rmdir_unmark("d").unwrap();
+    assert_eq!(n.check_parent("d"), Ok(()));
+    n.rmdir_mark("d").unwrap();
+    n.rmdir_commit("d").unwrap();
+    assert!(n.get("d").is_none());
+    let d = n.mkdir("e", 0o755, ME, 1).unwrap();
+    assert_eq!(n.rmdir_undo("e", d.ino + 1), Err(libc::ENOENT));
+    n.rmdir_undo("e", d.ino).unwrap();
+    assert!(n.get("e").is_none());
+}
+
+#[test]
+fn unlink_removes_files_only_and_checks_the_id() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    assert_eq!(n.unlink("d", 0), Err(libc::EISDIR));
+    assert_eq!(n.unlink("f", f.ino + 1), Err(libc::ENOENT));
+    assert_eq!(n.unlink("f", f.ino), Ok(f.ino));
+    assert_eq!(n.unlink("f", 0), Err(libc::ENOENT));
+}
+
+#[test]
+fn readdir_pages_the_entries_of_one_directory() {
+    let mut n = ns();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    for i in 0..10 {
+        n.create(&format!("d/f{i}"), 0o644, ME, true, 1).unwrap();
+    }
+    n.create("top", 0o644, ME, true, 1).unwrap();
+    let p = n.readdir("d", 0, 4);
+    let names: Vec<_> = p.entries.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["f0", "f1", "f2", "f3"]);
+    assert!(!p.eof);
+    let p2 = n.readdir("d", p.next_cursor, 100);
+    assert_eq!(p2.entries.len(), 6);
+    assert!(p2.eof);
+    let root: Vec<_> = n
+        .readdir("", 0, 100)
+        .entries
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    assert_eq!(root, ["d", "top"]);
+    let empty = n.readdir("nothing", 0, 10);
+    assert!(empty.entries.is_empty() && empty.eof);
+    n.unlink("d/f3", 0).unwrap();
+    assert_eq!(n.readdir("d", 0, 100).entries.len(), 9);
+}
+
+#[test]
+fn link_replaces_a_file_but_not_a_directory() {
+    let mut n = ns();
+    let (a, _) = n.create("a", 0o600, ME, true, 1).unwrap();
+    let (b, _) = n.create("b", 0o644, ME, true, 1).unwrap();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    assert_eq!(n.link("d", a, 9), Err(libc::EISDIR));
+    assert_eq!(n.link("b", a, 9), Ok(b.ino));
+    let moved = n.get("b").unwrap();
+    assert_eq!((moved.ino, moved.mode, moved.ctime), (a.ino, 0o600, 9));
+    assert_eq!(n.link("c", a, 9), Ok(0));
+}
+
+#[test]
+fn setattr_masks_mode_and_stamps_ctime() {
+    let mut n = ns();
+    n.create("f", 0o644, ME, true, 1).unwrap();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    let c = Changes {
+        mode: Some(0o6755),
+        uid: Some(7),
+        mtime: Some(3),
+        ..Changes::default()
+    };
+    let r = n.setattr("f", &c, 50).unwrap();
+    assert_eq!(
+        (r.mode, r.uid, r.gid, r.mtime, r.ctime),
+        (0o755, 7, 100, 3, 50)
+    );
+    let resized = Changes {
+        resized: true,
+        ..Changes::default()
+    };
+    assert_eq!(n.setattr("f", &resized, 60).unwrap().mtime, 60);
+    assert_eq!(n.setattr("d", &resized, 60), Err(libc::EISDIR));
+    assert_eq!(n.setattr("x", &c, 60), Err(libc::ENOENT));
+    assert_eq!(n.setattr("", &c, 60).unwrap().mode, 0o755);
+}
+
+#[test]
+fn split_parent_of_nested_and_top_level_paths() {
+    assert_eq!(split_parent("a/b/c"), ("a/b", "c"));
+    assert_eq!(split_parent("a"), ("", "a"));
+}

@@ -1,0 +1,193 @@
+//! What the namespace requests do to the daemon's records
+//! (docs/NAMESPACE.md): the record ops run under the namespace's mutex on
+//! a pool thread; a data object's times (setattr with `FLAG_DATA`) are set
+//! on its backing file.
+
+use std::fs;
+use std::os::fd::AsFd as _;
+
+use super::dispatch::{Done, Failure, SetFields, Storage, Work, fail, io_fail};
+use super::requests::unix_now_ns;
+use crate::namespace::{Changes, Kind, Namespace, Record};
+use crate::rpc::wire::{
+    self, Attr, FileKind, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME, SET_SIZE, SET_UID,
+};
+use crate::sys;
+
+/// The attributes of a record (a file's size, blocks and data times are
+/// the data daemons').
+pub(super) fn record_attr(r: &Record) -> Attr {
+    let kind = match r.kind {
+        Kind::File => FileKind::File,
+        Kind::Dir => FileKind::Dir,
+    };
+    Attr {
+        ino: r.ino,
+        kind,
+        size: 0,
+        blocks: 0,
+        mode: kind.type_bits() | r.mode,
+        uid: r.uid,
+        gid: r.gid,
+        nlink: r.nlink(),
+        atime_unix_ns: r.atime,
+        mtime_unix_ns: r.mtime,
+        ctime_unix_ns: r.ctime,
+    }
+}
+
+fn pick<T>(mask: u32, bit: u32, v: T) -> Option<T> {
+    (mask & bit != 0).then_some(v)
+}
+
+fn changes(f: &SetFields) -> Changes {
+    let pick_time = |bit: u32, v: u64| pick(f.mask, bit, v);
+    let pick = |bit: u32, v: u32| pick(f.mask, bit, v);
+    Changes {
+        mode: pick(SET_MODE, f.mode),
+        uid: pick(SET_UID, f.uid),
+        gid: pick(SET_GID, f.gid),
+        resized: f.mask & SET_SIZE != 0,
+        atime: pick_time(SET_ATIME, f.atime),
+        mtime: pick_time(SET_MTIME, f.mtime),
+    }
+}
+
+impl Storage {
+    /// Runs a record op.
+    pub(super) fn run_names(
+        &self,
+        work: &Work,
+        path: &str,
+        buf: &mut Vec<u8>,
+    ) -> Result<Done, Failure> {
+        let now = unix_now_ns();
+        let no = |errno: i32| fail(work, path, errno, "");
+        if let Work::Statfs = work {
+            return self.statfs(work);
+        }
+        // A panic on another pool thread would poison the mutex; the
+        // records stay consistent (every op checks before it changes).
+        let mut names = self
+            .names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ns: &mut Namespace = &mut names;
+        match *work {
+            Work::Create {
+                mode,
+                uid,
+                gid,
+                exclusive,
+            } => ns
+                .create(path, mode, (uid, gid), exclusive, now)
+                .map(|(r, made)| Done::Created(record_attr(&r), made))
+                .map_err(no),
+            Work::Open { flags } => {
+                let r = ns.get(path).ok_or_else(|| no(libc::ENOENT))?;
+                let writable = (flags as i32) & libc::O_ACCMODE != libc::O_RDONLY;
+                if r.kind == Kind::Dir && writable {
+                    return Err(no(libc::EISDIR));
+                }
+                Ok(Done::Attr(record_attr(r)))
+            }
+            Work::Stat { .. } => ns
+                .get(path)
+                .map(|r| Done::Attr(record_attr(r)))
+                .ok_or_else(|| no(libc::ENOENT)),
+            Work::Unlink { ino, .. } => ns.unlink(path, ino).map(Done::Id).map_err(no),
+            Work::Mkdir { mode, uid, gid } => ns
+                .mkdir(path, mode, (uid, gid), now)
+                .map(|r| Done::Attr(record_attr(&r)))
+                .map_err(no),
+            Work::Rmdir { step, ino } => match step {
+                RmdirStep::Mark => ns.rmdir_mark(path),
+                RmdirStep::Commit => ns.rmdir_commit(path),
+                RmdirStep::Unmark => ns.rmdir_unmark(path),
+                RmdirStep::Undo => ns.rmdir_undo(path, ino),
+            }
+            .map(|()| Done::Unit)
+            .map_err(no),
+            Work::CheckParent => ns.check_parent(path).map(|()| Done::Unit).map_err(no),
+            Work::Link { record } => {
+                let rec = Record {
+                    kind: Kind::File,
+                    ino: record.ino,
+                    mode: record.mode & 0o777,
+                    uid: record.uid,
+                    gid: record.gid,
+                    atime: record.atime_unix_ns,
+                    mtime: record.mtime_unix_ns,
+                    ctime: record.ctime_unix_ns,
+                    removing: false,
+                };
+                ns.link(path, rec, now).map(Done::Id).map_err(no)
+            }
+            Work::Setattr(f) => ns
+                .setattr(path, &changes(&f), now)
+                .map(|r| Done::Attr(record_attr(&r)))
+                .map_err(no),
+            Work::Readdir {
+                cursor,
+                max_entries,
+            } => {
+                let page = ns.readdir(path, cursor, max_entries);
+                drop(names);
+                buf.clear();
+                let entries: Vec<wire::DirEntry<'_>> = page
+                    .entries
+                    .iter()
+                    .map(|(name, r)| {
+                        let a = record_attr(r);
+                        wire::DirEntry {
+                            name,
+                            mode: a.mode,
+                            ino: a.ino,
+                        }
+                    })
+                    .collect();
+                wire::encode_dir_entries(buf, &entries)
+                    .map_err(|e| fail(work, path, libc::EINVAL, &e.to_string()))?;
+                Ok(Done::Dir {
+                    count: entries.len() as u32,
+                    next_cursor: page.next_cursor,
+                    eof: page.eof,
+                })
+            }
+            _ => Err(no(libc::EINVAL)),
+        }
+    }
+
+    /// Sets the times of data object `path` (absent: nothing to do).
+    pub(super) fn data_times(
+        &self,
+        work: &Work,
+        path: &str,
+        f: &SetFields,
+    ) -> Result<Done, Failure> {
+        let atime = (f.mask & SET_ATIME != 0).then_some(f.atime);
+        let mtime = (f.mask & SET_MTIME != 0).then_some(f.mtime);
+        let file: fs::File = self.open_data(work, path)?;
+        sys::set_times(file.as_fd(), atime, mtime).map_err(|e| io_fail(work, path, &e))?;
+        let m = file.metadata().map_err(|e| io_fail(work, path, &e))?;
+        Ok(Done::Attr(super::dispatch::attr_of(&m)))
+    }
+
+    fn statfs(&self, work: &Work) -> Result<Done, Failure> {
+        let st = sys::statvfs(self.store.root_fd()).map_err(|e| io_fail(work, "", &e))?;
+        let files = self
+            .names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len() as u64;
+        Ok(Done::Statfs(wire::StatFsReply {
+            block_size: st.f_frsize,
+            blocks: st.f_blocks,
+            blocks_free: st.f_bfree,
+            blocks_avail: st.f_bavail,
+            files,
+            files_free: st.f_ffree,
+            name_max: u32::try_from(st.f_namemax).unwrap_or(u32::MAX),
+        }))
+    }
+}
