@@ -202,3 +202,43 @@ def test_fio_runs_on_every_node_s_mount(tmp_path: Path) -> None:
     assert len(record["daemons"]) == 2
     assert no_mount_under(tmp_path)
     assert_nothing_left(tmp_path, token_of(run_dir))
+
+
+SEARCH = os.pathsep.join(
+    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
+)
+
+
+@needs_mount
+@pytest.mark.parametrize(
+    ("tool", "args", "phase"),
+    [
+        ("ior", "-a,POSIX,-w,-r,-F,-t,64k,-b,1m", "write"),
+        ("mdtest", "-n,20,-F,-u", "File creation"),
+    ],
+)
+def test_ior_and_mdtest_run_as_one_job_on_the_mount_when_found(
+    tmp_path: Path, tool: str, args: str, phase: str
+) -> None:
+    binary = shutil.which(tool, path=SEARCH)
+    if binary is None or shutil.which("iostat") is None:
+        pytest.skip(f"{tool} or iostat not found ({tool}: PATH, $IOR_BIN_DIR, /opt/ior/bin)")
+    done = benchfs_run(mount_args(
+        tmp_path, "--set", "cluster.local_nodes=2",
+        "--set", f"workload.tool={tool}", "--set", f"workload.tool_args={args}",
+        "--set", f"workload.tool_path={binary}",
+    ))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    phases = {row["phase"]: row for row in summary(run_dir)["phases"]}
+    assert phase in phases
+    assert all((row["tool"], row["interface"]) == (tool, "mount") for row in phases.values())
+    record = manifest(run_dir)
+    argv = record["tool"]["command_lines"]["job"]
+    # One job of 2 x 1 ranks, in the first node's mount point.
+    work = f"{record['mount']['root']}/local0/benchfs-{token_of(run_dir)}-p0"
+    flag = "-o" if tool == "ior" else "-d"
+    assert argv[argv.index(flag) + 1].startswith(work), argv
+    assert "-np" in record["tool"]["launched"]["job"]
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, token_of(run_dir))
