@@ -148,8 +148,11 @@ class MountGroup:
                 )
             )
 
+    def not_live(self) -> list[str]:
+        return [n for n in self.nodes if not (self.args.ready_dir / f"{n}.json").is_file()]
+
     def _missing(self) -> str | None:
-        missing = [n for n in self.nodes if not (self.args.ready_dir / f"{n}.json").is_file()]
+        missing = self.not_live()
         if not missing:
             return None
         return f"not live on {', '.join(missing)} ({len(self.nodes) - len(missing)} of " \
@@ -165,7 +168,7 @@ class MountGroup:
                 watch=self.processes,
             )
         except LaunchError as error:
-            raise LaunchError(self._with_logs(str(error), everyone=True)) from None
+            raise LaunchError(self._with_logs(str(error), set(self.not_live()))) from None
         for node in self.nodes:
             path = self.args.ready_dir / f"{node}.json"
             self.ready[node] = json.loads(path.read_text())
@@ -185,11 +188,11 @@ class MountGroup:
             return self._with_logs(f"{who} {describe_status(code)} during the run")
         return None
 
-    def _with_logs(self, message: str, everyone: bool = False) -> str:
-        """The message and what the mounts said (those that ended, or all of them)."""
+    def _with_logs(self, message: str, nodes: set[str] | None = None) -> str:
+        """The message and what the mounts said: those that ended, or those of ``nodes``."""
         tails = []
         for command, process in zip(self.commands, self.processes, strict=True):
-            if everyone or process.returncode is not None:
+            if process.returncode is not None or (nodes and nodes & set(command.nodes)):
                 tail = log_tail(self.log_path(command))
                 where = self.log_path(command)
                 tails.append(f"{command.name} logged: {tail or 'nothing'} (log {where})")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -242,3 +243,34 @@ def test_ior_and_mdtest_run_as_one_job_on_the_mount_when_found(
     assert "-np" in record["tool"]["launched"]["job"]
     assert no_mount_under(tmp_path)
     assert_nothing_left(tmp_path, token_of(run_dir))
+
+
+@needs_mount
+def test_a_sweep_mounts_each_point_afresh_and_unmounts_each(tmp_path: Path) -> None:
+    done = benchfs_run(mount_args(tmp_path, "--transfer-size", "64k,128k", "--verify"))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count(" mounting BenchFS on 4 nodes") == 2
+    assert done.stderr.count("starting 4 daemons") == 1  # the daemons stay, the mounts do not
+    roots = []
+    for run_dir in run_dirs(tmp_path / "results"):
+        assert summary(run_dir)["verify_errors"] == 0
+        roots.append(manifest(run_dir)["mount"]["root"])
+    assert [Path(root).name.rsplit("-", 1)[1] for root in roots] == ["p0", "p1"]
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, token_of(run_dirs(tmp_path / "results")[0]))
+
+
+@needs_mount
+def test_mounts_not_live_in_time_fail_the_run_naming_the_nodes_and_logs(tmp_path: Path) -> None:
+    done = benchfs_run(mount_args(tmp_path, "--set", "cluster.deadlines.mount_s=0.001"))
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: timed out after 0.001 s waiting for 4 mounts under "), line
+    assert "not live on local0" in line
+    assert "mount local0 logged:" in line and "logs/mounts/local0.log" in line, line
+    (run_dir,) = run_dirs(tmp_path / "results")
+    assert manifest(run_dir)["status"] == "failed"
+    token = re.search(r"/benchfs-(\d+-[0-9a-f]+)-mnt-p0", line)
+    assert token is not None, line
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, token.group(1))
