@@ -274,3 +274,18 @@ def test_mounts_not_live_in_time_fail_the_run_naming_the_nodes_and_logs(tmp_path
     assert token is not None, line
     assert no_mount_under(tmp_path)
     assert_nothing_left(tmp_path, token.group(1))
+
+
+@needs_mount
+def test_a_killed_mount_fails_the_run_naming_it(tmp_path: Path) -> None:
+    args = mount_args(tmp_path, "--repetitions", "100000", "--transfer-size", "4k")
+    with running_phase(tmp_path, args) as run:
+        (victim,) = run.pids("mounts-p0/local1.json")
+        os.kill(victim, signal.SIGKILL)
+        code, output = run.finish()
+    assert code == 2, output
+    (error,) = [line for line in output.splitlines() if line.startswith("error:")]
+    assert f"mount local1 (pid {victim}) was killed by SIGKILL during the run" in error, error
+    assert manifest(run_dirs(tmp_path / "results")[0])["status"] == "failed"
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, run.token, [victim])
