@@ -361,15 +361,21 @@ def mount(
     directory: DiskDirOption = None,
     seq_size: Annotated[
         str, typer.Option(help="Bytes per job of the 1 MiB sequential cases (e.g. 256MiB).")
-    ] = "256MiB",
-    rand_ops: Annotated[int, typer.Option(min=100, help="4 KiB operations at QD1.")] = 4000,
+    ] = "128MiB",
+    rand_ops: Annotated[int, typer.Option(min=100, help="4 KiB operations at QD1.")] = 2000,
     threads: Annotated[int, typer.Option(min=1, max=256, help="Mount worker threads.")] = 4,
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Alternating native/mount/disk rounds; medians shown.")
+    ] = 3,
 ) -> None:
     """fio on the FUSE mount against the native client and against the local disk."""
     from benchfs.bench.mount import MountBenchSettings, run_mount_bench
 
     settings = MountBenchSettings(
-        seq_bytes_per_job=_size(seq_size, "--seq-size"), rand_ops=rand_ops, threads=threads
+        seq_bytes_per_job=_size(seq_size, "--seq-size"),
+        rand_ops=rand_ops,
+        threads=threads,
+        rounds=rounds,
     )
     with err_console.status("starting") as progress:
         report = run_mount_bench(directory, settings, on_step=lambda s: progress.update(s))

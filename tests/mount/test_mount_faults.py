@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_cluster import Cluster
+from daemon_cluster import CHUNK, Cluster
 from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, wait_for
 
 from benchfs.mount import MountSettings, mount_in_background
@@ -164,3 +164,18 @@ def test_a_read_only_mount_reads_and_refuses_changes(tmp_path: Path) -> None:
         assert refused.value.errno == errno.EROFS
     finally:
         m.stop()
+
+
+def test_a_stopped_daemon_gives_etimedout_within_the_deadline(fresh_mount: Mounted) -> None:
+    path = fresh_mount.point / "spread"
+    data = bytes(range(256)) * (8 * CHUNK // 256)  # eight chunks: every daemon holds some
+    path.write_bytes(data)
+    stopped = fresh_mount.cluster.procs["node2"]
+    stopped.send_signal(signal.SIGSTOP)
+    try:
+        with pytest.raises(OSError) as late:
+            path.read_bytes()
+        assert late.value.errno in (errno.ETIMEDOUT, errno.EIO)
+    finally:
+        stopped.send_signal(signal.SIGCONT)
+    assert path.read_bytes() == data

@@ -81,13 +81,17 @@ def test_daemon_killed_mid_write_is_named_within_the_deadline(
 def test_stopped_daemon_read_is_retried_write_is_not(fresh_cluster: Cluster) -> None:
     cluster = fresh_cluster
     cluster.start()
-    node = 1
-    path = path_on(node)
+    path = "f"
     # Stopped for 5 s against a 1 s deadline: the first attempt times out however slow this
     # machine is, and 10 retries (each 1 s plus a growing back-off) outlast the stop.
     with cluster.client(rpc_deadline_s=1.0, retries=10) as c:
         h = c.create(path)
         c.write(h, 0, b"abc" * 100)
+        # The daemon of chunk 0 (placed by the file's id) holds its backing file.
+        data = f"@{c.stat(path)['ino']:016x}"
+        (node,) = [
+            i for i, n in enumerate(cluster.names) if (cluster.root / "data" / n / data).exists()
+        ]
         pid = cluster.procs[f"node{node}"].pid
         os.kill(pid, signal.SIGSTOP)
         resume = threading.Timer(5.0, os.kill, (pid, signal.SIGCONT))

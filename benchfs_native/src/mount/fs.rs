@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -69,6 +69,8 @@ struct Shared {
     dirs: Mutex<HashMap<u64, Arc<Vec<DirEntry>>>>,
     next_dir: AtomicU64,
     owner: Owner,
+    /// Open files per worker, so a new file goes to the least busy one.
+    open_files: Vec<AtomicUsize>,
     attr_ttl: Duration,
     entry_ttl: Duration,
 }
@@ -78,6 +80,13 @@ impl Shared {
         // A panic while holding the lock leaves a table that is still
         // consistent (every update is one statement).
         self.inodes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A file of worker `w` was closed (or failed to open).
+    fn closed_on(&self, w: usize) {
+        if let Some(c) = self.open_files.get(w) {
+            let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
+        }
     }
 
     fn dirs(&self) -> MutexGuard<'_, HashMap<u64, Arc<Vec<DirEntry>>>> {
@@ -145,6 +154,7 @@ impl BenchFs {
                 dirs: Mutex::new(HashMap::new()),
                 next_dir: AtomicU64::new(1),
                 owner: Owner::current(),
+                open_files: (0..n).map(|_| AtomicUsize::new(0)).collect(),
                 attr_ttl: options.attr_timeout,
                 entry_ttl: options.entry_timeout,
             }),
@@ -166,6 +176,19 @@ impl BenchFs {
     fn on_any(&mut self, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
         self.next_worker = self.next_worker.wrapping_add(1);
         self.on(self.next_worker, job);
+    }
+
+    /// The worker for a file being opened: the one with the fewest open
+    /// files (counted now, given back at release or a failed open).
+    fn worker_for_open(&self) -> usize {
+        let counts = &self.shared.open_files;
+        let w = (0..counts.len())
+            .min_by_key(|&i| counts[i].load(Ordering::Relaxed))
+            .unwrap_or(0);
+        if let Some(c) = counts.get(w) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+        w
     }
 
     /// The worker and client handle of a FUSE file handle.
@@ -443,12 +466,14 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.next_worker = self.next_worker.wrapping_add(1);
-        let w = self.next_worker % self.n as usize;
+        let w = self.worker_for_open();
         let n = self.n;
-        self.on(w, move |c, _| match c.open(&path, client_flags(flags), 0) {
+        self.on(w, move |c, s| match c.open(&path, client_flags(flags), 0) {
             Ok(h) => reply.opened(fuse_handle(h, w, n), 0),
-            Err(e) => reply.error(errno_of(&e)),
+            Err(e) => {
+                s.closed_on(w);
+                reply.error(errno_of(&e));
+            }
         });
     }
 
@@ -465,8 +490,7 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        self.next_worker = self.next_worker.wrapping_add(1);
-        let w = self.next_worker % self.n as usize;
+        let w = self.worker_for_open();
         let n = self.n;
         let creator = (req.uid(), req.gid());
         self.on(w, move |c, s| {
@@ -482,7 +506,10 @@ impl Filesystem for BenchFs {
                 });
             match r {
                 Ok((h, attr)) => reply.created(&s.entry_ttl, &attr, 0, fuse_handle(h, w, n), 0),
-                Err(e) => reply.error(errno_of(&e)),
+                Err(e) => {
+                    s.closed_on(w);
+                    reply.error(errno_of(&e));
+                }
             }
         });
     }
@@ -560,9 +587,12 @@ impl Filesystem for BenchFs {
         reply: ReplyEmpty,
     ) {
         let (w, h) = self.split(fh);
-        self.on(w, move |c, _| match c.close(h) {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno_of(&e)),
+        self.on(w, move |c, s| {
+            s.closed_on(w);
+            match c.close(h) {
+                Ok(()) => reply.ok(),
+                Err(e) => reply.error(errno_of(&e)),
+            }
         });
     }
 

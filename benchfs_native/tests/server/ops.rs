@@ -155,6 +155,7 @@ fn every_op() {
             uid: 1234,
             gid: 55,
             exclusive,
+            parent_here: false,
         };
         // create / exclusive
         let a = match c.call(&create("f1", true), Vec::new()).ok() {
@@ -203,6 +204,7 @@ fn every_op() {
             mode: 0o1755,
             uid: 1,
             gid: 2,
+            parent_here: false,
         };
         let dir = attr(c.call(&mkdir("d"), Vec::new()).ok());
         assert_eq!(
@@ -220,10 +222,29 @@ fn every_op() {
         c.call(&check(""), Vec::new()).ok();
         assert_eq!(c.call(&check("f1"), Vec::new()).errno(), libc::ENOTDIR);
         assert_eq!(c.call(&check("x"), Vec::new()).errno(), libc::ENOENT);
+        // A create that checks its parent here, with the insert.
+        let here = |path| Request::Create {
+            path,
+            mode: 0o644,
+            uid: 0,
+            gid: 0,
+            exclusive: true,
+            parent_here: true,
+        };
+        assert_eq!(c.call(&here("x/f"), Vec::new()).errno(), libc::ENOENT);
+        assert_eq!(c.call(&here("f1/f"), Vec::new()).errno(), libc::ENOTDIR);
+        c.call(&here("d/inside"), Vec::new()).ok();
+        let unlink_inside = Request::Unlink {
+            path: "d/inside",
+            ino: 0,
+            data: false,
+        };
+        c.call(&unlink_inside, Vec::new()).ok();
         // rmdir steps
         let rmdir = |path, step| Request::Rmdir { path, step, ino: 0 };
         c.call(&rmdir("d", RmdirStep::Mark), Vec::new()).ok();
         assert_eq!(c.call(&check("d"), Vec::new()).errno(), libc::ENOENT);
+        assert_eq!(c.call(&here("d/late"), Vec::new()).errno(), libc::ENOENT);
         assert_eq!(
             c.call(&rmdir("d", RmdirStep::Mark), Vec::new()).errno(),
             libc::EBUSY
@@ -245,7 +266,11 @@ fn every_op() {
             mtime_unix_ns: 2,
             ctime_unix_ns: 3,
         };
-        let link = |path| Request::Link { path, record };
+        let link = |path| Request::Link {
+            path,
+            record,
+            parent_here: false,
+        };
         let f2 = attr(c.call(&stat("f2"), Vec::new()).ok());
         match c.call(&link("f2"), Vec::new()).ok() {
             Reply::Link { replaced } => assert_eq!(replaced, f2.ino),
@@ -341,7 +366,7 @@ fn every_op() {
         assert_eq!(s["channels_open"], 1);
         assert_eq!(s["durability"], "none");
         assert_eq!(s["requests"]["readdir"], 3);
-        assert_eq!(s["errors"]["create"], 1);
+        assert_eq!(s["errors"]["create"], 4);
         assert_eq!(s["errors"]["mkdir"], 2);
         assert_eq!(s["decode_errors"], 0);
         c.shutdown(false);

@@ -19,6 +19,7 @@ fn create_never_sets_setuid_setgid_or_sticky() {
                 uid: 0,
                 gid: 0,
                 exclusive: true,
+                parent_here: true,
             };
             let a = attr(c.call(&req, Vec::new()).ok());
             assert_eq!(a.mode & 0o7000, 0, "reply mode {:o} for {asked:o}", a.mode);

@@ -70,7 +70,7 @@ pub fn attr() -> impl Strategy<Value = Attr> {
 #[derive(Debug, Clone)]
 pub enum Req {
     Ping(u64, bool),
-    Create(String, u32, u32, u32, bool),
+    Create(String, u32, u32, u32, [bool; 2]),
     Open(String, u32),
     Stat(String, bool),
     Write(String, u64, u64, u64, bool),
@@ -81,10 +81,10 @@ pub enum Req {
     Readdir(String, u64, u32),
     Stats,
     Shutdown(bool),
-    Mkdir(String, u32, u32, u32),
+    Mkdir(String, u32, u32, u32, bool),
     Rmdir(String, RmdirStep, u64),
     CheckParent(String),
-    Link(String, Record),
+    Link(String, Record, bool),
     Setattr(String, [u32; 4], [u64; 3], bool),
     Statfs,
 }
@@ -96,12 +96,13 @@ impl Req {
                 len: *len,
                 echo: *echo,
             },
-            Req::Create(p, mode, uid, gid, exclusive) => Request::Create {
+            Req::Create(p, mode, uid, gid, [exclusive, here]) => Request::Create {
                 path: p,
                 mode: *mode,
                 uid: *uid,
                 gid: *gid,
                 exclusive: *exclusive,
+                parent_here: *here,
             },
             Req::Open(p, flags) => Request::Open {
                 path: p,
@@ -144,11 +145,12 @@ impl Req {
             },
             Req::Stats => Request::Stats,
             Req::Shutdown(force) => Request::Shutdown { force: *force },
-            Req::Mkdir(p, mode, uid, gid) => Request::Mkdir {
+            Req::Mkdir(p, mode, uid, gid, here) => Request::Mkdir {
                 path: p,
                 mode: *mode,
                 uid: *uid,
                 gid: *gid,
+                parent_here: *here,
             },
             Req::Rmdir(p, step, ino) => Request::Rmdir {
                 path: p,
@@ -156,9 +158,10 @@ impl Req {
                 ino: *ino,
             },
             Req::CheckParent(p) => Request::CheckParent { path: p },
-            Req::Link(p, record) => Request::Link {
+            Req::Link(p, record, here) => Request::Link {
                 path: p,
                 record: *record,
+                parent_here: *here,
             },
             Req::Setattr(p, [mask, mode, uid, gid], [size, atime, mtime], data) => {
                 Request::Setattr {
@@ -190,9 +193,9 @@ pub fn request() -> impl Strategy<Value = Req> {
             any::<u32>(),
             any::<u32>(),
             any::<u32>(),
-            any::<bool>()
+            any::<[bool; 2]>()
         )
-            .prop_map(|(p, m, u, g, e)| Req::Create(p, m, u, g, e)),
+            .prop_map(|(p, m, u, g, f)| Req::Create(p, m, u, g, f)),
         (path(), any::<u32>()).prop_map(|(p, f)| Req::Open(p, f)),
         (dir_path(), any::<bool>()).prop_map(|(p, d)| Req::Stat(p, d)),
         (
@@ -210,8 +213,14 @@ pub fn request() -> impl Strategy<Value = Req> {
         (dir_path(), any::<u64>(), 0..=65_536u32).prop_map(|(p, c, m)| Req::Readdir(p, c, m)),
         Just(Req::Stats),
         any::<bool>().prop_map(Req::Shutdown),
-        (path(), any::<u32>(), any::<u32>(), any::<u32>())
-            .prop_map(|(p, m, u, g)| Req::Mkdir(p, m, u, g)),
+        (
+            path(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<bool>()
+        )
+            .prop_map(|(p, m, u, g, h)| Req::Mkdir(p, m, u, g, h)),
         (
             path(),
             prop::sample::select(vec![
@@ -224,7 +233,7 @@ pub fn request() -> impl Strategy<Value = Req> {
         )
             .prop_map(|(p, s, i)| Req::Rmdir(p, s, i)),
         dir_path().prop_map(Req::CheckParent),
-        (path(), record()).prop_map(|(p, r)| Req::Link(p, r)),
+        (path(), record(), any::<bool>()).prop_map(|(p, r, h)| Req::Link(p, r, h)),
         (
             dir_path(),
             (0..=SET_ALL, any::<u32>(), any::<u32>(), any::<u32>()),

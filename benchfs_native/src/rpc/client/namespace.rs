@@ -68,6 +68,7 @@ impl Client {
             mode,
             uid,
             gid,
+            parent_here: self.parent_here(path),
         };
         let attr = match self.call_one(owner, &req)? {
             Answer::Attr(a) => a,
@@ -113,7 +114,10 @@ impl Client {
     /// the mark.
     pub fn rmdir(&mut self, path: &str) -> Result<()> {
         self.check_connected("rmdir")?;
-        check_path("rmdir", path, true)?;
+        if path.is_empty() {
+            return Err(Error::os(libc::EBUSY, "rmdir", "the root directory"));
+        }
+        check_path("rmdir", path, false)?;
         let owner = self.placement.metadata_owner(path);
         let step = |step| Request::Rmdir { path, step, ino: 0 };
         self.call_one(owner, &step(RmdirStep::Mark))?;
@@ -161,7 +165,12 @@ impl Client {
             ctime_unix_ns: src.ctime_unix_ns,
         };
         let to_owner = self.placement.metadata_owner(to);
-        let replaced = match self.call_one(to_owner, &Request::Link { path: to, record })? {
+        let link = Request::Link {
+            path: to,
+            record,
+            parent_here: self.parent_here(to),
+        };
+        let replaced = match self.call_one(to_owner, &link)? {
             Answer::Id(id) => id,
             a => return Err(unexpected("rename", &a)),
         };

@@ -100,11 +100,19 @@ impl Client {
         h
     }
 
+    /// Whether `path`'s metadata owner also owns its parent (then it
+    /// checks the parent itself, with the insert: `FLAG_PARENT_HERE`).
+    pub(super) fn parent_here(&self, path: &str) -> bool {
+        let (parent, _) = split_parent(path);
+        !parent.is_empty()
+            && self.placement.metadata_owner(parent) == self.placement.metadata_owner(path)
+    }
+
     /// Succeeds if `path`'s parent takes new entries (`ENOENT` missing or
     /// being removed, `ENOTDIR` a file): the check after an insert.
     pub(super) fn check_parent(&mut self, path: &str) -> Result<()> {
         let (parent, _) = split_parent(path);
-        if parent.is_empty() {
+        if parent.is_empty() || self.parent_here(path) {
             return Ok(());
         }
         let owner = self.placement.metadata_owner(parent);
@@ -125,6 +133,7 @@ impl Client {
             uid,
             gid,
             exclusive,
+            parent_here: self.parent_here(path),
         };
         let (attr, created) = match self.call_one(owner, &req)? {
             Answer::Created(a, created) => (a, created),

@@ -28,6 +28,8 @@ pub enum Work {
         gid: u32,
         /// EEXIST if it exists.
         exclusive: bool,
+        /// Check the parent here, with the insert.
+        parent_here: bool,
     },
     /// Look the record up.
     Open {
@@ -93,6 +95,8 @@ pub enum Work {
         uid: u32,
         /// Group.
         gid: u32,
+        /// Check the parent here, with the insert.
+        parent_here: bool,
     },
     /// One step of a directory removal.
     Rmdir {
@@ -107,6 +111,8 @@ pub enum Work {
     Link {
         /// The record.
         record: wire::Record,
+        /// Check the parent here, with the insert.
+        parent_here: bool,
     },
     /// Change attributes (of the record, or the data object's times).
     Setattr(SetFields),

@@ -8,7 +8,7 @@ use std::os::fd::AsFd as _;
 
 use super::dispatch::{Done, Failure, SetFields, Storage, Work, fail, io_fail};
 use super::requests::unix_now_ns;
-use crate::namespace::{Changes, Kind, Namespace, Record};
+use crate::namespace::{Changes, Kind, Namespace, Record, split_parent};
 use crate::rpc::wire::{
     self, Attr, FileKind, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME, SET_SIZE, SET_UID,
 };
@@ -73,12 +73,26 @@ impl Storage {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let ns: &mut Namespace = &mut names;
+        if let Work::Create {
+            parent_here: true, ..
+        }
+        | Work::Mkdir {
+            parent_here: true, ..
+        }
+        | Work::Link {
+            parent_here: true, ..
+        } = work
+        {
+            // Under the same lock as the insert: no rmdir can slip between.
+            ns.check_parent(split_parent(path).0).map_err(no)?;
+        }
         match *work {
             Work::Create {
                 mode,
                 uid,
                 gid,
                 exclusive,
+                ..
             } => ns
                 .create(path, mode, (uid, gid), exclusive, now)
                 .map(|(r, made)| Done::Created(record_attr(&r), made))
@@ -96,7 +110,7 @@ impl Storage {
                 .map(|r| Done::Attr(record_attr(r)))
                 .ok_or_else(|| no(libc::ENOENT)),
             Work::Unlink { ino, .. } => ns.unlink(path, ino).map(Done::Id).map_err(no),
-            Work::Mkdir { mode, uid, gid } => ns
+            Work::Mkdir { mode, uid, gid, .. } => ns
                 .mkdir(path, mode, (uid, gid), now)
                 .map(|r| Done::Attr(record_attr(&r)))
                 .map_err(no),
@@ -109,7 +123,7 @@ impl Storage {
             .map(|()| Done::Unit)
             .map_err(no),
             Work::CheckParent => ns.check_parent(path).map(|()| Done::Unit).map_err(no),
-            Work::Link { record } => {
+            Work::Link { record, .. } => {
                 let rec = Record {
                     kind: Kind::File,
                     ino: record.ino,

@@ -129,6 +129,7 @@ impl Server<'_> {
                 uid,
                 gid,
                 exclusive,
+                parent_here,
                 ..
             } => (
                 Work::Create {
@@ -136,16 +137,43 @@ impl Server<'_> {
                     uid,
                     gid,
                     exclusive,
+                    parent_here,
                 },
                 0,
                 false,
             ),
             Request::Open { flags, .. } => (Work::Open { flags }, 0, false),
             Request::Stat { data, .. } => (Work::Stat { data }, 0, false),
-            Request::Mkdir { mode, uid, gid, .. } => (Work::Mkdir { mode, uid, gid }, 0, false),
+            Request::Mkdir {
+                mode,
+                uid,
+                gid,
+                parent_here,
+                ..
+            } => (
+                Work::Mkdir {
+                    mode,
+                    uid,
+                    gid,
+                    parent_here,
+                },
+                0,
+                false,
+            ),
             Request::Rmdir { step, ino, .. } => (Work::Rmdir { step, ino }, 0, false),
             Request::CheckParent { .. } => (Work::CheckParent, 0, false),
-            Request::Link { record, .. } => (Work::Link { record }, 0, false),
+            Request::Link {
+                record,
+                parent_here,
+                ..
+            } => (
+                Work::Link {
+                    record,
+                    parent_here,
+                },
+                0,
+                false,
+            ),
             Request::Setattr {
                 mask,
                 mode,

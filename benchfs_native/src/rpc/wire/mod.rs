@@ -72,6 +72,10 @@ pub const FLAG_DATA: u16 = 1 << 7;
 /// Flag (create reply): the record was created by this request (not found
 /// existing by a non-exclusive create).
 pub const FLAG_CREATED: u16 = 1 << 8;
+/// Flag (create, mkdir, link request): the receiving daemon also owns the
+/// parent directory's record, so it checks the parent itself, in the same
+/// step as the insert (and the client sends no check_parent).
+pub const FLAG_PARENT_HERE: u16 = 1 << 9;
 
 /// Bits of a [`Request::Setattr`]'s `mask`: which fields to set.
 pub const SET_MODE: u32 = 1 << 0;

@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::{
     ATTR_LEN, FLAG_CREATED, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE,
-    FLAG_SYNC, STATFS_LEN,
+    FLAG_PARENT_HERE, FLAG_SYNC, STATFS_LEN,
 };
 
 /// Operation codes.
@@ -110,7 +110,8 @@ impl Op {
     /// Flags a request of this op may set.
     pub(super) fn request_flags(self) -> u16 {
         match self {
-            Op::Create => FLAG_EXCL,
+            Op::Create => FLAG_EXCL | FLAG_PARENT_HERE,
+            Op::Mkdir | Op::Link => FLAG_PARENT_HERE,
             Op::Write => FLAG_SYNC,
             Op::Fsync => FLAG_DATASYNC,
             Op::Shutdown => FLAG_FORCE,

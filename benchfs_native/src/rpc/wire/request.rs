@@ -5,8 +5,8 @@ use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::{Op, PathRule};
 use super::reply::FileKind;
 use super::{
-    FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_SYNC, HEADER_LEN,
-    Limits, MAX_PATH, SET_ALL,
+    FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_PARENT_HERE,
+    FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH, SET_ALL,
 };
 use crate::error::{Error, Result};
 use crate::storage::layout;
@@ -36,6 +36,8 @@ pub enum Request<'a> {
         gid: u32,
         /// Fail with `EEXIST` if it exists.
         exclusive: bool,
+        /// The daemon owns the parent too: check it in the same step.
+        parent_here: bool,
     },
     /// Open (look up) `path`; `flags` are Linux `open(2)` flags.
     Open {
@@ -126,6 +128,8 @@ pub enum Request<'a> {
         uid: u32,
         /// Group.
         gid: u32,
+        /// The daemon owns the parent too: check it in the same step.
+        parent_here: bool,
     },
     /// One step of removing directory `path` (docs/NAMESPACE.md).
     Rmdir {
@@ -147,6 +151,8 @@ pub enum Request<'a> {
         path: &'a str,
         /// The record (the renamed file's).
         record: Record,
+        /// The daemon owns the parent too: check it in the same step.
+        parent_here: bool,
     },
     /// Set the fields of `mask` (`SET_*`) of the record `path`, or the
     /// times of the data object `path` when `data`.
@@ -322,14 +328,29 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
             uid,
             gid,
             exclusive,
+            parent_here,
             ..
         } => {
             put_owner(&mut fixed, mode, uid, gid);
             if exclusive {
                 flags |= FLAG_EXCL;
             }
+            if parent_here {
+                flags |= FLAG_PARENT_HERE;
+            }
         }
-        Request::Mkdir { mode, uid, gid, .. } => put_owner(&mut fixed, mode, uid, gid),
+        Request::Mkdir {
+            mode,
+            uid,
+            gid,
+            parent_here,
+            ..
+        } => {
+            put_owner(&mut fixed, mode, uid, gid);
+            if parent_here {
+                flags |= FLAG_PARENT_HERE;
+            }
+        }
         Request::Stat { data, .. } => {
             if data {
                 flags |= FLAG_DATA;
@@ -345,7 +366,14 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
             fixed[0..4].copy_from_slice(&(step as u32).to_le_bytes());
             fixed[8..16].copy_from_slice(&ino.to_le_bytes());
         }
-        Request::Link { record: r, .. } => {
+        Request::Link {
+            record: r,
+            parent_here,
+            ..
+        } => {
+            if parent_here {
+                flags |= FLAG_PARENT_HERE;
+            }
             if FileKind::of_mode(r.mode) != FileKind::File {
                 return Err(Error::invalid(
                     "mode",
@@ -504,6 +532,7 @@ pub fn decode_request<'a>(
                 uid,
                 gid,
                 exclusive: h.flags & FLAG_EXCL != 0,
+                parent_here: h.flags & FLAG_PARENT_HERE != 0,
             }
         }
         Op::Mkdir => {
@@ -513,6 +542,7 @@ pub fn decode_request<'a>(
                 mode,
                 uid,
                 gid,
+                parent_here: h.flags & FLAG_PARENT_HERE != 0,
             }
         }
         Op::Rmdir => {
@@ -547,7 +577,11 @@ pub fn decode_request<'a>(
                 mtime_unix_ns: r.u64("mtime_unix_ns")?,
                 ctime_unix_ns: r.u64("ctime_unix_ns")?,
             };
-            Request::Link { path, record }
+            Request::Link {
+                path,
+                record,
+                parent_here: h.flags & FLAG_PARENT_HERE != 0,
+            }
         }
         Op::Setattr => {
             let at = r.pos;

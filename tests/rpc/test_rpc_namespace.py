@@ -1,0 +1,320 @@
+"""The namespace against four real daemons: directories, strict parents and their
+errnos, rename without copying data, attributes, statfs (docs/NAMESPACE.md)."""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import random
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CHUNK, Cluster
+
+import benchfs_native as bn
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def payload(seed: int, size: int) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def names(c: bn.Client, path: str) -> list[str]:
+    return [e["name"] for e in c.readdir(path)]
+
+
+def write_file(c: bn.Client, path: str, data: bytes) -> None:
+    h = c.create(path)
+    c.write(h, 0, data)
+    c.close(h)
+
+
+def read_file(c: bn.Client, path: str) -> bytes:
+    h = c.open(path, os.O_RDONLY)
+    try:
+        return c.read(h, 0, c.stat(path)["size"] + 1)
+    finally:
+        c.close(h)
+
+
+def backing_files(cluster: Cluster, ino: int) -> list[Path]:
+    """The backing files of the file with id ``ino`` over the daemons' data dirs."""
+    name = f"@{ino:016x}"
+    return [p for n in cluster.names if (p := cluster.root / "data" / n / name).exists()]
+
+
+def test_the_root_is_a_directory(cluster: Cluster) -> None:
+    with cluster.client() as c:
+        root = c.stat("")
+        assert (root["ino"], root["kind"], root["nlink"]) == (1, "dir", 2)
+        assert stat.S_ISDIR(root["mode"])
+        with pytest.raises(OSError) as e:
+            c.rmdir("")
+        assert e.value.errno == errno.EBUSY
+
+
+def test_ten_thousand_entries_in_one_directory(cluster: Cluster) -> None:
+    top = f"many-{cluster.transport}"
+    count = 10_000
+    with cluster.client() as c:
+        c.mkdir(top)
+        made = {c.mkdir(f"{top}/d{i:05}")["ino"] for i in range(count)}
+        assert len(made) == count, "every directory has its own id"
+        entries = c.readdir(top)
+        assert [e["name"] for e in entries] == [f"d{i:05}" for i in range(count)]
+        assert {e["kind"] for e in entries} == {"dir"}
+        assert {e["ino"] for e in entries} == made
+        with pytest.raises(OSError) as e:
+            c.rmdir(top)
+        assert e.value.errno == errno.ENOTEMPTY
+        for i in range(count):
+            c.rmdir(f"{top}/d{i:05}")
+        assert c.readdir(top) == []
+        c.rmdir(top)
+        assert top not in names(c, "")
+
+
+def test_nested_ten_levels(cluster: Cluster) -> None:
+    levels = [f"nest-{cluster.transport}"] + [f"l{i}" for i in range(1, 10)]
+    with cluster.client() as c:
+        paths = ["/".join(levels[: i + 1]) for i in range(len(levels))]
+        for p in paths:
+            c.mkdir(p)
+        deepest = f"{paths[-1]}/file"
+        write_file(c, deepest, payload(10, 3 * CHUNK + 1))
+        assert read_file(c, deepest) == payload(10, 3 * CHUNK + 1)
+        for parent, child in itertools.pairwise(paths):
+            assert names(c, parent) == [child.rsplit("/", 1)[1]]
+            assert c.stat(child)["kind"] == "dir"
+        assert names(c, paths[-1]) == ["file"]
+        c.unlink(deepest)
+        for p in reversed(paths):
+            c.rmdir(p)
+        with pytest.raises(FileNotFoundError):
+            c.stat(paths[0])
+
+
+def test_strict_parents_and_every_errno(cluster: Cluster) -> None:
+    top = f"errno-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        write_file(c, f"{top}/file", b"x")
+        c.mkdir(f"{top}/dir")
+        write_file(c, f"{top}/dir/inner", b"y")
+        with pytest.raises(FileNotFoundError, match=f"{top}/missing"):
+            c.create(f"{top}/missing/f")
+        with pytest.raises(FileNotFoundError):
+            c.mkdir(f"{top}/missing/d")
+        with pytest.raises(NotADirectoryError):
+            c.create(f"{top}/file/f")
+        with pytest.raises(NotADirectoryError):
+            c.mkdir(f"{top}/file/d")
+        with pytest.raises(FileExistsError):
+            c.mkdir(f"{top}/dir")
+        with pytest.raises(FileExistsError):
+            c.mkdir(f"{top}/file")
+        with pytest.raises(OSError) as e:
+            c.rmdir(f"{top}/dir")
+        assert e.value.errno == errno.ENOTEMPTY
+        with pytest.raises(NotADirectoryError):
+            c.rmdir(f"{top}/file")
+        with pytest.raises(FileNotFoundError):
+            c.rmdir(f"{top}/nothing")
+        with pytest.raises(IsADirectoryError):
+            c.unlink(f"{top}/dir")
+        with pytest.raises(IsADirectoryError):
+            c.open(f"{top}/dir", os.O_RDONLY)
+        with pytest.raises(IsADirectoryError):
+            c.truncate(f"{top}/dir", 0)
+        with pytest.raises(NotADirectoryError):
+            c.readdir(f"{top}/file")
+        with pytest.raises(FileNotFoundError):
+            c.readdir(f"{top}/nothing")
+        with pytest.raises(OSError) as e:
+            c.rename(f"{top}/dir", f"{top}/dir2")
+        assert e.value.errno == errno.EXDEV
+        with pytest.raises(IsADirectoryError):
+            c.rename(f"{top}/file", f"{top}/dir")
+        with pytest.raises(FileNotFoundError):
+            c.rename(f"{top}/file", f"{top}/missing/f")
+        with pytest.raises(NotADirectoryError):
+            c.rename(f"{top}/file", f"{top}/file/f")
+        with pytest.raises(FileNotFoundError):
+            c.rename(f"{top}/nothing", f"{top}/f")
+        # Nothing was left behind by the refused operations.
+        assert names(c, top) == ["dir", "file"]
+        assert c.statfs()["files"] >= 5
+
+
+def test_rename_moves_records_not_data(cluster: Cluster) -> None:
+    top = f"rename-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        c.mkdir(f"{top}/a")
+        c.mkdir(f"{top}/b")
+        data = payload(1, 5 * CHUNK + 123)
+        write_file(c, f"{top}/a/one", data)
+        before = c.stat(f"{top}/a/one")
+        disks = {p: p.read_bytes() for p in backing_files(cluster, before["ino"])}
+        assert len(disks) == 4, "5 chunks spread over every daemon"
+        # Within a directory.
+        c.rename(f"{top}/a/one", f"{top}/a/two")
+        assert names(c, f"{top}/a") == ["two"]
+        assert read_file(c, f"{top}/a/two") == data
+        # Across directories.
+        c.rename(f"{top}/a/two", f"{top}/b/three")
+        assert names(c, f"{top}/a") == []
+        assert names(c, f"{top}/b") == ["three"]
+        after = c.stat(f"{top}/b/three")
+        assert (after["ino"], after["size"], after["mode"]) == (
+            before["ino"],
+            before["size"],
+            before["mode"],
+        )
+        assert {p: p.read_bytes() for p in backing_files(cluster, after["ino"])} == disks
+        # Over an existing file: its data is removed from every daemon.
+        old = payload(2, 3 * CHUNK)
+        write_file(c, f"{top}/b/victim", old)
+        victim = c.stat(f"{top}/b/victim")["ino"]
+        assert backing_files(cluster, victim)
+        c.rename(f"{top}/b/three", f"{top}/b/victim")
+        assert names(c, f"{top}/b") == ["victim"]
+        assert read_file(c, f"{top}/b/victim") == data
+        assert backing_files(cluster, victim) == []
+        with pytest.raises(FileNotFoundError):
+            c.stat(f"{top}/b/three")
+        # Onto itself: nothing changes.
+        c.rename(f"{top}/b/victim", f"{top}/b/victim")
+        assert read_file(c, f"{top}/b/victim") == data
+
+
+def racer(cluster: Cluster, path: str, start: threading.Barrier, out: list[object]) -> None:
+    with cluster.client(name="racer") as c:
+        for i in range(len(out)):
+            start.wait()
+            try:
+                c.close(c.create(path, exclusive=True))
+                out[i] = "created"
+            except OSError as e:
+                out[i] = e.errno
+            start.wait()
+
+
+def test_a_create_racing_an_rmdir_never_leaves_an_orphan(cluster: Cluster) -> None:
+    top = f"race-{cluster.transport}"
+    rounds = 150
+    start = threading.Barrier(2, timeout=120)
+    results: list[object] = [None] * rounds
+    t = threading.Thread(target=racer, args=(cluster, f"{top}/d/f", start, results))
+    outcomes = set()
+    with cluster.client() as c:
+        c.mkdir(top)
+        t.start()
+        for i in range(rounds):
+            c.mkdir(f"{top}/d")
+            start.wait()
+            try:
+                c.rmdir(f"{top}/d")
+                removed = True
+            except OSError as e:
+                assert e.errno == errno.ENOTEMPTY, e
+                removed = False
+            start.wait()
+            created = results[i] == "created"
+            assert created or results[i] in (errno.ENOENT,), results[i]
+            outcomes.add((created, removed))
+            if removed:
+                assert not created, "the file was created in a removed directory"
+                with pytest.raises(FileNotFoundError):
+                    c.stat(f"{top}/d/f")
+                # No record of d/f survives on any daemon (it would show once d is back).
+                c.mkdir(f"{top}/d")
+                assert names(c, f"{top}/d") == []
+                c.rmdir(f"{top}/d")
+            else:
+                # Both may fail: the rmdir counted the create's record before
+                # the create saw the mark and took it back.
+                assert names(c, f"{top}/d") == (["f"] if created else [])
+                if created:
+                    c.unlink(f"{top}/d/f")
+                c.rmdir(f"{top}/d")
+        t.join(timeout=60)
+    assert not t.is_alive()
+    assert (True, True) not in outcomes
+
+
+def test_chmod_chown_truncate_and_times(cluster: Cluster) -> None:
+    top = f"attr-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        path = f"{top}/f"
+        write_file(c, path, payload(3, 2 * CHUNK))
+        a = c.setattr(path, mode=0o4755)
+        assert stat.S_IMODE(a["mode"]) == 0o755, "set-user-ID is dropped"
+        assert stat.S_ISREG(a["mode"])
+        a = c.setattr(path, mode=0o2640)
+        assert stat.S_IMODE(a["mode"]) == 0o640
+        a = c.setattr(path, uid=4321, gid=765)
+        assert (a["uid"], a["gid"], stat.S_IMODE(a["mode"])) == (4321, 765, 0o640)
+        d = c.setattr(top, mode=0o1777)
+        assert (d["kind"], stat.S_IMODE(d["mode"])) == ("dir", 0o777)
+        # truncate through setattr, down then up
+        assert c.setattr(path, size=CHUNK + 10)["size"] == CHUNK + 10
+        assert read_file(c, path) == payload(3, 2 * CHUNK)[: CHUNK + 10]
+        assert c.setattr(path, size=3 * CHUNK)["size"] == 3 * CHUNK
+        with pytest.raises(IsADirectoryError):
+            c.setattr(top, size=0)
+        # utimens into the past sticks (as tar and cp -p do after writing) ...
+        past = 1_000_000_000 * 1_000_000_000 + 123
+        a = c.setattr(path, atime_ns=past - 7, mtime_ns=past)
+        assert (a["mtime_unix_ns"], a["atime_unix_ns"]) == (past, past - 7)
+        assert c.stat(path)["mtime_unix_ns"] == past
+        assert a["ctime_unix_ns"] > past
+        # ... until data is written after it.
+        h = c.open(path, os.O_WRONLY)
+        c.write(h, 5, b"later")
+        c.close(h)
+        assert c.stat(path)["mtime_unix_ns"] > time.time_ns() - 3_600 * 10**9
+        # The same on a file without data, and on a directory.
+        c.close(c.create(f"{top}/empty"))
+        assert c.setattr(f"{top}/empty", mtime_ns=past)["mtime_unix_ns"] == past
+        assert c.setattr(top, mtime_ns=past)["mtime_unix_ns"] == past
+        with pytest.raises(FileNotFoundError):
+            c.setattr(f"{top}/missing", mode=0o600)
+
+
+def test_set_creator_owns_later_creates(cluster: Cluster) -> None:
+    top = f"owner-{cluster.transport}"
+    with cluster.client() as c:
+        me = c.mkdir(top)
+        assert (me["uid"], me["gid"]) == (os.geteuid(), os.getegid())
+        c.set_creator(1111, 2222)
+        assert (c.mkdir(f"{top}/d")["uid"], c.stat(f"{top}/d")["gid"]) == (1111, 2222)
+        c.close(c.create(f"{top}/f"))
+        assert (c.stat(f"{top}/f")["uid"], c.stat(f"{top}/f")["gid"]) == (1111, 2222)
+        assert c.stat(f"{top}/f")["nlink"] == 1
+
+
+def test_statfs_sums_the_data_directories(cluster: Cluster) -> None:
+    with cluster.client() as c:
+        before = c.statfs()
+        top = f"statfs-{cluster.transport}"
+        c.mkdir(top)
+        for i in range(5):
+            c.close(c.create(f"{top}/f{i}"))
+        after = c.statfs()
+    assert after["files"] == before["files"] + 6
+    dirs = [os.statvfs(cluster.root / "data" / n) for n in cluster.names]
+    unit = after["block_size"]
+    assert unit == dirs[0].f_frsize
+    assert after["blocks"] == sum(d.f_blocks * d.f_frsize for d in dirs) // unit
+    free = sum(d.f_bfree * d.f_frsize for d in dirs) // unit
+    # Free space moves with everything else on the machine: within 1%.
+    assert abs(after["blocks_free"] - free) <= after["blocks"] // 100
+    assert after["blocks_avail"] <= after["blocks_free"] <= after["blocks"]
+    assert after["name_max"] == 255
