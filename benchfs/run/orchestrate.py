@@ -111,6 +111,17 @@ def _partial_summary(spec: WorkloadSpec, result: PointResult) -> list[str]:
     return [f"the summary and report cover what finished before the failure: {done} phase runs"]
 
 
+def _check_tool_on_mount(tool: ToolPlan, launcher: Launcher) -> None:
+    """A tool works in directories this process makes through the mounts: the
+    nodes' mount points must be on this machine."""
+    if not launcher.capabilities.runs_here:
+        raise ConfigError(
+            f"workload.tool = {tool.tool!r} on the mount needs every node on this machine "
+            f"(launcher local): with launcher {launcher.name!r} the nodes' mounts are not "
+            "reachable from here to prepare the tool's directories"
+        )
+
+
 def run_point(
     life: Lifecycle,
     cluster: Cluster,
@@ -152,6 +163,8 @@ def run_point(
     point_notes: list[str] = []
     spec = None
     try:
+        if tool is not None and config.workload.interface == "mount":
+            _check_tool_on_mount(tool, launcher)
         observer.step("preflight")
         outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
         hosts = outcome.hosts
@@ -167,13 +180,6 @@ def run_point(
         posix = config.workload.posix_path
         on_mount = config.workload.interface == "mount"
         record.interface(config.workload.interface)
-        if on_mount and tool is not None and tool.tool != "fio" and len(hosts) > 1 \
-                and not launcher.capabilities.runs_here:  # fmt: skip
-            raise ConfigError(
-                f"workload.tool = {tool.tool!r} on the mount runs one job in one directory "
-                f"path: with launcher {launcher.name!r} the nodes' mount points differ; "
-                'use the local launcher or workload.tool = "fio"'
-            )
         state_dir = cluster.scratch.point_dir(point.index)
         work_name = f"{cluster.scratch.name}-p{point.index}"
         if posix is None:

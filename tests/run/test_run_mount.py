@@ -289,3 +289,24 @@ def test_a_killed_mount_fails_the_run_naming_it(tmp_path: Path) -> None:
     assert manifest(run_dirs(tmp_path / "results")[0])["status"] == "failed"
     assert no_mount_under(tmp_path)
     assert_nothing_left(tmp_path, run.token, [victim])
+
+
+def test_a_tool_on_the_mount_across_hosts_is_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("localhost\n")
+    done = benchfs_run([
+        "--nodes", str(hostfile), *mount_args(tmp_path, "--set", "launcher.name=mpirun",
+        "--set", "workload.tool=fio", "--set", "workload.tool_args=--name=a,--size=1m"),
+    ], timeout=60)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line == (
+        "error: workload.tool = 'fio' on the mount needs every node on this machine "
+        "(launcher local): with launcher 'mpirun' the nodes' mounts are not reachable from "
+        "here to prepare the tool's directories"
+    ), line
+    (run_dir,) = run_dirs(tmp_path / "results")
+    assert manifest(run_dir)["status"] == "failed"
+    assert manifest(run_dir)["daemons"] == []  # nothing started
