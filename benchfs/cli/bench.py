@@ -363,7 +363,9 @@ def mount(
         str, typer.Option(help="Bytes per job of the 1 MiB sequential cases (e.g. 256MiB).")
     ] = "128MiB",
     rand_ops: Annotated[int, typer.Option(min=100, help="4 KiB operations at QD1.")] = 2000,
-    threads: Annotated[int, typer.Option(min=1, max=256, help="Mount worker threads.")] = 4,
+    threads: Annotated[
+        int, typer.Option(min=0, max=256, help="Mount worker threads (0: inline).")
+    ] = 4,
     rounds: Annotated[
         int, typer.Option(min=1, help="Alternating native/mount/disk rounds; medians shown.")
     ] = 3,

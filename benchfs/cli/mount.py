@@ -32,7 +32,11 @@ def mount(
         bool, typer.Option("--allow-other", help="Let other users reach the mount (root only).")
     ] = False,
     threads: Annotated[
-        int, typer.Option("--threads", help="Threads issuing RPCs, each with its own client.")
+        int,
+        typer.Option(
+            "--threads",
+            help="Threads issuing RPCs, each with its own client (0: one request at a time).",
+        ),
     ] = 4,
     attr_timeout: Annotated[
         float, typer.Option("--attr-timeout", help="Seconds the kernel may cache attributes.")

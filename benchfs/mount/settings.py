@@ -23,8 +23,8 @@ class MountSettings:
     connect_deadline_s: float = 60.0
 
     def __post_init__(self) -> None:
-        if not 1 <= self.threads <= MAX_THREADS:
-            raise ConfigError(f"--threads: {self.threads} is not between 1 and {MAX_THREADS}")
+        if not 0 <= self.threads <= MAX_THREADS:
+            raise ConfigError(f"--threads: {self.threads} is not between 0 and {MAX_THREADS}")
         for name in ("attr_timeout_s", "entry_timeout_s"):
             value = getattr(self, name)
             if not 0.0 <= value <= 3600.0:

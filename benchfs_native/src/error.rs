@@ -90,6 +90,18 @@ impl Error {
             _ => None,
         }
     }
+
+    /// The errno this error stands for, whatever its kind (what a POSIX
+    /// caller returns): an invalid argument or path is `EINVAL`, a closed
+    /// store `ESHUTDOWN`, a store used after `fork` `EIO`.
+    pub fn posix_errno(&self) -> i32 {
+        match self {
+            Error::Os { errno, .. } | Error::Rpc { errno, .. } => *errno,
+            Error::InvalidArgument { .. } | Error::InvalidPath { .. } => libc::EINVAL,
+            Error::Closed => libc::ESHUTDOWN,
+            Error::Forked { .. } => libc::EIO,
+        }
+    }
 }
 
 /// The C library's text for `errno`, without Rust's " (os error N)" suffix.
@@ -152,5 +164,21 @@ mod tests {
     fn from_io_without_errno_is_eio() {
         let e = Error::from_io(&io::Error::other("x"), "read", "p");
         assert_eq!(e.errno(), Some(libc::EIO));
+    }
+
+    #[test]
+    fn every_error_stands_for_an_errno() {
+        let bad_path = Error::InvalidPath {
+            path: "../x".into(),
+            reason: "escapes",
+        };
+        assert_eq!(bad_path.errno(), None);
+        assert_eq!(bad_path.posix_errno(), libc::EINVAL);
+        assert_eq!(Error::invalid("n", "m").posix_errno(), libc::EINVAL);
+        assert_eq!(Error::Closed.posix_errno(), libc::ESHUTDOWN);
+        assert_eq!(
+            Error::os(libc::ENOTEMPTY, "rmdir", "d").posix_errno(),
+            libc::ENOTEMPTY
+        );
     }
 }

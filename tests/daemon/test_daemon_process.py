@@ -227,6 +227,7 @@ def test_a_shutdown_request_stops_the_process_cleanly(tmp_path: Path) -> None:
         handle = client.create("kept")
         client.write(handle, 0, b"written before the request")
         client.close(handle)
+        ino = client.stat("kept")["ino"]
         client.shutdown_daemons()
         assert not client.connected
         _, err = proc.communicate(timeout=DEADLINE_S)
@@ -237,5 +238,6 @@ def test_a_shutdown_request_stops_the_process_cleanly(tmp_path: Path) -> None:
     assert proc.returncode == 0, err
     assert not (registry / "asked.json").exists(), "record left behind"
     assert "stopped (shutdown request, drained)" in err, err
-    # A clean stop keeps the data: the backing file is still there.
-    assert (tmp_path / "data" / "asked" / "kept").read_bytes() == b"written before the request"
+    # A clean stop keeps the data: the backing file (named by the file's id) is still there.
+    kept = tmp_path / "data" / "asked" / f"@{ino:016x}"
+    assert kept.read_bytes() == b"written before the request"

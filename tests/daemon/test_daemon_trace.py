@@ -54,6 +54,8 @@ def test_rpc_server_records_load_with_the_daemon_as_peer(tmp_path: Path) -> None
             assert client.write(handle, 0, data) == len(data)
             assert client.read(handle, 0, len(data)) == data
             client.close(handle)
+            client.mkdir("tdir")
+            assert client.stat("tdir")["kind"] == "dir"
             client.ping(0)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=DEADLINE_S)
@@ -69,7 +71,7 @@ def test_rpc_server_records_load_with_the_daemon_as_peer(tmp_path: Path) -> None
     assert set(server["peer"].astype(str)) == {"tnode"}
     assert set(server["node"].astype(str)) == {"tnode"}
     ops = set(server["op"].astype(str))
-    assert {"lookup", "write", "read", "ping"} <= ops, ops
+    assert {"create", "write", "read", "mkdir", "stat", "ping"} <= ops, ops
     writes = server[server["op"].astype(str) == "write"]
     assert int(writes["bytes"].sum()) == 1 << 20
     assert (writes["storage_ns"] > 0).all()

@@ -7,7 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from mount_support import Mounted
+from daemon_cluster import Cluster
+from mount_support import Mounted, skip_without_fuse, wait_for
+
+from benchfs.mount import find_mount
 
 
 def benchfs(*args: str) -> subprocess.CompletedProcess[str]:
@@ -44,7 +47,7 @@ def test_mount_names_a_mount_point_that_is_not_a_directory(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("--threads", "0"), ("--rpc-deadline", "0"), ("--attr-timeout", "-1")],
+    [("--threads", "-1"), ("--rpc-deadline", "0"), ("--attr-timeout", "-1")],
 )
 def test_mount_names_a_bad_setting(tmp_path: Path, option: str, value: str) -> None:
     one_line_error(
@@ -65,3 +68,31 @@ def test_mount_refuses_a_second_mount_at_the_same_point(mounted: Mounted) -> Non
         benchfs("mount", "--registry", str(mounted.cluster.registry), str(mounted.point)),
         "already",
     )
+
+
+def test_mount_and_umount_from_the_command_line(tmp_path: Path) -> None:
+    skip_without_fuse()
+    cluster = Cluster(tmp_path, "shm")
+    point = tmp_path / "mnt"
+    point.mkdir()
+    try:
+        cluster.start()
+        cluster.wait_registered(*cluster.names)
+        log = tmp_path / "mount.log"
+        done = benchfs("mount", "--registry", str(cluster.registry), str(point), "--log", str(log))
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"mounted {point}"), done.stdout
+        pid = int(done.stdout.split("(pid ")[1].split(",")[0])
+        entry = find_mount(point)
+        assert entry is not None and entry.is_benchfs
+        (point / "via-cli").write_bytes(b"through the command line")
+        assert (point / "via-cli").read_bytes() == b"through the command line"
+        done = benchfs("umount", str(point))
+        assert done.returncode == 0, done.stderr
+        assert find_mount(point) is None
+        wait_for(lambda: not Path(f"/proc/{pid}").exists(), "the mount process to exit")
+    finally:
+        entry = find_mount(point)
+        if entry is not None and entry.is_benchfs:
+            subprocess.run(["fusermount3", "-u", str(point)], check=False)
+        cluster.stop()

@@ -318,3 +318,20 @@ def test_statfs_sums_the_data_directories(cluster: Cluster) -> None:
     assert abs(after["blocks_free"] - free) <= after["blocks"] // 100
     assert after["blocks_avail"] <= after["blocks_free"] <= after["blocks"]
     assert after["name_max"] == 255
+
+
+def test_open_creat_trunc_of_a_new_file_touches_no_data(cluster: Cluster) -> None:
+    top = f"otrunc-{cluster.transport}"
+    flags = os.O_CREAT | os.O_TRUNC | os.O_WRONLY
+    with cluster.client() as c:
+        c.mkdir(top)
+        rpcs = c.counters()["rpcs"]
+        h = c.open(f"{top}/new", flags)
+        assert c.counters()["rpcs"] - rpcs <= 2, "the create and its parent check only"
+        c.close(h)
+        ino = c.stat(f"{top}/new")["ino"]
+        assert backing_files(cluster, ino) == []
+        write_file(c, f"{top}/old", payload(4, CHUNK + 5))
+        c.close(c.open(f"{top}/old", flags))
+        assert c.stat(f"{top}/old")["size"] == 0
+        assert read_file(c, f"{top}/old") == b""

@@ -245,7 +245,8 @@ class Client:
         namespace records)."""
 
     def readdir(self, path: str = "") -> list[DirEntry]:
-        """Entries directly under ``path`` ("" = the root), sorted by name."""
+        """Entries directly under directory ``path`` ("" = the root), sorted by name,
+        with their kind (``"file"``/``"dir"``) and id; ``NotADirectoryError`` for a file."""
 
     def truncate(self, path: str, size: int) -> None:
         """Set the size of file ``path`` (which must exist)."""

@@ -130,11 +130,21 @@ impl Shared {
     }
 }
 
+/// Who issues the RPCs.
+#[derive(Debug)]
+pub enum Backend {
+    /// Worker threads, each with its own client.
+    Workers(Workers),
+    /// One client on the session thread: one request at a time, no hand
+    /// over between threads (the lowest latency for one program).
+    Inline(Box<Client>),
+}
+
 /// The file system the kernel talks to.
 #[derive(Debug)]
 pub struct BenchFs {
     shared: Arc<Shared>,
-    workers: Option<Workers>,
+    backend: Option<Backend>,
     n: u64,
     next_worker: usize,
 }
@@ -145,9 +155,12 @@ fn fuse_handle(client_handle: u64, worker: usize, n: u64) -> u64 {
 }
 
 impl BenchFs {
-    /// A file system served by `workers`.
-    pub fn new(workers: Workers, options: &MountOptions) -> BenchFs {
-        let n = workers.len().max(1) as u64;
+    /// A file system served by `backend`.
+    pub fn new(backend: Backend, options: &MountOptions) -> BenchFs {
+        let n = match &backend {
+            Backend::Workers(w) => w.len().max(1) as u64,
+            Backend::Inline(_) => 1,
+        };
         BenchFs {
             shared: Arc::new(Shared {
                 inodes: Mutex::new(Inodes::new()),
@@ -158,17 +171,21 @@ impl BenchFs {
                 attr_ttl: options.attr_timeout,
                 entry_ttl: options.entry_timeout,
             }),
-            workers: Some(workers),
+            backend: Some(backend),
             n,
             next_worker: 0,
         }
     }
 
     /// Queues `job` on worker `w`.
-    fn on(&self, w: usize, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
-        let shared = Arc::clone(&self.shared);
-        if let Some(workers) = &self.workers {
-            workers.send(w, Box::new(move |c: &mut Client| job(c, &shared)));
+    fn on(&mut self, w: usize, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
+        match &mut self.backend {
+            Some(Backend::Workers(workers)) => {
+                let shared = Arc::clone(&self.shared);
+                workers.send(w, Box::new(move |c: &mut Client| job(c, &shared)));
+            }
+            Some(Backend::Inline(client)) => job(client, &self.shared),
+            None => {}
         }
     }
 
@@ -239,8 +256,10 @@ impl Filesystem for BenchFs {
     }
 
     fn destroy(&mut self) {
-        if let Some(w) = self.workers.take() {
-            w.stop();
+        match self.backend.take() {
+            Some(Backend::Workers(w)) => w.stop(),
+            Some(Backend::Inline(mut c)) => c.disconnect(),
+            None => {}
         }
     }
 

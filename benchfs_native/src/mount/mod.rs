@@ -23,7 +23,7 @@ pub use options::MountOptions;
 
 use crate::error::{Error, Result};
 use crate::membership::{self, Expected};
-use crate::rpc::client::ClientOptions;
+use crate::rpc::client::{Client, ClientOptions};
 use crate::rpc::server::SignalGuard;
 use crate::sys::epoll::Epoll;
 use crate::sys::mount::{Unmount, unmount};
@@ -78,19 +78,32 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
     } else {
         None
     };
-    let workers = workers::Workers::start(
-        options.threads,
-        registry_dir,
-        &Expected::Names(names),
-        &client_options,
-    )?;
-    let filesystem = fs::BenchFs::new(workers, options);
-    let mut session = fuser::Session::new(filesystem, mountpoint, &options.fuse_options())
-        .map_err(|e| Error::from_io(&e, "mount", mountpoint.display().to_string()))?;
+    // The session, and with `threads == 0` the one client, live on the
+    // session thread: nothing of theirs crosses to another thread.
+    let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<Result<()>>(1);
+    let setup = Setup {
+        registry_dir: registry_dir.to_owned(),
+        mountpoint: mountpoint.to_owned(),
+        expected: Expected::Names(names),
+        client_options,
+        options: options.clone(),
+    };
     let thread: JoinHandle<std::io::Result<()>> = std::thread::Builder::new()
         .name("benchfs-fuse".to_owned())
-        .spawn(move || session.run())
+        .spawn(move || match setup.session() {
+            Ok(mut session) => {
+                let _ = ready_tx.send(Ok(()));
+                session.run()
+            }
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                Ok(())
+            }
+        })
         .map_err(|e| Error::from_io(&e, "spawn", "FUSE session thread"))?;
+    ready_rx
+        .recv()
+        .map_err(|_| Error::os(libc::EIO, "mount", "the session thread ended"))??;
     crate::log_line!("benchfs mount at {} is live", mountpoint.display());
     let ended = wait(&thread, signals.as_ref())?;
     if let Ended::Signal(_) = ended {
@@ -115,6 +128,38 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
     }
     drop(signals);
     Ok(ended)
+}
+
+/// What the session thread needs to connect and mount.
+struct Setup {
+    registry_dir: std::path::PathBuf,
+    mountpoint: std::path::PathBuf,
+    expected: Expected,
+    client_options: ClientOptions,
+    options: MountOptions,
+}
+
+impl Setup {
+    /// Connects (worker threads, or one client on this thread) and mounts.
+    fn session(self) -> Result<fuser::Session<fs::BenchFs>> {
+        let backend = if self.options.threads == 0 {
+            fs::Backend::Inline(Box::new(Client::connect(
+                &self.registry_dir,
+                self.expected,
+                self.client_options,
+            )?))
+        } else {
+            fs::Backend::Workers(workers::Workers::start(
+                self.options.threads,
+                &self.registry_dir,
+                &self.expected,
+                &self.client_options,
+            )?)
+        };
+        let filesystem = fs::BenchFs::new(backend, &self.options);
+        fuser::Session::new(filesystem, &self.mountpoint, &self.options.fuse_options())
+            .map_err(|e| Error::from_io(&e, "mount", self.mountpoint.display().to_string()))
+    }
 }
 
 /// Waits until the session ends or a stop signal arrives.

@@ -20,7 +20,8 @@ pub struct MountOptions {
     /// The kernel checks modes and owners against the attributes
     /// (`default_permissions`).
     pub default_permissions: bool,
-    /// Threads that issue RPCs, each with its own client.
+    /// Threads that issue RPCs, each with its own client; 0: the session
+    /// thread issues them itself, one request at a time.
     pub threads: usize,
     /// How long the kernel may reuse an attribute reply.
     pub attr_timeout: Duration,
@@ -59,10 +60,10 @@ pub const MAX_THREADS: usize = 256;
 impl MountOptions {
     /// Checks the settings; the error names the bad one.
     pub fn validate(&self) -> Result<()> {
-        if !(1..=MAX_THREADS).contains(&self.threads) {
+        if self.threads > MAX_THREADS {
             return Err(Error::invalid(
                 "threads",
-                format!("{} is not in 1..={MAX_THREADS}", self.threads),
+                format!("{} is not in 0..={MAX_THREADS}", self.threads),
             ));
         }
         if self.rpc_deadline.is_zero() {
@@ -121,7 +122,7 @@ mod tests {
     #[test]
     fn bad_settings_name_themselves() {
         let o = MountOptions {
-            threads: 0,
+            threads: MAX_THREADS + 1,
             ..MountOptions::default()
         };
         assert!(o.validate().unwrap_err().to_string().starts_with("threads"));

@@ -320,7 +320,8 @@ impl PyClient {
         Ok(d)
     }
 
-    /// Entries directly under ``path`` ("" = the root), sorted by name.
+    /// Entries directly under directory ``path`` ("" = the root), sorted
+    /// by name, with their kind and id.
     #[pyo3(signature = (path = ""))]
     fn readdir<'py>(
         &mut self,

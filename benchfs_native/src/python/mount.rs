@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 
-use super::args::{positive_usize, seconds, seconds_or_zero};
-use super::error::BoundaryResult;
+use super::args::{seconds, seconds_or_zero};
+use super::error::{BoundaryError, BoundaryResult};
 use crate::mount::{Ended, MountOptions, serve};
 
 /// Mount the daemons registered in ``registry_dir`` at ``mountpoint``
@@ -47,7 +47,9 @@ pub(crate) fn serve_mount(
         read_only,
         allow_other,
         default_permissions,
-        threads: positive_usize(threads, "threads")?,
+        threads: usize::try_from(threads).map_err(|_| {
+            BoundaryError::argument(format!("threads must be 0 or more, got {threads}"))
+        })?,
         attr_timeout: seconds_or_zero(attr_timeout_s, "attr_timeout_s")?,
         entry_timeout: seconds_or_zero(entry_timeout_s, "entry_timeout_s")?,
         rpc_deadline: seconds(rpc_deadline_s, "rpc_deadline_s")?,

@@ -368,6 +368,8 @@ fn every_op() {
         assert_eq!(s["requests"]["readdir"], 3);
         assert_eq!(s["errors"]["create"], 4);
         assert_eq!(s["errors"]["mkdir"], 2);
+        // f1, z, d, d/x, d/y, d/x/deep
+        assert_eq!(s["namespace_records"], 6);
         assert_eq!(s["decode_errors"], 0);
         c.shutdown(false);
         let summary = d.join();

@@ -103,6 +103,8 @@ pub struct NodeInfo {
 #[derive(Debug, Clone)]
 struct OpenFile {
     path: std::rc::Rc<str>,
+    /// Its id.
+    ino: u64,
     /// Its data object's name (`@<id>`, docs/NAMESPACE.md).
     data: std::rc::Rc<str>,
     /// The node of its chunk 0 (placement of the id).

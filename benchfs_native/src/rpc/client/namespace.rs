@@ -3,7 +3,7 @@
 
 use super::Client;
 use super::inflight::{Answer, Call};
-use super::ops::{check_path, data_name, unexpected};
+use super::ops::{check_path, unexpected};
 use crate::error::{Error, Result};
 use crate::rpc::wire::{
     Attr, FileKind, MAX_NAME, Record, Request, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME,
@@ -201,7 +201,7 @@ impl Client {
             }
         }
         if replaced != 0 && replaced != src.ino {
-            self.remove_data(replaced)?;
+            self.remove_data(replaced, to)?;
         }
         Ok(())
     }
@@ -246,12 +246,11 @@ impl Client {
         };
         if rec.kind == FileKind::File {
             if let Some(size) = set.size {
-                self.truncate_data(rec.ino, size)?;
+                self.truncate_data(rec.ino, size, path)?;
             }
             let times = mask & (SET_ATIME | SET_MTIME);
             if times != 0 {
-                let data = data_name(rec.ino);
-                self.fan_out_data(&data, |p| req(p, set, times, true))?;
+                self.fan_out_data(rec.ino, path, |p| req(p, set, times, true))?;
             }
         }
         self.stat(path)

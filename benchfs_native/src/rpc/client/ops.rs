@@ -92,6 +92,7 @@ impl Client {
             h,
             OpenFile {
                 path: Rc::from(path),
+                ino,
                 data: Rc::from(data_name(ino)),
                 start: self.placement.data_start(ino),
                 flags,
@@ -122,8 +123,8 @@ impl Client {
 
     /// Inserts the file record of `path` on its owner, then checks the
     /// parent (undoing the insert when the parent is gone); returns the
-    /// record.
-    fn create_record(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<Attr> {
+    /// record and whether this call made it.
+    fn create_record(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<(Attr, bool)> {
         check_path("create", path, false)?;
         let owner = self.placement.metadata_owner(path);
         let (uid, gid) = self.creator;
@@ -149,7 +150,7 @@ impl Client {
             let _ = self.call_one(owner, &undo);
             return Err(e);
         }
-        Ok(attr)
+        Ok((attr, created))
     }
 
     /// Creates `path` (empty) on its metadata owner and opens it for
@@ -157,7 +158,7 @@ impl Client {
     /// `ENOENT` / `ENOTDIR` if its parent is missing / a file.
     pub fn create(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<u64> {
         self.check_connected("create")?;
-        let attr = self.create_record(path, mode, exclusive)?;
+        let (attr, _) = self.create_record(path, mode, exclusive)?;
         if attr.kind == FileKind::Dir {
             return Err(Error::os(libc::EISDIR, "create", path));
         }
@@ -169,7 +170,7 @@ impl Client {
     /// A directory is `EISDIR` (list it with [`Client::readdir`]).
     pub fn open(&mut self, path: &str, flags: i32, mode: u32) -> Result<u64> {
         self.check_connected("open")?;
-        let attr = if flags & libc::O_CREAT != 0 {
+        let (attr, created) = if flags & libc::O_CREAT != 0 {
             self.create_record(path, mode, flags & libc::O_EXCL != 0)?
         } else {
             check_path("open", path, false)?;
@@ -179,7 +180,7 @@ impl Client {
                 flags: flags as u32,
             };
             match self.call_one(owner, &req)? {
-                Answer::Attr(a) => a,
+                Answer::Attr(a) => (a, false),
                 a => return Err(unexpected("open", &a)),
             }
         };
@@ -188,8 +189,9 @@ impl Client {
         }
         let handle = self.new_handle(path, attr.ino, flags);
         let writable = flags & libc::O_ACCMODE != libc::O_RDONLY;
-        if flags & libc::O_TRUNC != 0 && writable {
-            self.truncate_data(attr.ino, 0)?;
+        // A file this call created has no data to cut.
+        if flags & libc::O_TRUNC != 0 && writable && !created {
+            self.truncate_data(attr.ino, 0, path)?;
         }
         Ok(handle)
     }
@@ -308,7 +310,7 @@ impl Client {
             )
         })?;
         if short {
-            let size = self.data_attr(&f.data)?.size;
+            let size = self.data_attr(f.ino, &f.path)?.size;
             let end = size.min(offset + len as u64);
             data.truncate(end.saturating_sub(offset) as usize);
         }
@@ -319,7 +321,7 @@ impl Client {
     pub fn fsync(&mut self, handle: u64) -> Result<()> {
         self.check_connected("fsync")?;
         let f = self.file(handle, "fsync")?;
-        self.fan_out_data(&f.data, |p| Request::Fsync {
+        self.fan_out_data(f.ino, &f.path, |p| Request::Fsync {
             path: p,
             datasync: false,
         })
@@ -367,8 +369,8 @@ impl Client {
     /// Size, blocks and times of data object `data` over every daemon:
     /// the largest size and modification time, the blocks summed; `None`
     /// for the times when no daemon holds any of it.
-    fn data_attr(&mut self, data: &str) -> Result<DataAttr> {
-        let out = self.fan_out_data(data, |p| Request::Stat {
+    fn data_attr(&mut self, ino: u64, file: &str) -> Result<DataAttr> {
+        let out = self.fan_out_data(ino, file, |p| Request::Stat {
             path: p,
             data: true,
         })?;
@@ -391,7 +393,7 @@ impl Client {
         self.check_connected("stat")?;
         let mut attr = self.record(path)?;
         if attr.kind == FileKind::File {
-            let d = self.data_attr(&data_name(attr.ino))?;
+            let d = self.data_attr(attr.ino, path)?;
             attr.size = d.size;
             attr.blocks = d.blocks;
             if let Some(m) = d.mtime {
@@ -414,14 +416,14 @@ impl Client {
             data: false,
         };
         match self.call_one(owner, &req)? {
-            Answer::Id(ino) => self.remove_data(ino),
+            Answer::Id(ino) => self.remove_data(ino, path),
             a => Err(unexpected("unlink", &a)),
         }
     }
 
     /// Removes the data of file `ino` from every daemon.
-    pub(super) fn remove_data(&mut self, ino: u64) -> Result<()> {
-        self.fan_out_data(&data_name(ino), |p| Request::Unlink {
+    pub(super) fn remove_data(&mut self, ino: u64, file: &str) -> Result<()> {
+        self.fan_out_data(ino, file, |p| Request::Unlink {
             path: p,
             ino: 0,
             data: true,
@@ -439,28 +441,35 @@ impl Client {
             flags: libc::O_WRONLY as u32,
         };
         match self.call_one(owner, &req)? {
-            Answer::Attr(a) if a.kind == FileKind::File => self.truncate_data(a.ino, size),
+            Answer::Attr(a) if a.kind == FileKind::File => self.truncate_data(a.ino, size, path),
             Answer::Attr(_) => Err(Error::os(libc::EISDIR, "truncate", path)),
             a => Err(unexpected("truncate", &a)),
         }
     }
 
     /// Sets the size of the data of file `ino` on every daemon.
-    pub(super) fn truncate_data(&mut self, ino: u64, size: u64) -> Result<()> {
-        self.fan_out_data(&data_name(ino), |p| Request::Truncate { path: p, size })
+    pub(super) fn truncate_data(&mut self, ino: u64, size: u64, file: &str) -> Result<()> {
+        self.fan_out_data(ino, file, |p| Request::Truncate { path: p, size })
             .map(drop)
     }
 
-    /// A request about data object `data` to every daemon; `ENOENT` (a
-    /// daemon without any of it) is not an error.
+    /// A request about the data object of file `ino` (path `file`) to
+    /// every daemon; `ENOENT` (a daemon without any of it) is not an error.
     pub(super) fn fan_out_data(
         &mut self,
-        data: &str,
+        ino: u64,
+        file: &str,
         request: impl for<'p> Fn(&'p str) -> Request<'p>,
     ) -> Result<Vec<Outcome>> {
+        let data = data_name(ino);
+        // Errors name the file's path, not its data object.
+        let label: Rc<str> = Rc::from(file);
         let n = self.placement.nodes();
         let calls = (0..n)
-            .map(|node| Call::new(&self.conn, node, &request(data), u64::from(node)))
+            .map(|node| {
+                Call::new(&self.conn, node, &request(&data), u64::from(node))
+                    .map(|c| c.named(&label))
+            })
             .collect::<Result<Vec<_>>>()?;
         let out = self.window.run_all(&self.conn, calls, enoent)?;
         for o in &out {

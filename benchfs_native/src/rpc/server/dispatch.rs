@@ -235,12 +235,7 @@ pub struct Outcome {
 
 /// The errno an engine error stands for.
 pub fn errno_of(e: &Error) -> i32 {
-    match e {
-        Error::Os { errno, .. } | Error::Rpc { errno, .. } => *errno,
-        Error::InvalidArgument { .. } | Error::InvalidPath { .. } => libc::EINVAL,
-        Error::Closed => libc::ESHUTDOWN,
-        Error::Forked { .. } => libc::EIO,
-    }
+    e.posix_errno()
 }
 
 /// Executes jobs against one store.
@@ -339,6 +334,14 @@ impl Storage {
             fsync_each_write,
             names: Mutex::new(names),
         }
+    }
+
+    /// Namespace records held (the root not counted).
+    pub fn namespace_records(&self) -> usize {
+        self.names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
     }
 
     /// Runs `job`, timing the store work.

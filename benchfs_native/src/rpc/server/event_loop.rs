@@ -95,6 +95,8 @@ pub struct Server<'w> {
     pub(super) receiving: Vec<Receiving>,
     pub(super) sends: Vec<Sending>,
     pub(super) pool: StoragePool,
+    /// What the pool runs jobs with (the namespace's size, for the stats).
+    pub(super) storage: Arc<Storage>,
     pub(super) bufs: BufPool,
     pub(super) stats: ServerStats,
     pub(super) trace: Option<TraceBuffer>,
@@ -132,7 +134,7 @@ impl<'w> Server<'w> {
         let chunk_size = store.chunk_size();
         let fsync_each = cfg.durability == super::Durability::FsyncEachWrite;
         let storage = Arc::new(Storage::new(Arc::clone(&store), fsync_each, cfg.node_id));
-        let pool = StoragePool::start(storage, cfg.max_concurrency)?;
+        let pool = StoragePool::start(Arc::clone(&storage), cfg.max_concurrency)?;
         let inbox: Rc<RefCell<VecDeque<AmMessage>>> = Rc::new(RefCell::new(VecDeque::new()));
         for id in [AM_SESSION, AM_REQUEST] {
             let sink = Rc::clone(&inbox);
@@ -163,6 +165,7 @@ impl<'w> Server<'w> {
             receiving: Vec::new(),
             sends: Vec::new(),
             pool,
+            storage,
             bufs: BufPool::new(cfg.max_concurrency),
             stats: ServerStats::new(),
             trace,

@@ -189,11 +189,7 @@ impl Storage {
 
     fn statfs(&self, work: &Work) -> Result<Done, Failure> {
         let st = sys::statvfs(self.store.root_fd()).map_err(|e| io_fail(work, "", &e))?;
-        let files = self
-            .names
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len() as u64;
+        let files = self.namespace_records() as u64;
         Ok(Done::Statfs(wire::StatFsReply {
             block_size: st.f_frsize,
             blocks: st.f_blocks,

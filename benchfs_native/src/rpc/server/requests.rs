@@ -446,6 +446,7 @@ impl Server<'_> {
             channels_open: self.channels.open_count(),
             channels_opened: self.channels.opened_total(),
             stopping: self.stopping(),
+            namespace_records: self.storage.namespace_records(),
         };
         stats::to_json(&id, &self.stats, &g, &self.store.stats())
     }

@@ -149,6 +149,8 @@ pub struct Gauges {
     pub channels_opened: u64,
     /// Whether the server is stopping.
     pub stopping: bool,
+    /// Namespace records held (the root not counted).
+    pub namespace_records: usize,
 }
 
 /// Who the server is, for the stats JSON.
@@ -196,6 +198,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         "refused_stopping": s.refused_stopping,
         "replies_dropped": s.replies_dropped,
         "stopping": g.stopping,
+        "namespace_records": g.namespace_records,
         "store": {
             "submits": store.submits,
             "sqes": store.sqes,

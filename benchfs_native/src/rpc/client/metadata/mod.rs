@@ -3,10 +3,13 @@
 //! operation in flight per rank), run entirely in Rust.
 //!
 //! Each item is what the POSIX calls of mdtest cost here: a create is the
-//! create RPC to the file's metadata owner, a write of `write_bytes` to the
-//! owner of chunk 0 (if any) and the close (an fsync fan-out when the
-//! daemons' durability asks for it); a stat and an unlink go to every
-//! daemon (docs/PLACEMENT.md); a read is open, read, close.
+//! create RPC to the file's metadata owner (and the parent check on the
+//! directory's owner when that is another daemon), a write of
+//! `write_bytes` to the owner of chunk 0 (if any) and the close (an fsync
+//! fan-out when the daemons' durability asks for it); a stat and an unlink
+//! go to the owner and then to every daemon (docs/NAMESPACE.md); a read is
+//! open, read, close. The create phase first makes the rank's directory
+//! (and the prefix above it; another rank's making it is fine).
 //!
 //! * `spec`: what one rank does ([`MetadataSpec`]) and what it measured
 //!   ([`MetadataResult`]).
