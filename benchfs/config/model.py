@@ -164,8 +164,9 @@ class MountConfig(Section):
     """How every node mounts BenchFS with ``workload.interface = "mount"``
     (the mount is the run's own: private, read-write, never allow_other)."""
 
-    # FUSE worker threads of each mount: several ranks' requests overlap.
-    threads: Annotated[int, Field(ge=1, le=MAX_MOUNT_THREADS)] = 4
+    # FUSE worker threads of each mount: several ranks' requests overlap
+    # (0: served from the FUSE session thread itself).
+    threads: Annotated[int, Field(ge=0, le=MAX_MOUNT_THREADS)] = 4
     # The kernel's caches of attributes and names; 0 (the default) is safe
     # with several nodes writing: every stat asks the daemons.
     attr_timeout_s: CacheSeconds = 0.0

@@ -50,8 +50,9 @@ def test_an_unknown_interface_is_refused_naming_the_key() -> None:
 
 def test_mount_settings_are_bounded() -> None:
     with pytest.raises(ConfigError) as error:
-        apply_overrides(load_config(None), {"mount.threads": "0"})
-    assert str(error.value) == "--set mount.threads: must be between 1 and 256 (got '0')"
+        apply_overrides(load_config(None), {"mount.threads": "257"})
+    assert str(error.value) == "--set mount.threads: must be between 0 and 256 (got '257')"
+    assert apply_overrides(load_config(None), {"mount.threads": "0"}).base.mount.threads == 0
     message = error_of("[mount]\nentry_timeout_s = 7200\n")
     assert message == "run.toml: mount.entry_timeout_s: must be between 0 and 3600 (got 7200)"
     assert "mount.readonly: unknown key" in error_of("[mount]\nreadonly = true\n")
