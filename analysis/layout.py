@@ -21,6 +21,7 @@ file is never written under one name and looked for under another.
 <run>/traces/*.bftrace                   the engine's event logs
 <run>/logs/workload.log                  the launcher job of the workload ranks
 <run>/logs/daemons/<name>.log            each daemon (or launcher job of daemons)
+<run>/logs/mounts/<name>.log             each node's mount (or launcher job of mounts)
 <run>/report.md, report.html, plots/     the report (analysis.reports.write)
 ```
 
@@ -58,6 +59,7 @@ IOR_SUMMARY_FILE = "ior-summary.json"
 # Inside logs/.
 WORKLOAD_LOG = "workload.log"
 DAEMON_LOGS_DIR = "daemons"
+MOUNT_LOGS_DIR = "mounts"
 
 TRACE_SUFFIX = ".bftrace"
 STDERR_SUFFIX = ".stderr"
@@ -116,6 +118,10 @@ class RunLayout:
     @property
     def daemon_logs_dir(self) -> Path:
         return self.logs_dir / DAEMON_LOGS_DIR
+
+    @property
+    def mount_logs_dir(self) -> Path:
+        return self.logs_dir / MOUNT_LOGS_DIR
 
     @property
     def workload_log(self) -> Path:

@@ -75,6 +75,13 @@ def run(
     repetitions: Annotated[
         int | None, typer.Option("--repetitions", help="Repetitions (IOR -i).")
     ] = None,
+    interface: Annotated[
+        str | None,
+        typer.Option(
+            "--interface",
+            help="How ranks reach BenchFS: native (its client) or mount (FUSE on every node).",
+        ),
+    ] = None,
     metadata: Annotated[
         str | None,
         typer.Option("--metadata", help="Metadata phases (mdtest): off, with-data or only."),
@@ -114,6 +121,7 @@ def run(
             "workload.verify": verify,
             "workload.repetitions": None if repetitions is None else str(repetitions),
             "workload.queue_depth": queue_depth,
+            "workload.interface": interface,
             "metadata.mode": metadata,
             "metadata.items": None if metadata_items is None else str(metadata_items),
             "suite.name": suite,

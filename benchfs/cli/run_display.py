@@ -113,6 +113,17 @@ def _cell(value: Any, scale: float) -> str:
     return f"{number:.3g}"
 
 
+def reached(phase_row: dict[str, Any]) -> str:
+    """What a phase measured, for its table's title: a mount figure is never
+    taken for a native one."""
+    target = str(phase_row.get("target") or "benchfs")
+    if target != "benchfs":
+        return target
+    if phase_row.get("interface") == "mount":
+        return "BenchFS through the mount"
+    return "BenchFS native client"
+
+
 def phase_tables(summary: dict[str, Any]) -> list[Table]:
     """One table per phase: a row per repetition and the IOR summary row."""
     tables = []
@@ -121,7 +132,7 @@ def phase_tables(summary: dict[str, Any]) -> list[Table]:
             continue
         phase = phase_row["phase"]
         table = Table(
-            title=f"{phase}: {phase_row.get('numTasks') or '-'} ranks, "
+            title=f"{phase} on {reached(phase_row)}: {phase_row.get('numTasks') or '-'} ranks, "
             f"queue depth {phase_row.get('queue_depth') or '-'}, "
             f"{_cell(phase_row.get('xsizeMiB'), 1.0)} MiB per repetition",
             caption=f"bwMaxMIB {_cell(phase_row.get('bwMaxMIB'), 1.0)}, "

@@ -42,7 +42,13 @@ Phase = Literal["write", "read"]
 # "builtin": BenchFS's own ranks; the others run that tool (benchfs.run.tool_workload).
 WorkloadTool = Literal["builtin", "fio", "ior", "mdtest"]
 LauncherName = Literal["auto", "local", "mpirun", "srun"]
+# "native": the ranks use the engine's client; "mount": plain POSIX calls on
+# BenchFS mounted through FUSE on every node (benchfs.run.mounts).
+Interface = Literal["native", "mount"]
 MAX_QUEUE_DEPTH = 256
+MAX_MOUNT_THREADS = 256
+# The kernel's attribute and entry caches: beyond an hour, a mistake.
+CacheSeconds = Annotated[float, Field(ge=0, le=3600.0, allow_inf_nan=False)]
 
 
 class Section(BaseModel):
@@ -54,6 +60,7 @@ class Deadlines(Section):
     rpc_s: Seconds = 30.0
     phase_s: Seconds = 3600.0
     shutdown_s: Seconds = 10.0
+    mount_s: Seconds = 30.0
 
 
 class ClusterConfig(Section):
@@ -110,9 +117,15 @@ class WorkloadConfig(Section):
     # The tool's binary, or the directory holding it (None: PATH, then $IOR_BIN_DIR
     # and /opt/ior/bin for ior and mdtest).
     tool_path: Annotated[str, Field(min_length=1)] | None = None
+    interface: Interface = "native"
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
+        if self.interface == "mount" and self.target != "benchfs":
+            raise ValueError(
+                f'interface = "mount" mounts BenchFS: it needs target = "benchfs", '
+                f"not {self.target!r}"
+            )
         if self.tool == "builtin" and (self.tool_args or self.tool_path):
             raise ValueError(
                 "tool_args and tool_path need a tool (workload.tool = fio, ior, mdtest)"
@@ -130,12 +143,35 @@ class WorkloadConfig(Section):
             raise ValueError("phases must start with 'write': a new file system holds no data")
         if self.queue_depth != 1 and self.posix_path is not None:
             raise ValueError("a posix: target keeps one transfer in flight: queue_depth must be 1")
+        if self.queue_depth != 1 and self.interface == "mount":
+            raise ValueError(
+                'interface = "mount" keeps one transfer in flight per rank: queue_depth must be 1'
+            )
         return self
 
     @property
     def posix_path(self) -> str | None:
         """The directory of a ``posix:PATH`` target, None for BenchFS."""
         return self.target.removeprefix("posix:") if self.target.startswith("posix:") else None
+
+    @property
+    def mounted(self) -> bool:
+        """The ranks (or the tool) work on a mounted file system: a posix:
+        target, or BenchFS through its mount."""
+        return self.posix_path is not None or self.interface == "mount"
+
+
+class MountConfig(Section):
+    """How every node mounts BenchFS with ``workload.interface = "mount"``
+    (the mount is the run's own: private, read-write, never allow_other)."""
+
+    # FUSE worker threads of each mount: several ranks' requests overlap
+    # (0: served from the FUSE session thread itself).
+    threads: Annotated[int, Field(ge=0, le=MAX_MOUNT_THREADS)] = 4
+    # The kernel's caches of attributes and names; 0 (the default) is safe
+    # with several nodes writing: every stat asks the daemons.
+    attr_timeout_s: CacheSeconds = 0.0
+    entry_timeout_s: CacheSeconds = 0.0
 
 
 class Thresholds(Section):
@@ -166,16 +202,18 @@ class RunConfig(Section):
     workload: WorkloadConfig = WorkloadConfig()
     metadata: MetadataConfig = MetadataConfig()
     suite: SuiteConfig = SuiteConfig()
+    mount: MountConfig = MountConfig()
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()
 
     @model_validator(mode="after")
     def _one_workload(self) -> Self:
         tool, posix = self.workload.tool, self.workload.posix_path
-        if tool != "builtin" and posix is None:
+        if tool != "builtin" and not self.workload.mounted:
             raise ValueError(
                 f"workload.tool = {tool!r} needs a mounted file system: set "
-                'workload.target = "posix:PATH" (BenchFS itself cannot be mounted yet)'
+                'workload.interface = "mount" (BenchFS through its mount) or '
+                'workload.target = "posix:PATH"'
             )
         if tool != "builtin" and self.metadata.mode != "off":
             raise ValueError(
@@ -195,12 +233,21 @@ class RunConfig(Section):
             )
         if suite.tool == "ior" and posix is None:
             raise ValueError(
-                'suite.tool = "ior" needs a mounted file system: set workload.target = '
-                '"posix:PATH" (BenchFS itself cannot be mounted yet)'
+                'suite.tool = "ior" runs on a posix: target: set workload.target = "posix:PATH"'
+            )
+        if suite.name != "none" and self.workload.interface == "mount":
+            raise ValueError(
+                f"suite.name = {suite.name!r} runs through the engine's client or on a posix: "
+                'target: workload.interface must be "native"'
             )
         if self.metadata.mode != "off" and posix is not None:
             raise ValueError(
                 "the metadata workload runs through the engine's client: it needs "
                 'workload.target = "benchfs", or metadata.mode = "off" on a posix: target'
+            )
+        if self.metadata.mode != "off" and self.workload.interface == "mount":
+            raise ValueError(
+                "the metadata workload runs through the engine's client: it needs "
+                'workload.interface = "native", or metadata.mode = "off" on the mount'
             )
         return self

@@ -8,6 +8,11 @@ The programs themselves live in ``benchfs.node`` (one module each, run as
   ``--config-dir DIR [--shm-dir DIR]``, a rank of a launcher job that serves
   the config file of its rank;
 - ``rank`` (``benchfs run``): ``SPEC.json``, a workload rank under MPI;
+- ``mount`` (``benchfs run`` with ``workload.interface = "mount"``):
+  ``--registry DIR --mount-root DIR --ready-dir DIR (--node NAME | --nodes
+  NAME...) --threads N --attr-timeout S --entry-timeout S --rpc-deadline S
+  --connect-deadline S``,
+  one node's FUSE mount (``--nodes``: a rank of a launcher job, one per host);
 - ``diagnose`` (``benchfs diagnose --nodes``, the preflight): ``--dir DIR
   --node-name NODE [--quick] [--preflight --transfer-size B --files N
   --file-size B --runtime S]``;
@@ -87,6 +92,55 @@ def workload_job(
 ) -> list[str]:
     """The MPI job of the workload ranks: ``tasks_per_node`` on every host."""
     return launcher.ranks_command(hosts, tasks_per_node, rank_argv(spec, python=python), env=env)
+
+
+# ---------------------------------------------------------------- mount
+
+
+class MountArgs(NamedTuple):
+    """Where the mounts of a run go and what every one of them is asked."""
+
+    registry_dir: Path
+    mount_root: Path
+    ready_dir: Path
+    threads: int
+    attr_timeout_s: float
+    entry_timeout_s: float
+    rpc_deadline_s: float
+    connect_deadline_s: float
+
+    def options(self) -> list[str]:
+        return [
+            "--registry", str(self.registry_dir),
+            "--mount-root", str(self.mount_root),
+            "--ready-dir", str(self.ready_dir),
+            "--threads", str(self.threads),
+            "--attr-timeout", f"{self.attr_timeout_s:g}",
+            "--entry-timeout", f"{self.entry_timeout_s:g}",
+            "--rpc-deadline", f"{self.rpc_deadline_s:g}",
+            "--connect-deadline", f"{self.connect_deadline_s:g}",
+        ]  # fmt: skip
+
+
+def mount_argv(args: MountArgs, node: str, *, python: str = sys.executable) -> list[str]:
+    """One node's mount, started here: ``MOUNT_ROOT/NODE``."""
+    return program("mount", *args.options(), "--node", node, python=python)
+
+
+def mounts_job(
+    launcher: Launcher,
+    hosts: Sequence[Host],
+    args: MountArgs,
+    *,
+    env: Mapping[str, str] | None = None,
+    python: str = sys.executable,
+) -> list[str]:
+    """Every host's mount as one launcher job: one rank per host, each
+    mounting ``MOUNT_ROOT/<its host>``."""
+    argv = program(
+        "mount", *args.options(), "--nodes", *(host.name for host in hosts), python=python
+    )
+    return launcher.ranks_command(hosts, 1, argv, env=env)
 
 
 # ---------------------------------------------------------------- diagnose

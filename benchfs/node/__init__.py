@@ -6,6 +6,7 @@ nothing imports them, and they import no CLI, so they start fast:
 
 - ``daemon``: one daemon of a run (``benchfs.daemon`` serves it);
 - ``rank``: one workload rank under MPI (``benchfs.workload``);
+- ``mount``: one node's FUSE mount of a run's cluster (``benchfs.mount``);
 - ``diagnose``: the diagnose or preflight measurement of one node, as JSON
   on stdout (``benchfs.health``);
 - ``host``: the per-host helper that stops a run's daemons and removes its

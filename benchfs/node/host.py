@@ -3,7 +3,8 @@ every host through the launcher (``benchfs.launchers.programs.host_job``):
 
 - ``stop REGISTRY_DIR DEADLINE_S``: SIGTERM the daemons registered from
   this host, and wait until they have exited;
-- ``clean PATH...``: remove the run's directories on this host.
+- ``clean PATH...``: remove the run's directories on this host, after
+  unmounting any FUSE mount left under them (a run's mounts of BenchFS).
 
 Launchers whose processes all run here need none of this
 (``Capabilities.needs_host_helper``): the orchestrator does it itself.
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import benchfs_native
+from benchfs.mount.cleanup import mounts_under, unmount_all_under
 from benchfs.node import run_program
 
 # Only paths holding this marker are removed: a wrong argument cannot delete a home.
@@ -69,6 +71,13 @@ def clean(paths: Iterable[str]) -> int:
         path = Path(text)
         if RUN_MARKER not in path.name:
             print(f"not removing {path}: not a run directory", file=sys.stderr)
+            failed = 1
+            continue
+        _, problems = unmount_all_under(path)
+        if problems or mounts_under(path):
+            # Never delete through a mount: it would delete the file system's files.
+            for problem in problems or [f"a mount under {path} stays"]:
+                print(f"not removing {path}: {problem}", file=sys.stderr)
             failed = 1
             continue
         try:

@@ -17,7 +17,9 @@ With a ``posix:PATH`` target there are no daemons: the same phases run
 with plain pwrite/pread (``benchfs_native.run_posix_phase``) on the run's
 own directory under PATH, which every rank records the file system of
 (``ranks/rank<r>.json``: ``fs``) and the first rank of each node removes
-at the end.
+at the end. Through the mount (``interface = "mount"``) the same calls go
+to the run's directory in the rank's own node's mount point of BenchFS;
+the nodes share one namespace, so rank 0 alone removes it.
 
 A rank that fails prints one line naming itself, leaves it in
 ``ranks/rank<r>.error`` for the orchestrator, and aborts the MPI job: the
@@ -26,6 +28,7 @@ other ranks must not wait for it at the next barrier.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -89,8 +92,7 @@ def merge_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str
 
 def posix_directory(spec: WorkloadSpec, rank: int) -> Path:
     """The run's directory under PATH on this node (made if absent, ours only)."""
-    assert spec.posix_dir is not None
-    directory = Path(spec.posix_dir)
+    directory = spec.directory_of(rank)
     if not directory.parent.is_dir():
         raise RuntimeError(
             f"workload.target {spec.target}: {directory.parent} is not a directory "
@@ -100,6 +102,36 @@ def posix_directory(spec: WorkloadSpec, rank: int) -> Path:
     return directory
 
 
+# A file system without directories of its own (BenchFS before its namespace).
+NO_DIRECTORIES = frozenset({errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
+
+
+def mount_directory(spec: WorkloadSpec, comm: Any) -> tuple[Path, bool]:
+    """The run's directory in this node's mount point of BenchFS, and whether
+    the run made it: rank 0 makes it (the nodes share one namespace); where
+    the file system has no directories, every rank works in the mount
+    point itself, the run's files named as everywhere else."""
+    rank = comm.Get_rank()
+    wanted = spec.directory_of(rank)
+    mount_point = wanted.parent
+    made: bool | None = None
+    if rank == 0:
+        try:
+            wanted.mkdir(mode=0o700, exist_ok=True)
+            made = True
+        except OSError as error:
+            if error.errno not in NO_DIRECTORIES:
+                raise
+            made = False
+    made = bool(comm.bcast(made, root=0))
+    if not mount_point.is_dir() or (made and not wanted.is_dir()):
+        raise RuntimeError(
+            f"the mount: {wanted if made else mount_point} is not a directory "
+            f"on {spec.host_of(rank)} ({socket.gethostname()})"
+        )
+    return (wanted, True) if made else (mount_point, False)
+
+
 def fs_record(directory: Path) -> dict[str, Any]:
     """The file system behind ``directory``, for the manifest."""
     try:
@@ -107,6 +139,7 @@ def fs_record(directory: Path) -> dict[str, Any]:
     except ToolError as error:  # the run stands without it; the manifest says why
         return {"error": str(error)}
     return {
+        "directory": str(directory),
         "fs_type": info.fs_type,
         "mount_point": info.mount_point,
         "source": info.source,
@@ -160,11 +193,14 @@ class Rank:
         self.clear_posix_dir()
 
     def clear_posix_dir(self) -> None:
-        if self.spec.posix_dir is not None and not self.spec.keep_files:
-            # Every rank is done with the files: the node's first rank clears the directory.
+        if self.spec.on_files and not self.spec.keep_files:
+            # Every rank is done with the files: the node's first rank clears the
+            # directory (rank 0 alone on the mount: one namespace for all nodes).
             self.comm.Barrier()
-            if self.rank % self.spec.tasks_per_node == 0:
-                shutil.rmtree(self.spec.posix_dir, ignore_errors=True)
+            spec = self.spec
+            first = self.rank == 0 if spec.mount_root else self.rank % spec.tasks_per_node == 0
+            if first and getattr(self.client, "own_directory", False):
+                shutil.rmtree(self.client.directory, ignore_errors=True)
 
     def remove(self, paths: set[str]) -> None:
         """Delete the repetition's files, as IOR does: each rank its own file,
@@ -267,10 +303,13 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
     size = comm.Get_size()
     if size != spec.ranks:
         raise RuntimeError(f"started as one of {size} ranks, the run expects {spec.ranks}")
-    if spec.posix_dir is not None:
-        directory = posix_directory(spec, rank)
+    if spec.on_files:
+        if spec.mount_root is not None:
+            directory, made = mount_directory(spec, comm)
+        else:
+            directory, made = posix_directory(spec, rank), True
         _record_start(spec, rank, fs_record(directory))
-        Rank(spec, comm, PosixTarget(directory, spec.direct)).run()
+        Rank(spec, comm, PosixTarget(directory, spec.direct, own_directory=made)).run()
         return
     _record_start(spec, rank)
     host = spec.host_of(rank)

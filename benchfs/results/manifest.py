@@ -98,6 +98,11 @@ class Manifest(_Record):
     daemons: list[dict[str, Any]] = []
     # A posix: target: its directory and the file system behind it on every host.
     target: dict[str, Any] | None = None
+    # How the workload reached BenchFS: "native" (the engine's client) or
+    # "mount" (POSIX calls on its FUSE mount on every node).
+    interface: Literal["native", "mount"] = "native"
+    # With the mount: its options, and per node the mount point and what the kernel lists.
+    mount: dict[str, Any] | None = None
     # A tool run (workload.tool): name, binary, version line, exact command lines, outputs.
     tool: dict[str, Any] | None = None
     # A suite run (suite.name): the suite, its tool and every size and the stonewall it ran with.
@@ -210,6 +215,16 @@ class ManifestRecorder:
     def target(self, record: Mapping[str, Any]) -> None:
         """Where a posix: target's files were, per host (written with ``finish``)."""
         self.manifest.target = dict(record)
+
+    def interface(self, interface: Literal["native", "mount"]) -> None:
+        """How the workload reaches BenchFS (written at once)."""
+        self.manifest.interface = interface
+        self._write()
+
+    def mount(self, record: Mapping[str, Any]) -> None:
+        """The mounts of the run once live: options, mount points (written at once)."""
+        self.manifest.mount = dict(record)
+        self._write()
 
     def tool(self, record: Mapping[str, Any]) -> None:
         """The tool that ran and how (written with ``finish``)."""

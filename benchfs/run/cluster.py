@@ -30,6 +30,7 @@ from benchfs.run.daemons import (
     write_daemon_configs,
 )
 from benchfs.run.leftovers import LiveRun
+from benchfs.run.mounts import MountGroup, mount_args, mount_commands, mount_root
 from benchfs.run.observer import RunObserver
 
 # Beyond the daemons' own drain deadline, before SIGKILL.
@@ -117,6 +118,8 @@ class Cluster:
         self.unclean: list[Path] = []
         self.shm_used = False
         self.notes: list[str] = []
+        # The mounts of the current point (workload.interface = "mount").
+        self.mounts: MountGroup | None = None
 
     def ensure(self, config: RunConfig, hosts: list[Host], launcher: Launcher) -> bool:
         """Daemons for this config on these hosts; True when (re)started."""
@@ -194,8 +197,39 @@ class Cluster:
         self.observer.step(f"waiting for {len(slots)} daemons to register")
         group.wait_registered(cluster.deadlines.register_s)
 
+    def mount(self, config: RunConfig, point: int, log_dir: Path) -> MountGroup:
+        """Mount the running daemons on every host and wait until each mount is live."""
+        assert self.group is not None and self.launcher is not None
+        self.unmount()
+        launcher = self.launcher
+        root = self.scratch.claim(mount_root(data_base(config), self.scratch.name, point))
+        ready_dir = self.scratch.root / f"mounts-p{point}"
+        args = mount_args(config, self.group.registry_dir, root, ready_dir)
+        commands = mount_commands(
+            launcher, self.hosts, args, env=self.launch_env(), python=self.python
+        )
+        removes_here = not launcher.capabilities.needs_host_helper
+        if not removes_here:
+            self.unclean.append(root)  # the per-host helper unmounts and removes it
+        group = MountGroup(commands, args, log_dir, removes_here=removes_here)
+        self.mounts = group
+        self.observer.step(f"mounting BenchFS on {len(group.nodes)} nodes")
+        group.start(self.life, env=process_environment(self.env))
+        group.wait_live(config.cluster.deadlines.mount_s)
+        return group
+
+    def unmount(self) -> None:
+        """Stop the point's mounts (each unmounts); what is left is unmounted."""
+        group, self.mounts = self.mounts, None
+        if group is None:
+            return
+        self.observer.step(f"unmounting BenchFS on {len(group.nodes)} nodes")
+        group.stop()
+        self.notes += group.problems
+
     def stop(self) -> None:
         """Stop the daemons gracefully, collect their traces, remove their data."""
+        self.unmount()  # first: a mount outlives no daemon
         group, config = self.group, self.config
         if group is None or config is None:
             return

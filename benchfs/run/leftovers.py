@@ -6,8 +6,13 @@ directory (``$TMPDIR/benchfs-<uid>/runs/<token>.json``): its pid and start
 time, and every path it creates as it creates it (scratch, data, registry,
 shared memory, results directories). A clean exit removes the record. A
 record whose orchestrator is gone is a dead run: its processes (anything
-of this user whose command line names the run's token) are stopped, its
-paths removed, and the manifests it left at ``running`` marked ``aborted``.
+of this user whose command line names the run's token) are stopped, the
+FUSE mounts under its paths unmounted (``fusermount3 -u``, lazily as the
+last resort: a mount whose process died answers nothing but "Transport
+endpoint is not connected"), its paths removed, and the manifests it left
+at ``running`` marked ``aborted``. A run's mount of BenchFS whose run left
+no record at all (``benchfs-<token>-mnt-p<k>/<node>`` of a run no longer
+going) is unmounted too.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -27,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
 from benchfs.cluster.private import make_private_dir, user_temp_root
 from benchfs.errors import BenchfsError
+from benchfs.mount.cleanup import benchfs_mounts, mounts_under, unmount_all_under, unmount_now
 from benchfs.results.atomic import write_text_atomic
 from benchfs.results.manifest import finish_manifest, load_manifest, write_manifest
 
@@ -101,6 +108,7 @@ class Cleaned:
     token: str
     pid: int
     killed: list[str] = field(default_factory=list)
+    unmounted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -109,11 +117,15 @@ class Cleaned:
         done = []
         if self.killed:
             done.append(f"stopped {len(self.killed)} processes")
+        if self.unmounted:
+            done.append(f"unmounted {len(self.unmounted)} mounts")
         if self.removed:
             done.append(f"removed {len(self.removed)} paths")
         if self.aborted:
             done.append(f"marked {len(self.aborted)} manifests aborted")
         what = ", ".join(done) or "nothing was left"
+        if not self.token:
+            return f"mounts of runs that are gone: {what}"
         return f"run {self.token} (orchestrator pid {self.pid} gone): {what}"
 
 
@@ -144,7 +156,45 @@ def clean_dead_runs() -> list[Cleaned]:
             continue
         cleaned.append(clean_run(record))
         claim.unlink(missing_ok=True)
+    orphans = unmount_orphan_mounts()
+    if orphans.unmounted or orphans.problems:
+        cleaned.append(orphans)
     return cleaned
+
+
+# A run's mount point: <data dir>/benchfs-<pid>-<tag>-mnt-p<k>/<node> (benchfs.run.mounts).
+_RUN_MOUNT = re.compile(r"^benchfs-(\d+-[0-9a-f]+)-mnt-p\d+$")
+
+
+def unmount_orphan_mounts() -> Cleaned:
+    """Unmount run mounts of BenchFS whose orchestrator is gone, found by
+    their mount point alone (the run's record may be elsewhere, under
+    another $TMPDIR, or removed): this user's only. The token starts with
+    the orchestrator's pid: while a process of that pid lives, the mount
+    is left alone."""
+    result = Cleaned("", 0)
+    for entry in benchfs_mounts():
+        mountpoint = Path(entry.mountpoint)
+        match = _RUN_MOUNT.match(mountpoint.parent.name)
+        if match is None or process_start_ticks(int(match.group(1).split("-")[0])) is not None:
+            continue
+        try:
+            owner = os.stat(mountpoint.parent).st_uid
+        except OSError:
+            continue
+        if owner != os.geteuid():
+            continue
+        problem = unmount_now(mountpoint)
+        if problem is not None:
+            problem = unmount_now(mountpoint, lazy=True)
+        if problem is None:
+            result.unmounted.append(str(mountpoint))
+            with contextlib.suppress(OSError):
+                mountpoint.rmdir()
+                mountpoint.parent.rmdir()
+        else:
+            result.problems.append(problem)
+    return result
 
 
 def clean_run(record: RunRecord) -> Cleaned:
@@ -153,6 +203,12 @@ def clean_run(record: RunRecord) -> Cleaned:
     result.killed = stop_processes_naming(marker)
     for text in reversed(record.paths):
         path = Path(text)
+        unmounted, problems = unmount_all_under(path)
+        result.unmounted += [str(point) for point in unmounted]
+        if problems or mounts_under(path):
+            # Never delete through a mount: it would delete the file system's files.
+            result.problems += [f"{path}: not removed: {p}" for p in problems or ["still mounted"]]
+            continue
         if os.path.lexists(path):
             try:
                 _remove(path)
@@ -165,6 +221,7 @@ def clean_run(record: RunRecord) -> Cleaned:
     note = (
         f"cleaned later by benchfs: orchestrator pid {record.pid} had died; "
         f"stopped {len(result.killed)} processes ({', '.join(result.killed) or 'none'}), "
+        f"unmounted {len(result.unmounted)} mounts, "
         f"removed {len(result.removed)} temporary paths"
     )
     for text in record.run_dirs:

@@ -20,6 +20,10 @@ Files of one invocation (``<token>`` = pid and a random tag):
 - ``/dev/shm/benchfs-<token>``: UCX's and MPI's shared-memory files.
 - ``<PATH>/benchfs-<token>-p<k>/`` with a ``posix:PATH`` target (no
   daemons): the workload's files on every node, removed by the ranks.
+- ``<cluster.data_dir>/benchfs-<token>-mnt-p<k>/<node>`` with
+  ``workload.interface = "mount"``: each node's mount point of BenchFS
+  (``benchfs.run.mounts``), unmounted and removed after the point; the
+  workload's files are ``benchfs-<token>-p<k>/`` inside the file system.
 
 Every directory is created 0700 (``benchfs.cluster.private``).
 """
@@ -40,6 +44,7 @@ from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated
 from benchfs.cluster.private import make_private_dir
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
+from benchfs.errors import ConfigError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.select import launcher_for
 from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
@@ -108,6 +113,17 @@ def _partial_summary(spec: WorkloadSpec, result: PointResult) -> list[str]:
     return [f"the summary and report cover what finished before the failure: {done} phase runs"]
 
 
+def _check_tool_on_mount(tool: ToolPlan, launcher: Launcher) -> None:
+    """A tool works in directories this process makes through the mounts: the
+    nodes' mount points must be on this machine."""
+    if not launcher.capabilities.runs_here:
+        raise ConfigError(
+            f"workload.tool = {tool.tool!r} on the mount needs every node on this machine "
+            f"(launcher local): with launcher {launcher.name!r} the nodes' mounts are not "
+            "reachable from here to prepare the tool's directories"
+        )
+
+
 def run_point(
     life: Lifecycle,
     cluster: Cluster,
@@ -151,6 +167,8 @@ def run_point(
     point_notes: list[str] = []
     spec = None
     try:
+        if tool is not None and config.workload.interface == "mount":
+            _check_tool_on_mount(tool, launcher)
         observer.step("preflight")
         outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
         hosts = outcome.hosts
@@ -169,7 +187,10 @@ def run_point(
                 point_notes.append(space_note)
                 observer.step(space_note)
         posix = config.workload.posix_path
+        on_mount = config.workload.interface == "mount"
+        record.interface(config.workload.interface)
         state_dir = cluster.scratch.point_dir(point.index)
+        work_name = f"{cluster.scratch.name}-p{point.index}"
         if posix is None:
             cluster.ensure(config, hosts, launcher)
             assert cluster.group is not None
@@ -181,17 +202,29 @@ def run_point(
             cluster.without_daemons(hosts, launcher)
             registered, node_names, registry_dir = [], [], state_dir
         record.daemons(registered, _ranks_record(launcher, hosts, config))
+        mounts = None
+        if on_mount:
+            mounts = cluster.mount(config, point.index, layout.mount_logs_dir)
+            record.mount(mounts.record())
         layout.workload_dir.mkdir()
         layout.traces_dir.mkdir(exist_ok=True)
         layout.logs_dir.mkdir(exist_ok=True)
         make_private_dir(state_dir, exist_ok=False)
         if tool is not None:
-            assert posix is not None  # the config refuses a tool on BenchFS
-            observer.step(f"running {tool.tool}")
-            result.summary, result.stragglers = run_tool_point(
-                life, tool, config, hosts, launcher, layout, record,
-                Path(posix) / f"{cluster.scratch.name}-p{point.index}", env, point_notes,
-            )  # fmt: skip
+            observer.step(f"running {tool.tool}" + (" on the mount" if on_mount else ""))
+            if mounts is not None:
+                directory = mounts.mount_point(hosts[0].name) / work_name
+                host_dirs = {h.name: mounts.mount_point(h.name) / work_name / h.name for h in hosts}
+            else:
+                assert posix is not None  # the config refuses a tool on the native client
+                directory, host_dirs = Path(posix) / work_name, None
+            try:
+                result.summary, result.stragglers = run_tool_point(
+                    life, tool, config, hosts, launcher, layout, record, directory, env,
+                    point_notes, host_dirs,
+                )  # fmt: skip
+            finally:
+                cluster.unmount()
             result.status = "completed"
             return result
         spec = workload_spec(
@@ -201,12 +234,12 @@ def run_point(
             registry_dir=registry_dir,
             workload_dir=layout.workload_dir,
             state_dir=state_dir,
-            trace_dir=layout.traces_dir if posix is None else None,
+            trace_dir=layout.traces_dir if posix is None and not on_mount else None,
             shm_dir=cluster.scratch.shm_dir,
             verify_seed=run_seed(f"{run_dir.resolve()}@{record.manifest.start_time.isoformat()}"),
-            posix_dir=None
-            if posix is None
-            else Path(posix) / f"{cluster.scratch.name}-p{point.index}",
+            posix_dir=None if posix is None else Path(posix) / work_name,
+            mount_root=None if mounts is None else mounts.args.mount_root,
+            mount_dir_name=None if mounts is None else work_name,
         )
         spec_path = spec.write(state_dir / "spec.json")
         watches = IostatWatches(
@@ -220,6 +253,11 @@ def run_point(
             run_workload(life, cluster, config, spec, spec_path, observer, env, layout.workload_log)
         finally:
             watches.stop()
+            if mounts is not None:
+                record.mount(
+                    {**mounts.record(), "file_systems": target_record(spec)["file_systems"]}
+                )
+                cluster.unmount()  # before the summary: the point's mounts end with its ranks
             if spec.posix_dir is not None:
                 record.target(target_record(spec))
                 if launcher.capabilities.runs_here and not config.workload.keep_files:

@@ -1,7 +1,10 @@
 """One sweep point whose workload is a tool (``workload.tool``, or the
-IO500 suite with ``suite.tool = "ior"``) on a ``posix:PATH`` target: no
-daemons; iostat on every host, the tool in ``PATH/benchfs-<token>-p<k>/``,
-what ran in the manifest's ``tool``."""
+IO500 suite with ``suite.tool = "ior"``) on a mounted file system: a
+``posix:PATH`` target (no daemons), the tool in ``PATH/benchfs-<token>-p<k>/``;
+or BenchFS through its mount (``workload.interface = "mount"``), the tool in
+``benchfs-<token>-p<k>/`` of the cluster, reached through each node's own
+mount point (fio) or the first node's (IOR's and mdtest's one job, every node
+on this machine). iostat on every host; what ran in the manifest's ``tool``."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.private import make_private_dir
 from benchfs.config.model import RunConfig
 from benchfs.launchers.base import Launcher
+from benchfs.results.atomic import write_json_atomic
 from benchfs.results.manifest import ManifestRecorder
 from benchfs.run.cluster import process_environment
 from benchfs.run.stragglers import straggler_record
@@ -36,8 +40,10 @@ def run_tool_point(
     directory: Path,
     env: Mapping[str, str],
     notes: list[str],
+    host_dirs: Mapping[str, Path] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The tool's summary document and the stragglers' lines."""
+    """The tool's summary document and the stragglers' lines; fio on a host
+    works in ``host_dirs[host]`` when given, else ``directory/<host>``."""
     make_private_dir(directory, exist_ok=False)
     run = ToolRun(plan.tool, str(plan.binary))
     watches = IostatWatches(
@@ -53,11 +59,21 @@ def run_tool_point(
         if isinstance(plan, SuiteToolPlan):
             summary = run_suite_tools(life, plan, *common, **options)
         else:
-            summary = run_tool_workload(life, plan, *common, **options)
+            summary = run_tool_workload(life, plan, *common, host_dirs=host_dirs, **options)
+        # What the tool ran on, in every phase row: a mount figure is never taken for another.
+        for row in summary["phases"]:
+            row.update(target=config.workload.target, interface=config.workload.interface)
+        write_json_atomic(layout.summary, summary)
     finally:
         watches.stop()
         record.tool(run.record())
-        record.target({"target": config.workload.target, "directory": str(directory)})
+        record.target(
+            {
+                "target": config.workload.target,
+                "interface": config.workload.interface,
+                "directory": str(directory),
+            }
+        )
         if launcher.capabilities.runs_here and not config.workload.keep_files:
             shutil.rmtree(directory, ignore_errors=True)
         notes += watches.notes

@@ -1,7 +1,9 @@
 """A tool run (``workload.tool`` = fio, ior or mdtest) in a target directory.
 
 IOR and mdtest run as one MPI job through the run's launcher, as the
-built-in ranks do; fio runs once per node, each in ``<target>/<node>``.
+built-in ranks do; fio runs once per node, each in ``<target>/<node>`` (or
+the node's own directory when given: through the mount, in the node's own
+mount point).
 What the tool printed stays under ``workload/tool/`` (``analysis.layout``);
 the analysis loaders turn it into the phases of ``workload/summary.json``,
 so the report and ``compare`` treat a tool run like a built-in one.
@@ -119,6 +121,7 @@ def run_tool_workload(
     deadline_s: float,
     env: Mapping[str, str] | None = None,
     run: ToolRun | None = None,
+    host_dirs: Mapping[str, Path] | None = None,
 ) -> dict[str, Any]:
     """Run the tool in ``target``, keep its output, write and return
     ``workload/summary.json``; ``run`` (filled in as the tool starts, for the
@@ -127,7 +130,8 @@ def run_tool_workload(
     run = run if run is not None else ToolRun(plan.tool, str(plan.binary))
     if plan.tool == "fio":
         run.version = fio_version(plan.binary)
-        jobs = _start_fio(life, plan, launcher, hosts, target, layout, run, env)
+        dirs = host_dirs or {host.name: target / host.name for host in hosts}
+        jobs = _start_fio(life, plan, launcher, hosts, dirs, layout, run, env)
     else:
         jobs = [
             _start_mpi_tool(life, plan, launcher, hosts, tasks_per_node, target, layout, run, env)
@@ -185,14 +189,14 @@ def _start_fio(
     plan: ToolPlan,
     launcher: Launcher,
     hosts: Sequence[Host],
-    target: Path,
+    host_dirs: Mapping[str, Path],
     layout: RunLayout,
     run: ToolRun,
     env: Mapping[str, str] | None,
 ) -> list[ToolJob]:
     jobs = []
     for host in hosts:
-        directory = target / host.name
+        directory = host_dirs[host.name]
         directory.mkdir(parents=True, exist_ok=True)
         argv = _tool_argv(plan, directory, layout.ior_summary)
         launched = launcher.command(host, argv)

@@ -54,7 +54,8 @@ def read_latencies(spec: WorkloadSpec, rows: Sequence[RankRow]) -> dict[tuple[st
 
 def target_record(spec: WorkloadSpec) -> dict[str, Any]:
     """A posix: target in the manifest: its directory and, per host, the file
-    system behind it as the ranks found it there."""
+    system behind it as the ranks found it there (through the mount: the
+    mount's, as the ranks found it on every host)."""
     file_systems: dict[str, Any] = {}
     for rank in range(spec.ranks):
         with contextlib.suppress(OSError, ValueError, KeyError):
@@ -163,8 +164,10 @@ def run_workload(
     code = ranks.popen.wait()
     ranks.close_files()
     if code != 0:
-        # A dead daemon makes ranks fail too: name the cause first.
+        # A dead daemon (or mount) makes ranks fail too: name the cause first.
         dead = None if cluster.group is None else cluster.group.dead()
+        if dead is None and cluster.mounts is not None:
+            dead = cluster.mounts.dead()
         failure = rank_failure(spec, log, code)
         raise LaunchError(failure if dead is None else f"{dead}; {failure}")
 
@@ -182,8 +185,11 @@ def _watch(
     deadlines = config.cluster.deadlines
     started = time.monotonic()
     group = cluster.group
+    mounts = cluster.mounts
     while ranks.returncode is None:
         dead = None if group is None else group.dead()
+        if dead is None and mounts is not None:
+            dead = mounts.dead()
         if dead is not None:
             # Ranks fail soon after a daemon (or a dying rank took a daemon
             # with it): wait briefly, so the error tells both.

@@ -13,6 +13,11 @@ reads it. It also names the files ranks leave behind, so both sides agree
   rank's live progress, 16 bytes (bytes done, ops done: u64 LE);
 - ``<state_dir>/ranks/rank<r>.json``: host and pid of each rank as started,
   and ``rank<r>.error`` with the message of a rank that failed.
+
+Where the ranks' files go: the daemons (the engine's client); a ``posix:``
+target's ``posix_dir``, the same path on every node; or, through the mount
+(``interface = "mount"``), ``<mount_root>/<host>/<mount_dir_name>``: each
+rank's own node's mount point of the one cluster (``directory_of``).
 """
 
 from __future__ import annotations
@@ -76,6 +81,23 @@ class WorkloadSpec:
     direct: bool = False
     target: str = "benchfs"
     keep_files: bool = False
+    # "native" or "mount": with "mount", the nodes' mount points and the run's directory in each.
+    interface: str = "native"
+    mount_root: str | None = None
+    mount_dir_name: str | None = None
+
+    @property
+    def on_files(self) -> bool:
+        """The ranks use plain POSIX calls on a directory (posix: or the mount)."""
+        return self.posix_dir is not None or self.mount_root is not None
+
+    def directory_of(self, rank: int) -> Path:
+        """The directory a rank works in (``on_files`` only)."""
+        if self.mount_root is not None:
+            assert self.mount_dir_name is not None
+            return Path(self.mount_root) / self.host_of(rank) / self.mount_dir_name
+        assert self.posix_dir is not None
+        return Path(self.posix_dir)
 
     @property
     def ranks(self) -> int:
@@ -149,6 +171,7 @@ class WorkloadSpec:
             queue_depth=self.queue_depth,
             verify_seeds=tuple(self.seed_for(r) for r in range(self.repetitions)),
             target=self.target,
+            interface=self.interface,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -188,6 +211,8 @@ def workload_spec(
     shm_dir: Path | None = None,
     verify_seed: int = 0,
     posix_dir: Path | None = None,
+    mount_root: Path | None = None,
+    mount_dir_name: str | None = None,
 ) -> WorkloadSpec:
     """The spec of one run from its config, hosts and directories."""
     workload = config.workload
@@ -224,6 +249,9 @@ def workload_spec(
         direct=workload.direct,
         target=workload.target,
         keep_files=workload.keep_files,
+        interface=workload.interface,
+        mount_root=None if mount_root is None else str(mount_root),
+        mount_dir_name=mount_dir_name,
     )
 
 

@@ -107,12 +107,19 @@ class WorkloadParameters:
     verify_seeds: tuple[int, ...] = ()
     # "benchfs" or "posix:PATH": what the workload ran against.
     target: str = "benchfs"
+    # "native" (the engine's client) or "mount" (POSIX calls on BenchFS's FUSE mount).
+    interface: str = "native"
+
+    @property
+    def posix_calls(self) -> bool:
+        """The ranks made POSIX calls (a posix: target, or the mount)."""
+        return self.target.startswith("posix:") or self.interface == "mount"
 
     def ior_fields(self) -> dict[str, Any]:
         """IOR's own names for the test parameters (its JSON ``summary`` keys)."""
         return {
-            # IOR's meaning: the I/O interface (POSIX calls on a posix: target).
-            "API": POSIX_API_NAME if self.target.startswith("posix:") else API_NAME,
+            # IOR's meaning: the I/O interface (POSIX calls on a posix: target or the mount).
+            "API": POSIX_API_NAME if self.posix_calls else API_NAME,
             "TestID": 0,
             "ReferenceNumber": 0,
             "segmentCount": self.segments,
@@ -266,6 +273,8 @@ def phase_row(
         **provenance(parameters).fields(),
         "operation": phase,
         **parameters.ior_fields(),
+        "target": parameters.target,
+        "interface": parameters.interface,
         "bwMaxMIB": max(bandwidths, default=None),
         "bwMinMIB": min(bandwidths, default=None),
         "bwMeanMIB": _mean(bandwidths),
@@ -341,6 +350,7 @@ def summarize(
             "queue_depth": parameters.queue_depth,
             "verify_seeds": list(parameters.verify_seeds),
             "target": parameters.target,
+            "interface": parameters.interface,
         },
         "phases": phase_rows,
         "repetitions": repetition_rows,

@@ -69,11 +69,13 @@ class EngineTarget:
 
 class PosixTarget:
     """The client's phases, directories and unlink on a directory of any
-    mounted file system."""
+    mounted file system; ``own_directory``: the run made it, so it is removed
+    after the run."""
 
-    def __init__(self, directory: Path, direct: bool) -> None:
+    def __init__(self, directory: Path, direct: bool, own_directory: bool = True) -> None:
         self.directory = directory
         self.direct = direct
+        self.own_directory = own_directory
 
     def run_phase(self, **arguments: Any) -> Mapping[str, Any]:
         import benchfs_native

@@ -57,6 +57,7 @@ def test_defaults_fill_every_key() -> None:
         "rpc_s": 30.0,
         "phase_s": 3600.0,
         "shutdown_s": 10.0,
+        "mount_s": 30.0,
     }
     assert effective["workload"]["phases"] == ["write", "read"]
     # The main job: one transfer in flight per rank, phases ended by a 15 s
@@ -66,8 +67,10 @@ def test_defaults_fill_every_key() -> None:
     assert effective["workload"]["block_size"] == 8 << 30
     assert effective["preflight"]["runtime_s"] == 4.0
     assert set(effective) == {
-        "cluster", "launcher", "workload", "metadata", "suite", "preflight", "output",
+        "cluster", "launcher", "workload", "metadata", "suite", "mount", "preflight",
+        "output",
     }  # fmt: skip
+    assert effective["workload"]["interface"] == "native"
     assert effective["metadata"]["mode"] == "off"
     assert effective["suite"]["name"] == "none"
     json.dumps(effective)  # JSON-ready for the manifest

@@ -25,6 +25,15 @@ AGENT = (
     'h=$1; shift; mkdir -p "{tmp}/$h"\n'
     'exec ip netns exec "$h" env TMPDIR="{tmp}/$h" sh -c "$*"\n'
 )
+# The same, entering only the host's network namespace (nsenter --net): its
+# processes share this machine's mounts, as a FUSE mount on a real host is
+# seen by every process there (``ip netns exec`` gives each command a fresh
+# mount namespace, so a mount made by one is invisible to the next).
+NSENTER_AGENT = (
+    "#!/bin/sh\n"
+    'h=$1; shift; mkdir -p "{tmp}/$h"\n'
+    'exec nsenter --net=/run/netns/"$h" env TMPDIR="{tmp}/$h" sh -c "$*"\n'
+)
 
 
 @dataclass(frozen=True)
@@ -63,19 +72,23 @@ def _free_subnet() -> int:
 
 
 def namespace_hosts_fixture(
-    tmp_path_factory: pytest.TempPathFactory, count: int = 2
+    tmp_path_factory: pytest.TempPathFactory, count: int = 2, shared_mounts: bool = False
 ) -> Iterator[NamespaceHosts]:
-    """``count`` namespaces as hosts; fixtures of different counts can coexist."""
+    """``count`` namespaces as hosts; fixtures of different counts (or mount
+    sharing) can coexist. ``shared_mounts``: the agent enters only the
+    network namespace (``NSENTER_AGENT``)."""
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
     if shutil.which("ip") is None or shutil.which("mpirun") is None:
         pytest.skip("needs iproute2 and mpirun")
-    tag = str(os.getpid()) + ("" if count == 2 else f"x{count}")
+    if shared_mounts and shutil.which("nsenter") is None:
+        pytest.skip("needs nsenter (util-linux)")
+    tag = str(os.getpid()) + ("" if count == 2 else f"x{count}") + ("m" if shared_mounts else "")
     octet = _free_subnet()
     bridge = f"bfsbr{tag}"
     names = [f"bfs{tag}n{index}" for index in range(count)]
     agent = tmp_path_factory.mktemp("netns") / "agent"
-    agent.write_text(AGENT.format(tmp=agent.parent / "tmp"))
+    agent.write_text((NSENTER_AGENT if shared_mounts else AGENT).format(tmp=agent.parent / "tmp"))
     agent.chmod(0o755)
     try:
         _ip("link", "add", bridge, "type", "bridge")

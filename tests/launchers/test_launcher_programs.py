@@ -8,12 +8,15 @@ from pathlib import Path
 from benchfs.cluster.hostfile import Host
 from benchfs.launchers import get_launcher
 from benchfs.launchers.programs import (
+    MountArgs,
     PreflightArgs,
     daemon_argv,
     daemon_rank_argv,
     diagnose_argv,
     diagnose_worker,
     host_job,
+    mount_argv,
+    mounts_job,
     workload_job,
 )
 
@@ -70,4 +73,32 @@ def test_program_argv_of_each_node_program() -> None:
         PY, "-m", "benchfs.node.diagnose", "--dir", "/d/n1", "--node-name", "n1",
         "--preflight", "--transfer-size", "65536", "--files", "8",
         "--file-size", "16777216", "--runtime", "1.5",
+    ]  # fmt: skip
+
+
+MOUNT = MountArgs(
+    registry_dir=Path("/s/g0/registry"),
+    mount_root=Path("/d/benchfs-1-ab-mnt-p0"),
+    ready_dir=Path("/s/mounts-p0"),
+    threads=4,
+    attr_timeout_s=0.0,
+    entry_timeout_s=0.5,
+    rpc_deadline_s=30.0,
+    connect_deadline_s=60.0,
+)
+MOUNT_OPTIONS = [
+    "--registry", "/s/g0/registry", "--mount-root", "/d/benchfs-1-ab-mnt-p0",
+    "--ready-dir", "/s/mounts-p0", "--threads", "4", "--attr-timeout", "0",
+    "--entry-timeout", "0.5", "--rpc-deadline", "30", "--connect-deadline", "60",
+]  # fmt: skip
+
+
+def test_mount_commands_one_per_node_here_and_one_job_across_hosts() -> None:
+    assert mount_argv(MOUNT, "local2", python=PY) == [
+        PY, "-m", "benchfs.node.mount", *MOUNT_OPTIONS, "--node", "local2",
+    ]  # fmt: skip
+    mpirun = mounts_job(get_launcher("mpirun", allow_run_as_root=False), HOSTS, MOUNT, python=PY)
+    assert mpirun == [
+        "mpirun", "-np", "2", "-H", "n1:1,n2:1", "--map-by", "slot",
+        PY, "-m", "benchfs.node.mount", *MOUNT_OPTIONS, "--nodes", "n1", "n2",
     ]  # fmt: skip

@@ -18,14 +18,17 @@ import pytest
 import benchfs_native
 from analysis.loaders.diagnose import parse_diagnose_json
 from benchfs.daemon.settings import DaemonSettings, daemon_config_path, write_daemon_config
+from benchfs.errors import ConfigError
 from benchfs.launchers.programs import (
+    MountArgs,
     PreflightArgs,
     daemon_argv,
     daemon_rank_argv,
     diagnose_argv,
     host_argv,
+    mount_argv,
 )
-from benchfs.node import daemon, diagnose
+from benchfs.node import daemon, diagnose, mount
 from benchfs.node.daemon import rank_from_env
 from benchfs.node.host import clean
 
@@ -62,6 +65,26 @@ def test_the_argv_the_orchestration_builds_is_what_the_programs_parse() -> None:
     assert PreflightArgs(args.transfer_size, args.files, args.file_size, args.runtime) == preflight
     assert daemon_argv(Path("/c"))[:3] == [sys.executable, "-m", "benchfs.node.daemon"]
     assert host_argv("stop", "/r", "5")[2:] == ["benchfs.node.host", "stop", "/r", "5"]
+    options = MountArgs(Path("/r"), Path("/m"), Path("/ready"), 8, 0.0, 1.5, 30.0, 60.0)
+    args = mount.parser().parse_args(mount_argv(options, "n4")[3:])
+    assert (args.registry, args.mount_root, args.ready_dir, args.node, args.nodes) == (
+        Path("/r"), Path("/m"), Path("/ready"), "n4", None,
+    )  # fmt: skip
+    parsed = MountArgs(
+        args.registry, args.mount_root, args.ready_dir, args.threads,
+        args.attr_timeout, args.entry_timeout, args.rpc_deadline, args.connect_deadline,
+    )  # fmt: skip
+    assert parsed == options
+
+
+def test_a_mount_rank_mounts_the_node_of_its_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = MountArgs(Path("/r"), Path("/m"), Path("/ready"), 8, 0.0, 1.5, 30.0, 60.0)
+    args = mount.parser().parse_args([*mount_argv(options, "x")[3:-2], "--nodes", "a", "b"])
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    assert mount.node_of(args) == "b"
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "2")
+    with pytest.raises(ConfigError, match="launcher rank 2: only 2 nodes to mount"):
+        mount.node_of(args)
 
 
 def _wait(check: Callable[[], Any], what: str, process: subprocess.Popen[str]) -> Any:

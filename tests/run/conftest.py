@@ -8,10 +8,17 @@ import pytest
 from fixtures.slowdisk import slow_disk_factory
 from launchers.netns_hosts import NamespaceHosts, namespace_hosts_fixture
 
-__all__ = ["slow_disk_factory", "three_namespace_hosts"]
+__all__ = ["slow_disk_factory", "three_namespace_hosts", "two_hosts_sharing_mounts"]
 
 
 @pytest.fixture(scope="session")
 def three_namespace_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
     """Three hosts, each a network namespace with its own address (root only)."""
     yield from namespace_hosts_fixture(tmp_path_factory, count=3)
+
+
+@pytest.fixture(scope="session")
+def two_hosts_sharing_mounts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
+    """Two hosts, each a network namespace, whose processes see one another's
+    mounts as processes on one real host do (root only)."""
+    yield from namespace_hosts_fixture(tmp_path_factory, count=2, shared_mounts=True)

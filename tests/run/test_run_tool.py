@@ -123,12 +123,12 @@ def test_a_missing_tool_is_one_line_naming_the_setting_before_anything_starts(
     assert not (tmp_path / "results").exists()
 
 
-def test_a_tool_on_benchfs_is_refused_until_it_can_be_mounted(tmp_path: Path) -> None:
+def test_a_tool_on_the_native_client_is_refused_naming_the_mount(tmp_path: Path) -> None:
     done = benchfs_run(small_args(tmp_path, "--set", "workload.tool=fio"), timeout=60)
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert "workload.tool = 'fio' needs a mounted file system" in line
-    assert 'workload.target = "posix:PATH"' in line
+    assert 'workload.interface = "mount"' in line and 'workload.target = "posix:PATH"' in line
 
 
 @needs_fio_and_iostat

@@ -1,0 +1,110 @@
+"""`benchfs run --interface mount` across two hosts through the real mpirun
+launcher: each host a network namespace entered with nsenter (so, as on a
+real host, the ranks see the mount made there), the mounts started as one
+launcher job, a rank per host, each in its host's namespace, UCX over tcp."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from launchers.netns_hosts import NamespaceHosts, namespace_inode
+from run_helpers import ROOT_ENV, manifest, scratch_dirs, summary
+from test_run_mount import needs_mount
+
+from benchfs.cluster.hostfile import format_hostfile
+from benchfs.config import apply_overrides, load_config
+from benchfs.mount.cleanup import mounts_under
+from benchfs.run.orchestrate import run_plan
+
+MiB = 1 << 20
+
+
+class MountWatcher(threading.Thread):
+    """Notes the network namespace of every mount and rank while they run."""
+
+    def __init__(self, results: Path) -> None:
+        super().__init__(daemon=True)
+        self.results = results
+        self.mounts: dict[str, str] = {}
+        self.ranks: dict[str, str] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.05):
+            for scratch in scratch_dirs(self.results):
+                self._note(scratch.glob("mounts-p0/*.json"), "node", self.mounts)
+                self._note(scratch.glob("p0/ranks/*.json"), "rank", self.ranks)
+
+    @staticmethod
+    def _note(paths: object, key: str, into: dict[str, str]) -> None:
+        for path in paths:  # type: ignore[attr-defined]
+            try:
+                record = json.loads(path.read_text())
+                namespace = os.readlink(f"/proc/{int(record['pid'])}/ns/net")
+            except (OSError, ValueError, KeyError):
+                continue
+            into.setdefault(str(record[key]), namespace)
+
+
+@needs_mount
+@pytest.mark.root
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_two_namespace_hosts_mount_through_mpirun_and_unmount(
+    two_hosts_sharing_mounts: NamespaceHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in ROOT_ENV.items():
+        monkeypatch.setenv(key, value)
+    hosts = two_hosts_sharing_mounts.hosts
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(format_hostfile(hosts))
+    results = tmp_path / "results"
+    plan = apply_overrides(
+        load_config(None),
+        {
+            "launcher.name": "mpirun",
+            "launcher.mca": two_hosts_sharing_mounts.mca(),
+            "cluster.transport": "tcp",
+            "cluster.data_dir": str(tmp_path / "data"),
+            "cluster.chunk_size": "256k",
+            "cluster.buffer_pool_size": "16m",
+            "cluster.deadlines.shutdown_s": 5,
+            "workload.interface": "mount",
+            "workload.transfer_size": "64k",
+            "workload.block_size": "1m",
+            "workload.stonewall_s": 0,
+            "workload.tasks_per_node": 2,
+            "workload.verify": True,
+            "preflight.enabled": False,
+            "output.results_dir": str(results),
+        },
+    )
+    watcher = MountWatcher(results)
+    watcher.start()
+    try:
+        (point,) = run_plan(plan, nodes_spec=str(hostfile))
+    finally:
+        watcher.stop.set()
+        watcher.join()
+
+    expected = {host.name: f"net:[{namespace_inode(host.name)}]" for host in hosts}
+    assert watcher.mounts == expected  # each host's mount served from its own namespace
+    assert watcher.ranks == {str(rank): expected[hosts[rank // 2].name] for rank in range(4)}
+    assert point.status == "completed"
+    document = summary(point.run_dir)
+    assert document["parameters"]["interface"] == "mount"
+    write, read = document["phases"]
+    assert write["bytes"] == read["bytes"] == 4 * MiB
+    assert read["verify_errors"] == 0  # each rank read what a rank on the other host wrote
+    recorded = manifest(point.run_dir)
+    assert recorded["interface"] == "mount"
+    assert sorted(recorded["mount"]["nodes"]) == sorted(expected)
+    assert (point.run_dir / "logs" / "mounts" / "mounts-mpirun.log").is_file()
+    assert mounts_under(tmp_path) == []
+    assert scratch_dirs(results) == []
+    data = tmp_path / "data"
+    assert not data.exists() or list(data.iterdir()) == []
