@@ -106,8 +106,13 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
         .map_err(|_| Error::os(libc::EIO, "mount", "the session thread ended"))??;
     crate::log_line!("benchfs mount at {} is live", mountpoint.display());
     let ended = wait(&thread, signals.as_ref())?;
-    if let Ended::Signal(_) = ended {
-        unmount_on_stop(mountpoint, &thread);
+    if let Ended::Signal(_) = ended
+        && !unmount_on_stop(mountpoint, &thread)
+    {
+        // The session thread may wait forever on requests that will never
+        // be answered: leave it; the process's exit closes /dev/fuse, which
+        // ends the connection for every program still in the mount.
+        return Ok(ended);
     }
     match thread.join() {
         Ok(Ok(())) => {}
@@ -187,8 +192,8 @@ fn wait(thread: &JoinHandle<std::io::Result<()>>, signals: Option<&SignalGuard>)
 /// Unmounts after a stop signal. Programs may still hold files open: their
 /// requests get [`DRAIN`] to finish while a plain unmount is retried; then
 /// the connection is aborted (they get errors, not a server that left) and
-/// the mount detached.
-fn unmount_on_stop(mountpoint: &Path, session: &JoinHandle<std::io::Result<()>>) {
+/// the mount detached. Whether the session ended.
+fn unmount_on_stop(mountpoint: &Path, session: &JoinHandle<std::io::Result<()>>) -> bool {
     let deadline = Instant::now() + DRAIN;
     let mut as_root = true;
     while !session.is_finished() {
@@ -204,7 +209,7 @@ fn unmount_on_stop(mountpoint: &Path, session: &JoinHandle<std::io::Result<()>>)
                 mountpoint.display(),
                 DRAIN.as_secs()
             );
-            return;
+            return session.is_finished();
         }
         if as_root {
             match unmount(mountpoint, Unmount::Plain) {
@@ -219,6 +224,7 @@ fn unmount_on_stop(mountpoint: &Path, session: &JoinHandle<std::io::Result<()>>)
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    true
 }
 
 /// `fusermount3 -u` (`-z`: lazily), for a mount process without the right
