@@ -167,7 +167,7 @@ def run_point(
     point_notes: list[str] = []
     spec = None
     try:
-        if tool is not None and config.workload.interface == "mount":
+        if isinstance(tool, ToolPlan) and config.workload.interface == "mount":
             _check_tool_on_mount(tool, launcher)
         observer.step("preflight")
         outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
