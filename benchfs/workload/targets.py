@@ -2,8 +2,8 @@
 the engine's data and metadata phases, directories, listing, attributes.
 
 ``EngineTarget`` wraps the engine's ``Client`` (BenchFS); ``PosixTarget``
-a directory of any mounted file system (``run_posix_phase`` and the POSIX
-metadata loop of ``benchfs.workload.posix_metadata``).
+a directory of any mounted file system (the engine's plain-POSIX phases
+``run_posix_phase`` and ``run_posix_metadata_phase``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from benchfs.workload.posix_metadata import run_posix_metadata_phase
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,12 @@ class PosixTarget:
         return result
 
     def run_metadata_phase(self, **arguments: Any) -> Mapping[str, Any]:
-        return run_posix_metadata_phase(self.directory, **arguments)
+        import benchfs_native
+
+        result: Mapping[str, Any] = benchfs_native.run_posix_metadata_phase(
+            directory=str(self.directory), **arguments
+        )
+        return result
 
     def make_dir(self, path: str) -> None:
         (self.directory / path).mkdir(mode=0o700, exist_ok=True)

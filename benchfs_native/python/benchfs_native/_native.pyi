@@ -36,6 +36,7 @@ __all__ = [
     "metadata_owner",
     "placement_owner",
     "read_registry",
+    "run_posix_metadata_phase",
     "run_posix_phase",
     "serve_daemon",
     "serve_mount",
@@ -377,6 +378,30 @@ def run_posix_phase(
     POSIX backend), ``O_DIRECT`` with ``direct``. Same layout, pattern,
     stonewall, wear-out, progress record and result; ``path`` is relative
     to ``directory``, ``rpcs`` and ``retries`` are 0.
+    """
+
+def run_posix_metadata_phase(
+    *,
+    directory: str,
+    phase: Literal["create", "stat", "read", "remove"],
+    prefix: str,
+    items: int,
+    rank: int = 0,
+    ranks: int = 1,
+    first_item: int = 0,
+    unique_dir: bool = True,
+    write_bytes: int = 0,
+    read_bytes: int = 0,
+    stonewall_s: float = 0.0,
+    progress_path: str | None = None,
+) -> MetadataPhaseResult:
+    """``Client.run_metadata_phase`` on any mounted file system: the items
+    under ``directory`` with plain POSIX calls (open with ``O_CREAT|O_EXCL``,
+    write, close; statx; open, read, close; unlink), the create phase making
+    the rank's directory (mode 0700) first. Same items, stonewall, wear-out,
+    progress record and result; ``dir`` is relative to ``directory``,
+    ``rpcs`` and ``retries`` are 0. A failed item raises ``OSError`` naming
+    its path.
     """
 
 def placement_owner(path: str, chunk: int, nodes: int) -> int:

@@ -7,20 +7,25 @@
 //! pattern (so `verify` works), the stonewall, wear-out through
 //! `first_op`/`max_ops`, the progress record and the per-transfer latency,
 //! so the two targets compare phase by phase.
+//!
+//! * `metadata`: the mdtest-style metadata phase with plain POSIX calls
+//!   ([`run_metadata_phase`]).
+
+mod metadata;
+
+pub use self::metadata::run_metadata_phase;
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::path::Path;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::latency::summarize;
-use crate::rpc::client::{Pattern, PhaseResult, PhaseSpec};
+use crate::rpc::client::{PROGRESS_EVERY, Pattern, PhaseResult, PhaseSpec, Progress};
 
 /// Buffer alignment: enough for `O_DIRECT` on every common device.
 const ALIGN: usize = 4096;
-/// How often the progress record is rewritten.
-const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 /// Mode of the files a phase creates: nobody else's to read.
 const FILE_MODE: u32 = 0o600;
 
@@ -209,36 +214,11 @@ fn now_unix_ns() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// The progress record file: `(bytes done, transfers done)`, u64 LE each.
-struct Progress {
-    file: File,
-    next: Instant,
-}
-
-impl Progress {
-    fn open(path: &PathBuf) -> Result<Progress> {
-        let file = File::create(path)
-            .map_err(|e| Error::from_io(&e, "create progress file", path.display().to_string()))?;
-        let p = Progress {
-            file,
-            next: Instant::now() + PROGRESS_EVERY,
-        };
-        p.write(0, 0);
-        Ok(p)
-    }
-
-    fn write(&self, bytes: u64, ops: u64) {
-        let mut rec = [0u8; 16];
-        rec[..8].copy_from_slice(&bytes.to_le_bytes());
-        rec[8..].copy_from_slice(&ops.to_le_bytes());
-        // Progress is advisory: a failed write must not fail the phase.
-        let _ = self.file.write_at(&rec, 0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use std::path::PathBuf;
 
     use super::*;
 

@@ -1,6 +1,7 @@
-//! `benchfs_native.run_posix_phase`: one rank's IOR-style phase on any
-//! mounted file system (plain pwrite/pread), the result shaped as the
-//! client's `run_phase`.
+//! `benchfs_native.run_posix_phase` and `run_posix_metadata_phase`: one
+//! rank's IOR-style or mdtest-style phase on any mounted file system (plain
+//! POSIX calls), the result shaped as the client's `run_phase` and
+//! `run_metadata_phase`.
 
 use std::path::PathBuf;
 
@@ -8,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::error::BoundaryResult;
+use super::metadata::{MetadataArgs, metadata_dict};
 use super::phase::{PhaseArgs, phase_dict, phase_spec};
 
 /// One rank's IOR-style phase on the files under ``directory``.
@@ -78,4 +80,55 @@ pub(crate) fn run_posix_phase<'py>(
     })?;
     let result = py.detach(|| crate::posix::run_phase(&directory, &spec, direct))?;
     phase_dict(py, phase, &result)
+}
+
+/// One rank's mdtest-style metadata phase on the items under ``directory``.
+#[pyfunction]
+#[pyo3(signature = (
+    *,
+    directory,
+    phase,
+    prefix,
+    items,
+    rank = 0,
+    ranks = 1,
+    first_item = 0,
+    unique_dir = true,
+    write_bytes = 0,
+    read_bytes = 0,
+    stonewall_s = 0.0,
+    progress_path = None,
+))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_posix_metadata_phase<'py>(
+    py: Python<'py>,
+    directory: PathBuf,
+    phase: String,
+    prefix: String,
+    items: u64,
+    rank: u32,
+    ranks: u32,
+    first_item: u64,
+    unique_dir: bool,
+    write_bytes: u64,
+    read_bytes: u64,
+    stonewall_s: f64,
+    progress_path: Option<PathBuf>,
+) -> BoundaryResult<Bound<'py, PyDict>> {
+    let spec = MetadataArgs {
+        phase,
+        prefix,
+        rank,
+        ranks,
+        items,
+        first_item,
+        unique_dir,
+        write_bytes,
+        read_bytes,
+        stonewall_s,
+        progress_path,
+    }
+    .spec()?;
+    let result = py.detach(|| crate::posix::run_metadata_phase(&directory, &spec))?;
+    metadata_dict(py, spec.op, &result)
 }

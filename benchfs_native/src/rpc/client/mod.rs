@@ -35,10 +35,11 @@ use std::time::Duration;
 pub use bench::PingBench;
 pub use buf::{Piece, SharedBuf};
 pub use inflight::{Answer, Counters, Entry};
-pub use metadata::{MetadataOp, MetadataResult, MetadataSpec};
+pub use metadata::{MetadataOp, MetadataResult, MetadataSpec, run_items};
 pub use namespace::{SetAttr, StatFs};
 pub use pattern::Pattern;
 pub use phase::{PhaseResult, PhaseSpec};
+pub use progress::{PROGRESS_EVERY, Progress};
 pub use split::{ChunkPiece, split};
 
 pub use crate::rpc::wire::{Attr, FileKind};

@@ -10,16 +10,19 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 
 /// How often the progress record is rewritten.
-pub(super) const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
 /// The progress record file.
-pub(super) struct Progress {
+#[derive(Debug)]
+pub struct Progress {
     file: File,
-    pub(super) next: Instant,
+    /// When the phase next rewrites it.
+    pub next: Instant,
 }
 
 impl Progress {
-    pub(super) fn open(path: &PathBuf) -> Result<Progress> {
+    /// Creates the record at `path`, zeroed.
+    pub fn open(path: &PathBuf) -> Result<Progress> {
         let file = File::create(path)
             .map_err(|e| Error::from_io(&e, "create progress file", path.display().to_string()))?;
         let p = Progress {
@@ -30,7 +33,8 @@ impl Progress {
         Ok(p)
     }
 
-    pub(super) fn write(&self, bytes: u64, ops: u64) {
+    /// Rewrites the record in place.
+    pub fn write(&self, bytes: u64, ops: u64) {
         let mut rec = [0u8; 16];
         rec[..8].copy_from_slice(&bytes.to_le_bytes());
         rec[8..].copy_from_slice(&ops.to_le_bytes());

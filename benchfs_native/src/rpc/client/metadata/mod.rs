@@ -25,65 +25,77 @@ use crate::error::Result;
 use crate::latency::summarize;
 use crate::membership::Record;
 
+/// The item loop of every metadata phase, whatever does the items (the
+/// engine's client, plain POSIX calls): items `first_item..items` in order,
+/// until the stonewall if one is set, the progress record and the per-item
+/// latency. `item` does one item given its path and returns the bytes it
+/// moved; the first failed item fails the phase.
+pub fn run_items(
+    spec: &MetadataSpec,
+    mut item: impl FnMut(&str) -> Result<u64>,
+) -> Result<MetadataResult> {
+    let mut progress = spec
+        .progress_path
+        .as_ref()
+        .map(Progress::open)
+        .transpose()?;
+    let mut out = MetadataResult {
+        dir: spec.dir(),
+        start_unix_ns: Record::now_unix_ns(),
+        ..MetadataResult::default()
+    };
+    out.latency_ns.reserve(
+        usize::try_from(spec.items - spec.first_item)
+            .unwrap_or(0)
+            .min(1 << 24),
+    );
+    let t0 = Instant::now();
+    let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t0 + d);
+    let mut next = spec.first_item;
+    while next < spec.items {
+        if stonewall_at.is_some_and(|t| Instant::now() >= t) {
+            out.stonewalled = true;
+            break;
+        }
+        let path = spec.path(next);
+        let started = Instant::now();
+        out.bytes += item(&path)?;
+        out.latency_ns
+            .push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        out.ops += 1;
+        next += 1;
+        if let Some(p) = progress.as_mut()
+            && Instant::now() >= p.next
+        {
+            p.write(out.bytes, out.ops);
+            p.next = Instant::now() + PROGRESS_EVERY;
+        }
+    }
+    out.items_reached = next;
+    out.elapsed_s = t0.elapsed().as_secs_f64();
+    out.end_unix_ns = Record::now_unix_ns();
+    out.latency = summarize(&out.latency_ns);
+    if let Some(p) = &progress {
+        p.write(out.bytes, out.ops);
+    }
+    Ok(out)
+}
+
 impl Client {
-    /// Runs one rank's metadata phase (see [`MetadataSpec`]): items
-    /// `first_item..items` in order, until the stonewall if one is set.
-    /// The first failed item fails the phase.
+    /// Runs one rank's metadata phase (see [`MetadataSpec`]) through the
+    /// engine's client; the loop is [`run_items`].
     pub fn run_metadata_phase(&mut self, spec: &MetadataSpec) -> Result<MetadataResult> {
         spec.check()?;
         let counters0 = self.window.counters();
-        let mut progress = spec
-            .progress_path
-            .as_ref()
-            .map(Progress::open)
-            .transpose()?;
         let data = vec![0x6d_u8; usize::try_from(spec.write_bytes).unwrap_or(0)];
-        let mut out = MetadataResult {
-            dir: spec.dir(),
-            start_unix_ns: Record::now_unix_ns(),
-            ..MetadataResult::default()
-        };
-        out.latency_ns.reserve(
-            usize::try_from(spec.items - spec.first_item)
-                .unwrap_or(0)
-                .min(1 << 24),
-        );
         if spec.op == MetadataOp::Create {
             // Every rank makes the tree; another rank's directory is fine.
             self.mkdir_all(&spec.dir(), 0o755)?;
         }
-        let t0 = Instant::now();
-        let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t0 + d);
-        let mut item = spec.first_item;
-        while item < spec.items {
-            if stonewall_at.is_some_and(|t| Instant::now() >= t) {
-                out.stonewalled = true;
-                break;
-            }
-            let path = spec.path(item);
-            let started = Instant::now();
-            out.bytes += self.metadata_item(spec, &path, &data)?;
-            out.latency_ns
-                .push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
-            out.ops += 1;
-            item += 1;
-            if let Some(p) = progress.as_mut()
-                && Instant::now() >= p.next
-            {
-                p.write(out.bytes, out.ops);
-                p.next = Instant::now() + PROGRESS_EVERY;
-            }
-        }
-        out.items_reached = item;
-        out.elapsed_s = t0.elapsed().as_secs_f64();
-        out.end_unix_ns = Record::now_unix_ns();
-        out.latency = summarize(&out.latency_ns);
+        let mut out = run_items(spec, |path| self.metadata_item(spec, path, &data))?;
         let c = self.window.counters();
         out.rpcs = c.rpcs - counters0.rpcs;
         out.retries = c.retries - counters0.retries;
-        if let Some(p) = &progress {
-            p.write(out.bytes, out.ops);
-        }
         self.window.flush_trace();
         Ok(out)
     }

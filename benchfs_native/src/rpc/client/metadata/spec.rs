@@ -128,7 +128,8 @@ pub struct MetadataResult {
 }
 
 impl MetadataSpec {
-    pub(super) fn check(&self) -> Result<()> {
+    /// The spec's own consistency, or an error naming the argument.
+    pub fn check(&self) -> Result<()> {
         let bad = |name: &'static str, m: String| Err(Error::invalid(name, m));
         if self.ranks == 0 || self.rank >= self.ranks {
             return bad("rank", format!("{} is not in 0..{}", self.rank, self.ranks));
