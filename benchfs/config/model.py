@@ -240,14 +240,4 @@ class RunConfig(Section):
                 f"suite.name = {suite.name!r} runs through the engine's client or on a posix: "
                 'target: workload.interface must be "native"'
             )
-        if self.metadata.mode != "off" and posix is not None:
-            raise ValueError(
-                "the metadata workload runs through the engine's client: it needs "
-                'workload.target = "benchfs", or metadata.mode = "off" on a posix: target'
-            )
-        if self.metadata.mode != "off" and self.workload.interface == "mount":
-            raise ValueError(
-                "the metadata workload runs through the engine's client: it needs "
-                'workload.interface = "native", or metadata.mode = "off" on the mount'
-            )
         return self

@@ -1,8 +1,9 @@
 """``python -m benchfs.node.rank SPEC.json``: one workload rank, under MPI.
 
 The data workload, then the metadata workload if the spec has one
-(``benchfs.workload.metadata``; either may be left out); or, with a suite
-in the spec, the suite's phases instead (``benchfs.workload.io500_rank``).
+(``benchfs.workload.metadata``; either may be left out), on any target;
+or, with a suite in the spec, the suite's phases instead
+(``benchfs.workload.io500_rank``).
 
 Per repetition and phase of the data workload: barrier, the engine runs the whole phase
 (``Client.run_phase``: the hot loop is in Rust), barrier. With a stonewall
@@ -14,8 +15,9 @@ rows and latencies and writes them (``workload/ranks.jsonl`` and
 ``benchfs.workload.spec``).
 
 With a ``posix:PATH`` target there are no daemons: the same phases run
-with plain pwrite/pread (``benchfs_native.run_posix_phase``) on the run's
-own directory under PATH, which every rank records the file system of
+with plain POSIX calls (``benchfs_native.run_posix_phase`` and
+``run_posix_metadata_phase``) on the run's own directory under PATH, which
+every rank records the file system of
 (``ranks/rank<r>.json``: ``fs``) and the first rank of each node removes
 at the end. Through the mount (``interface = "mount"``) the same calls go
 to the run's directory in the rank's own node's mount point of BenchFS;
@@ -179,6 +181,7 @@ class Rank:
                 self.announce,
                 self.spec.progress_path,
             ).run()
+        self.clear_posix_dir()
 
     def run_data(self) -> None:
         for repetition in range(self.spec.repetitions):
@@ -190,7 +193,6 @@ class Rank:
                     paths.add(str(result["path"]))
             if not self.spec.keep_files:
                 self.remove(paths)
-        self.clear_posix_dir()
 
     def clear_posix_dir(self) -> None:
         if self.spec.on_files and not self.spec.keep_files:

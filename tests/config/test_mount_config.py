@@ -70,7 +70,6 @@ def test_a_tool_runs_on_the_mount() -> None:
     assert plan.base.workload.tool == "fio"
 
 
-def test_the_metadata_workload_is_refused_on_the_mount() -> None:
-    message = error_of('[workload]\ninterface = "mount"\n[metadata]\nmode = "only"\n')
-    assert "the metadata workload runs through the engine's client" in message
-    assert 'metadata.mode = "off" on the mount' in message
+def test_the_metadata_workload_runs_on_the_mount() -> None:
+    plan = parse_config('[workload]\ninterface = "mount"\n[metadata]\nmode = "only"\n', "run.toml")
+    assert plan.base.metadata.mode == "only" and plan.base.workload.interface == "mount"

@@ -47,6 +47,8 @@ def test_a_tool_needs_a_mounted_file_system() -> None:
     assert 'workload.target = "posix:PATH"' in message
 
 
-def test_the_metadata_workload_needs_the_engine() -> None:
-    message = error_of('[workload]\ntarget = "posix:/tmp"\n[metadata]\nmode = "with-data"\n')
-    assert "the metadata workload runs through the engine's client" in message
+def test_the_metadata_workload_runs_on_a_posix_target() -> None:
+    plan = parse_config(
+        '[workload]\ntarget = "posix:/tmp"\n[metadata]\nmode = "with-data"\n', "run.toml"
+    )
+    assert plan.base.metadata.mode == "with-data" and plan.base.workload.posix_path is not None

@@ -1,0 +1,101 @@
+"""The metadata workload through `benchfs run` on every target: a posix:
+directory (plain POSIX calls in the engine, no daemons) and BenchFS through
+its FUSE mount (4 daemons, 4 mounts, 4 ranks); the rows and rates under
+mdtest's names, every file removed, nothing of the run left, and
+`benchfs compare` of the two phase by phase."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from run_helpers import (
+    assert_nothing_left,
+    benchfs_run,
+    environment,
+    manifest,
+    run_dirs,
+    small_args,
+    summary,
+)
+from test_run_mount import needs_mount, no_mount_under, token_of
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+RANKS = 4
+ITEMS = 40
+NAMES = ["File creation", "File stat", "File read", "File removal"]
+
+
+def metadata_args(tmp_path: Path, *extra: str, mode: str = "only") -> list[str]:
+    return small_args(
+        tmp_path,
+        "--metadata", mode,
+        "--metadata-items", str(ITEMS),
+        "--set", "metadata.write_bytes=3901",
+        "--set", "metadata.read_bytes=3901",
+        *extra,
+    )  # fmt: skip
+
+
+def check_rows(run_dir: Path, data_phases: tuple[str, ...] = ()) -> dict[str, Any]:
+    document = summary(run_dir)
+    rows = [row for row in document["phases"] if row.get("kind") == "metadata"]
+    assert [row["phase"] for row in document["phases"]] == [*data_phases, *NAMES]
+    for row in rows:
+        assert row["items"] == RANKS * ITEMS and row["tasks"] == RANKS
+        assert 0 < row["rate_min_ops_s"] <= row["rate_mean_ops_s"] <= row["rate_max_ops_s"]
+        assert row["p50_us"] <= row["p99_us"] <= row["max_us"]
+    lines = (run_dir / "workload" / "ranks.jsonl").open()
+    ranks = [r for r in map(json.loads, lines) if r["phase"] in NAMES]
+    assert len(ranks) == len(NAMES) * RANKS and all(r["ops"] == ITEMS for r in ranks)
+    for name in ("File creation", "File read"):
+        assert sum(r["bytes"] for r in ranks if r["phase"] == name) == RANKS * ITEMS * 3901
+    return document
+
+
+def test_data_then_metadata_on_a_posix_directory(tmp_path: Path) -> None:
+    target = tmp_path / "disk"
+    target.mkdir()
+    args = metadata_args(tmp_path, "--set", f"workload.target=posix:{target}", mode="with-data")
+    done = benchfs_run(args)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    document = check_rows(run_dir, ("write", "read"))
+    assert document["parameters"]["API"] == "POSIX"
+    assert list(target.iterdir()) == []  # the run's directory and its trees are gone
+
+
+@needs_mount
+def test_metadata_only_through_the_mount_then_compared_with_the_disk(tmp_path: Path) -> None:
+    done = benchfs_run(metadata_args(tmp_path, "--interface", "mount"))
+    assert done.returncode == 0, done.stderr
+    (mounted,) = run_dirs(tmp_path / "results")
+    check_rows(mounted)
+    record = manifest(mounted)
+    assert record["interface"] == "mount" and record["status"] == "completed"
+    for fs in record["mount"]["file_systems"].values():
+        assert fs["fs_type"].startswith("fuse"), fs
+    assert no_mount_under(tmp_path)
+    assert_nothing_left(tmp_path, token_of(mounted))
+    target = tmp_path / "disk"
+    target.mkdir()
+    done = benchfs_run(metadata_args(tmp_path, "--set", f"workload.target=posix:{target}"))
+    assert done.returncode == 0, done.stderr
+    (disk,) = [d for d in run_dirs(tmp_path / "results") if d != mounted]
+    compared = subprocess.run(
+        [sys.executable, "-m", "benchfs", "compare", str(mounted), str(disk), "--json"],
+        capture_output=True, text=True, env=environment(), timeout=120,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    rates = {
+        row["phase"]: row
+        for row in json.loads(compared.stdout)["metrics"]
+        if row["metric"] == "rate_mean_ops_s"
+    }
+    assert set(rates) == set(NAMES)
+    assert all(row["A"] > 0 and row["B"] > 0 for row in rates.values())
