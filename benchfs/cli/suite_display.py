@@ -20,9 +20,10 @@ def suite_table(summary: dict[str, Any]) -> Table | None:
     suite = summary.get("suite")
     if not isinstance(suite, dict):
         return None
+    mounted = " through the mount" if suite.get("interface") == "mount" else ""
     table = Table(
         title=f"{suite.get('name')}: {suite.get('tasks')} ranks, stonewall "
-        f"{suite.get('stonewall_s'):g} s, {suite.get('tool')} on {suite.get('target')}",
+        f"{suite.get('stonewall_s'):g} s, {suite.get('tool')} on {suite.get('target')}{mounted}",
         caption=f"score {summary['score']:.6f}: bandwidth {summary['bandwidth']:.6f} GiB/s, "
         f"metadata {summary['metadata']:.6f} kIOPS",
         box=box.SIMPLE_HEAD,

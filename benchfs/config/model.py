@@ -208,7 +208,7 @@ class RunConfig(Section):
 
     @model_validator(mode="after")
     def _one_workload(self) -> Self:
-        tool, posix = self.workload.tool, self.workload.posix_path
+        tool = self.workload.tool
         if tool != "builtin" and not self.workload.mounted:
             raise ValueError(
                 f"workload.tool = {tool!r} needs a mounted file system: set "
@@ -231,13 +231,9 @@ class RunConfig(Section):
                 f"suite.name = {suite.name!r} runs its own metadata phases: "
                 'metadata.mode must be "off"'
             )
-        if suite.tool == "ior" and posix is None:
+        if suite.tool == "ior" and not self.workload.mounted:
             raise ValueError(
-                'suite.tool = "ior" runs on a posix: target: set workload.target = "posix:PATH"'
-            )
-        if suite.name != "none" and self.workload.interface == "mount":
-            raise ValueError(
-                f"suite.name = {suite.name!r} runs through the engine's client or on a posix: "
-                'target: workload.interface must be "native"'
+                'suite.tool = "ior" runs on a mounted file system: set workload.target = '
+                '"posix:PATH" or workload.interface = "mount"'
             )
         return self

@@ -113,12 +113,16 @@ def _partial_summary(spec: WorkloadSpec, result: PointResult) -> list[str]:
     return [f"the summary and report cover what finished before the failure: {done} phase runs"]
 
 
-def _check_tool_on_mount(tool: ToolPlan, launcher: Launcher) -> None:
-    """A tool works in directories this process makes through the mounts: the
-    nodes' mount points must be on this machine."""
+def _check_tool_on_mount(tool: ToolPlan | SuiteToolPlan, launcher: Launcher) -> None:
+    """A tool works in directories this process makes through the mounts (and
+    the suite's find and timestamp run here): the nodes' mount points must be
+    on this machine."""
     if not launcher.capabilities.runs_here:
+        setting = (
+            f"workload.tool = {tool.tool!r}" if isinstance(tool, ToolPlan) else "suite.tool = 'ior'"
+        )
         raise ConfigError(
-            f"workload.tool = {tool.tool!r} on the mount needs every node on this machine "
+            f"{setting} on the mount needs every node on this machine "
             f"(launcher local): with launcher {launcher.name!r} the nodes' mounts are not "
             "reachable from here to prepare the tool's directories"
         )
@@ -167,7 +171,7 @@ def run_point(
     point_notes: list[str] = []
     spec = None
     try:
-        if isinstance(tool, ToolPlan) and config.workload.interface == "mount":
+        if tool is not None and config.workload.interface == "mount":
             _check_tool_on_mount(tool, launcher)
         observer.step("preflight")
         outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)

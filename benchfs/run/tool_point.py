@@ -61,8 +61,11 @@ def run_tool_point(
         else:
             summary = run_tool_workload(life, plan, *common, host_dirs=host_dirs, **options)
         # What the tool ran on, in every phase row: a mount figure is never taken for another.
+        where = {"target": config.workload.target, "interface": config.workload.interface}
         for row in summary["phases"]:
-            row.update(target=config.workload.target, interface=config.workload.interface)
+            row.update(where)
+        if "suite" in summary:
+            summary["suite"].update(where)
         write_json_atomic(layout.summary, summary)
     finally:
         watches.stop()

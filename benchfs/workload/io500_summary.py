@@ -125,6 +125,7 @@ def summarize_suite(
         "suite": {
             **sizes.to_json(),
             "target": spec.target,
+            "interface": spec.interface,
             "tasks": spec.ranks,
             "tasks_per_node": spec.tasks_per_node,
         },
