@@ -26,6 +26,22 @@ needs_fio_and_iostat = pytest.mark.skipif(
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
+def mount_missing() -> str | None:
+    """Why BenchFS cannot be mounted here, None when it can."""
+    import benchfs_native
+
+    if not hasattr(benchfs_native, "serve_mount"):
+        return "this build of benchfs_native has no FUSE mount (serve_mount)"
+    if not os.path.exists("/dev/fuse") or not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        return "needs /dev/fuse (root here)"
+    if shutil.which("fusermount3") is None:
+        return "needs fusermount3 (Debian package fuse3)"
+    return None
+
+
+needs_mount = pytest.mark.skipif(mount_missing() is not None, reason=str(mount_missing()))
+
+
 def small_args(tmp_path: Path, *extra: str) -> list[str]:
     """A quick local run: 4 daemons, 4 ranks, 16 transfers of 64 KiB per rank,
     no stonewall (the default main job's 15 s phases are not for tests)."""

@@ -1,30 +1,35 @@
-"""The native metadata workload on a local cluster against the same
-workload by plain POSIX calls on the daemons' own disk, in one run.
+"""The metadata workload three ways on one machine's disk, in one command:
+BenchFS through the engine's client, BenchFS through its FUSE mount, and
+plain POSIX calls on the disk itself.
 
-`benchfs run` on the embedded local cluster (4 daemons, one rank per
-daemon) runs mdtest's file phases only (``metadata.mode = "only"``, a
-directory per rank); then one process per rank does the same items with
-``open``/``write``/``close``, ``stat``, ``open``/``read``/``close`` and
-``unlink`` in the same parent directory (``benchfs.bench.posix_metadata``).
-Reported: the rates of both sides and their ratios per phase. Ratios from
-one run are what to compare; absolute figures drift with the machine.
+Each side is a `benchfs run` with mdtest's file phases only
+(``metadata.mode = "only"``, a directory per rank, one item at a time per
+rank, ``nodes`` ranks): on the embedded local cluster (``nodes`` daemons)
+with the native client, the same cluster through the mount
+(``workload.interface = "mount"``), and a ``posix:`` target in the same
+parent directory, where the engine's loop does ``open``/``write``/``close``,
+``statx``, ``open``/``read``/``close`` and ``unlink`` (no daemons). The same
+harness, rank processes and per-item loop on all three, so the ratios are
+the file system's. Ratios from one command are what to compare; absolute
+figures drift with the machine.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchfs.bench.posix_metadata import PHASES, PosixMetadataCase, run_posix_metadata
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.errors import ToolError
 from benchfs.run.observer import RunObserver
 from benchfs.run.orchestrate import run_plan
 from benchfs.workload.metadata_spec import MDTEST_NAMES
+
+PHASES = ("create", "stat", "read", "remove")
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,7 @@ class MetadataBenchCase:
     items: int = 2000  # files per rank
     write_bytes: int = 0
     read_bytes: int = 0
+    mount: bool = True  # the third side, through the FUSE mount
 
     @property
     def ranks(self) -> int:
@@ -43,26 +49,34 @@ class MetadataBenchCase:
 class MetadataBenchReport:
     case: MetadataBenchCase
     directory: str
-    run: dict[str, float]  # phase -> ops/s of all ranks
-    posix: dict[str, float]
-    results_dir: str
+    run: dict[str, float]  # phase -> ops/s of all ranks, native client
+    posix: dict[str, float]  # plain POSIX calls on the disk
+    mount: dict[str, float] | None  # through the mount; None: not run
+    results_dirs: dict[str, str]  # side -> its run's results directory
 
-    def ratio(self, phase: str) -> float:
-        return self.run[phase] / self.posix[phase] if self.posix.get(phase) else 0.0
+    def ratio(self, side: Mapping[str, float] | None, phase: str) -> float | None:
+        if side is None:
+            return None
+        return side[phase] / self.posix[phase] if self.posix.get(phase) else 0.0
 
     def to_json(self) -> dict[str, Any]:
+        def rounded(value: float | None, digits: str) -> float | None:
+            # Three significant digits for a ratio: a stat ratio can be 0.003.
+            return None if value is None else float(f"{value:{digits}}")
+
         return {
             "case": {**asdict(self.case), "ranks": self.case.ranks},
             "directory": self.directory,
-            "results_dir": self.results_dir,
+            "results_dirs": self.results_dirs,
             "phases": [
                 {
                     "phase": phase,
                     "mdtest_name": MDTEST_NAMES[phase],
                     "run_ops_s": round(self.run[phase], 1),
+                    "mount_ops_s": None if self.mount is None else round(self.mount[phase], 1),
                     "posix_ops_s": round(self.posix[phase], 1),
-                    # Three significant digits: a stat ratio can be 0.003.
-                    "ratio": float(f"{self.ratio(phase):.3g}"),
+                    "ratio": rounded(self.ratio(self.run, phase), ".3g"),
+                    "mount_ratio": rounded(self.ratio(self.mount, phase), ".3g"),
                 }
                 for phase in PHASES
             ],
@@ -70,11 +84,16 @@ class MetadataBenchReport:
 
 
 def _run_side(
-    case: MetadataBenchCase, root: Path, results_dir: Path, observer: RunObserver
+    case: MetadataBenchCase,
+    side: str,
+    root: Path,
+    results_dir: Path,
+    observer: RunObserver,
+    extra: Mapping[str, Any],
 ) -> tuple[dict[str, float], Path]:
     overrides = {
         "cluster.local_nodes": case.nodes,
-        "cluster.data_dir": str(root),
+        "cluster.data_dir": str(root / "data"),
         "workload.tasks_per_node": 1,
         "metadata.mode": "only",
         "metadata.items": case.items,
@@ -83,7 +102,8 @@ def _run_side(
         "metadata.read_bytes": case.read_bytes,
         "preflight.enabled": False,
         "output.results_dir": str(results_dir),
-        "output.label": "bench-metadata",
+        "output.label": f"bench-metadata-{side}",
+        **extra,
     }
     plan = apply_overrides(load_config(None), overrides)
     (result,) = run_plan(plan, command_line=["benchfs", "bench", "metadata"], observer=observer)
@@ -102,22 +122,26 @@ def run_metadata_bench(
     observer: RunObserver | None = None,
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> MetadataBenchReport:
-    """The local cluster run, then the POSIX loop, in fresh directories under ``directory``."""
+    """The three runs, in fresh directories under ``directory``."""
     if directory is not None and not directory.is_dir():
         raise ToolError(f"benchmark directory {directory} does not exist")
     root = Path(tempfile.mkdtemp(prefix="benchfs-bench-metadata-", dir=directory))
+    observer = observer or RunObserver()
+    sides: dict[str, Mapping[str, Any]] = {"native": {}}
+    if case.mount:
+        sides["mount"] = {"workload.interface": "mount"}
+    (root / "data").mkdir(mode=0o700)
+    (root / "disk").mkdir(mode=0o700)
+    sides["posix"] = {"workload.target": f"posix:{root / 'disk'}"}
+    rates: dict[str, dict[str, float]] = {}
+    run_dirs: dict[str, str] = {}
     try:
-        (root / "run").mkdir()
-        (root / "posix").mkdir()
-        on_progress(
-            f"benchfs run: {case.nodes} daemons, {case.ranks} ranks, {case.items} files each"
-        )
-        run, run_dir = _run_side(case, root / "run", results_dir, observer or RunObserver())
-        on_progress(f"POSIX: {case.ranks} processes, {case.items} files each")
-        posix = run_posix_metadata(
-            PosixMetadataCase(case.ranks, case.items, case.write_bytes, case.read_bytes),
-            root / "posix",
-        )
+        for side, extra in sides.items():
+            on_progress(f"benchfs run ({side}): {case.ranks} ranks, {case.items} files each")
+            rates[side], run_dir = _run_side(case, side, root, results_dir, observer, extra)
+            run_dirs[side] = str(run_dir)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return MetadataBenchReport(case, str(root.parent), run, posix, str(run_dir))
+    return MetadataBenchReport(
+        case, str(root.parent), rates["native"], rates["posix"], rates.get("mount"), run_dirs
+    )

@@ -1,5 +1,6 @@
-"""`benchfs bench metadata` for real: the native metadata workload on a local
-4-daemon cluster and the POSIX loop on the same directory (few files)."""
+"""`benchfs bench metadata` for real: the metadata workload on a local
+4-daemon cluster through the native client and through the FUSE mount, and
+by plain POSIX calls on the same disk (few files)."""
 
 from __future__ import annotations
 
@@ -9,50 +10,57 @@ import sys
 from pathlib import Path
 
 import pytest
-from run_helpers import environment
-
-from benchfs.bench.posix_metadata import PosixMetadataCase, run_posix_metadata
-from benchfs.errors import ToolError
+from run_helpers import environment, needs_mount
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
+NAMES = ["File creation", "File stat", "File read", "File removal"]
 
-def test_both_sides_with_ratios_and_nothing_left(tmp_path: Path) -> None:
-    directory = tmp_path / "disk"
-    directory.mkdir()
+
+def bench(tmp_path: Path, directory: Path, *extra: str) -> dict:  # type: ignore[type-arg]
     args = ["bench", "metadata", "--dir", str(directory), "--items", "30", "--json"]
-    args += ["--write-bytes", "100", "--read-bytes", "100"]
+    args += ["--write-bytes", "100", "--read-bytes", "100", *extra]
     args += ["--results-dir", str(tmp_path / "results")]
     done = subprocess.run(
         [sys.executable, "-m", "benchfs", *args],
         capture_output=True, text=True, env=environment(), timeout=280,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    report: dict = json.loads(done.stdout)  # type: ignore[type-arg]
+    return report
+
+
+def check_sides(report: dict, sides: list[str]) -> None:  # type: ignore[type-arg]
     assert report["case"]["ranks"] == 4 and report["case"]["items"] == 30
     phases = report["phases"]
-    assert [p["mdtest_name"] for p in phases] == [
-        "File creation", "File stat", "File read", "File removal",
-    ]  # fmt: skip
+    assert [p["mdtest_name"] for p in phases] == NAMES
     for phase in phases:
         assert phase["run_ops_s"] > 0 and phase["posix_ops_s"] > 0
         assert phase["ratio"] == pytest.approx(phase["run_ops_s"] / phase["posix_ops_s"], rel=0.01)
+    assert list(report["results_dirs"]) == sides
+    for run_dir in report["results_dirs"].values():
+        summary = json.loads((Path(run_dir) / "workload" / "summary.json").read_text())
+        assert [p["phase"] for p in summary["phases"]] == NAMES
+
+
+def test_native_and_posix_with_ratios_and_nothing_left(tmp_path: Path) -> None:
+    directory = tmp_path / "disk"
+    directory.mkdir()
+    report = bench(tmp_path, directory, "--no-mount")
+    check_sides(report, ["native", "posix"])
+    assert all(p["mount_ops_s"] is None and p["mount_ratio"] is None for p in report["phases"])
     assert list(directory.iterdir()) == [], "the benchmark must remove its files"
-    summary = Path(report["results_dir"]) / "workload" / "summary.json"
-    phase_names = [p["phase"] for p in json.loads(summary.read_text())["phases"]]
-    assert phase_names == [p["mdtest_name"] for p in phases]
 
 
-def test_posix_side_does_every_item_and_removes_them(tmp_path: Path) -> None:
-    rates = run_posix_metadata(
-        PosixMetadataCase(ranks=2, items=50, write_bytes=10, read_bytes=10), tmp_path
-    )
-    assert set(rates) == {"create", "stat", "read", "remove"}
-    assert all(rate > 0 for rate in rates.values())
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_failing_posix_rank_is_an_error_not_a_hang(tmp_path: Path) -> None:
-    (tmp_path / "tree.1").mkdir()  # rank 1 cannot make its directory
-    with pytest.raises(ToolError, match="failed"):
-        run_posix_metadata(PosixMetadataCase(ranks=2, items=5), tmp_path, timeout_s=60)
+@needs_mount
+def test_the_mount_as_a_third_side(tmp_path: Path) -> None:
+    directory = tmp_path / "disk"
+    directory.mkdir()
+    report = bench(tmp_path, directory)
+    check_sides(report, ["native", "mount", "posix"])
+    for phase in report["phases"]:
+        assert phase["mount_ops_s"] > 0
+        assert phase["mount_ratio"] == pytest.approx(
+            phase["mount_ops_s"] / phase["posix_ops_s"], rel=0.01
+        )
+    assert list(directory.iterdir()) == []

@@ -153,16 +153,9 @@ needs_ior_and_mdtest = pytest.mark.skipif(
 )
 
 
-@needs_ior_and_mdtest
-def test_io500_quick_with_ior_and_mdtest_on_a_posix_directory(tmp_path: Path) -> None:
-    target = tmp_path / "posix"
-    target.mkdir()
-    tools = Path(str(shutil.which("ior", path=IOR_SEARCH))).parent
-    args = suite_args(tmp_path, "tools", 1.0, "--set", f"workload.target=posix:{target}",
-                      "--set", "suite.tool=ior", "--set", f"suite.tool_path={tools}")  # fmt: skip
-    done = benchfs_run([*args, "--json"], timeout=300)
-    assert done.returncode == 0, done.stderr
-    (run_dir,) = run_dirs(tmp_path / "results")
+def check_tool_suite(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """A suite run with IOR and mdtest: every phase by its tool, the score from
+    the phases; the summary and its rows by phase."""
     document = summary(run_dir)
     rows = {row["phase"]: row for row in document["phases"]}
     assert list(rows) == PHASES
@@ -174,6 +167,20 @@ def test_io500_quick_with_ior_and_mdtest_on_a_posix_directory(tmp_path: Path) ->
     metadata = math.prod(f for p, f in zip(PHASES, figures, strict=True)
                          if p not in BANDWIDTH) ** (1 / (len(PHASES) - len(BANDWIDTH)))  # fmt: skip
     assert document["score"] == pytest.approx(math.sqrt(bandwidth * metadata), rel=1e-9)
+    return document, rows
+
+
+@needs_ior_and_mdtest
+def test_io500_quick_with_ior_and_mdtest_on_a_posix_directory(tmp_path: Path) -> None:
+    target = tmp_path / "posix"
+    target.mkdir()
+    tools = Path(str(shutil.which("ior", path=IOR_SEARCH))).parent
+    args = suite_args(tmp_path, "tools", 1.0, "--set", f"workload.target=posix:{target}",
+                      "--set", "suite.tool=ior", "--set", f"suite.tool_path={tools}")  # fmt: skip
+    done = benchfs_run([*args, "--json"], timeout=300)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    _, rows = check_tool_suite(run_dir)
     assert rows["ior-easy-write"]["bwMeanMIB"] / 1024 == pytest.approx(
         rows["ior-easy-write"]["io500_rate"]
     )

@@ -18,11 +18,12 @@ from run_helpers import (
     benchfs_run,
     environment,
     manifest,
+    needs_mount,
     run_dirs,
     small_args,
     summary,
 )
-from test_run_mount import needs_mount, no_mount_under, token_of
+from test_run_mount import no_mount_under, token_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

@@ -21,6 +21,7 @@ from run_helpers import (
     benchfs_run,
     environment,
     manifest,
+    needs_mount,
     run_dirs,
     running_phase,
     small_args,
@@ -28,24 +29,10 @@ from run_helpers import (
     wait_for,
 )
 
-import benchfs_native
 from benchfs.mount.cleanup import mounts_under
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 HOSTS = ["local0", "local1", "local2", "local3"]
-
-
-def _mount_missing() -> str | None:
-    if not hasattr(benchfs_native, "serve_mount"):
-        return "this build of benchfs_native has no FUSE mount (serve_mount)"
-    if not os.path.exists("/dev/fuse") or not os.access("/dev/fuse", os.R_OK | os.W_OK):
-        return "needs /dev/fuse (root here)"
-    if shutil.which("fusermount3") is None:
-        return "needs fusermount3 (Debian package fuse3)"
-    return None
-
-
-needs_mount = pytest.mark.skipif(_mount_missing() is not None, reason=str(_mount_missing()))
 
 
 def mount_args(tmp_path: Path, *extra: str) -> list[str]:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from launchers.netns_hosts import NamespaceHosts, namespace_inode
-from run_helpers import ROOT_ENV, manifest, scratch_dirs, summary
-from test_run_mount import needs_mount
+from run_helpers import ROOT_ENV, manifest, needs_mount, scratch_dirs, summary
 
 from benchfs.cluster.hostfile import format_hostfile
 from benchfs.config import apply_overrides, load_config
