@@ -93,6 +93,12 @@ class SuiteConfig(BaseModel):
         if self.tool_path is not None and self.tool != "ior":
             raise ValueError('tool_path needs tool = "ior" (IOR and mdtest)')
         sizes = self.sizes()
+        if self.tool == "ior" and sizes.stonewall_s <= 0:
+            # IOR refuses its wear-out (stoneWallingWearOut) without a deadline (-D).
+            raise ValueError(
+                'stonewall_s must be above 0 with tool = "ior": IOR and mdtest run the '
+                "write phases with a stonewall and wear-out"
+            )
         if sizes.ior_easy_block_size % sizes.ior_easy_transfer_size:
             raise ValueError(
                 f"ior_easy_block_size ({sizes.ior_easy_block_size}) must be a multiple of "

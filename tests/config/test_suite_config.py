@@ -47,6 +47,10 @@ def test_suite_settings_without_a_suite_name_the_key() -> None:
     assert "ior_easy_block_size (1000000) must be a multiple of ior_easy_transfer_size" in (
         error_of('[suite]\nname = "io500"\nior_easy_block_size = 1000000\n')
     )
+    assert 'stonewall_s must be above 0 with tool = "ior"' in error_of(
+        '[suite]\nname = "io500-quick"\ntool = "ior"\nstonewall_s = 0\n'
+        '[workload]\ntarget = "posix:/tmp"\n'
+    )
 
 
 def test_a_suite_runs_its_own_phases_only() -> None:
