@@ -223,6 +223,27 @@ impl BenchFs {
         }
     }
 
+    /// Removes the entry `name` of `parent` with `remove` (unlink or rmdir)
+    /// and forgets its path.
+    fn remove_child(
+        &mut self,
+        parent: u64,
+        name: &OsStr,
+        reply: ReplyEmpty,
+        remove: fn(&mut Client, &str) -> Result<()>,
+    ) {
+        let Some((path, reply)) = self.child(parent, name, reply) else {
+            return;
+        };
+        self.on_any(move |c, s| match remove(c, &path) {
+            Ok(()) => {
+                s.inodes().unlinked(&path);
+                reply.ok();
+            }
+            Err(e) => reply.error(errno_of(&e)),
+        });
+    }
+
     fn child<R: Fail>(&self, parent: u64, name: &OsStr, reply: R) -> Option<(String, R)> {
         match self.shared.inodes().child(parent, name) {
             Ok(p) => Some((p, reply)),
@@ -379,16 +400,7 @@ impl Filesystem for BenchFs {
     }
 
     fn unlink(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
-        let Some((path, reply)) = self.child(parent, name, reply) else {
-            return;
-        };
-        self.on_any(move |c, s| match c.unlink(&path) {
-            Ok(()) => {
-                s.inodes().unlinked(&path);
-                reply.ok();
-            }
-            Err(e) => reply.error(errno_of(&e)),
-        });
+        self.remove_child(parent, name, reply, Client::unlink);
     }
 
     fn mkdir(
@@ -414,16 +426,7 @@ impl Filesystem for BenchFs {
     }
 
     fn rmdir(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
-        let Some((path, reply)) = self.child(parent, name, reply) else {
-            return;
-        };
-        self.on_any(move |c, s| match c.rmdir(&path) {
-            Ok(()) => {
-                s.inodes().unlinked(&path);
-                reply.ok();
-            }
-            Err(e) => reply.error(errno_of(&e)),
-        });
+        self.remove_child(parent, name, reply, Client::rmdir);
     }
 
     fn rename(
