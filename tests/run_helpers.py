@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -151,6 +152,37 @@ def run_dirs(results: Path) -> list[Path]:
 
 def scratch_dirs(results: Path) -> list[Path]:
     return sorted(results.glob(".benchfs-*")) if results.is_dir() else []
+
+
+class NamespaceWatcher(threading.Thread):
+    """Notes the network namespace of each process a run records while it runs.
+
+    `kinds` maps a name to the glob of its records under a run's scratch
+    directory and the record key that names the process; `seen[name]` then maps
+    that key to the process's namespace."""
+
+    def __init__(self, results: Path, kinds: dict[str, tuple[str, str]]) -> None:
+        super().__init__(daemon=True)
+        self.results = results
+        self.kinds = kinds
+        self.seen: dict[str, dict[str, str]] = {name: {} for name in kinds}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.05):
+            for scratch in scratch_dirs(self.results):
+                for name, (pattern, key) in self.kinds.items():
+                    self._note(scratch.glob(pattern), key, self.seen[name])
+
+    @staticmethod
+    def _note(paths: Iterator[Path], key: str, into: dict[str, str]) -> None:
+        for path in paths:
+            try:
+                record = json.loads(path.read_text())
+                namespace = os.readlink(f"/proc/{int(record['pid'])}/ns/net")
+            except (OSError, ValueError, KeyError):
+                continue  # not written yet, or the process is already gone
+            into.setdefault(str(record[key]), namespace)
 
 
 def manifest(run_dir: Path) -> dict[str, Any]:

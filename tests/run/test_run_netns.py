@@ -4,55 +4,17 @@ remote agent, UCX over tcp between them, as on a cluster."""
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 from pathlib import Path
 
 import pytest
 from launchers.netns_hosts import NamespaceHosts, namespace_inode
-from run_helpers import ROOT_ENV, manifest, scratch_dirs, summary
+from run_helpers import ROOT_ENV, NamespaceWatcher, manifest, scratch_dirs, summary
 
 from benchfs.cluster.hostfile import format_hostfile
 from benchfs.config import apply_overrides, load_config
 from benchfs.run.orchestrate import run_plan
 
 MiB = 1 << 20
-
-
-def _netns(pid: int) -> str | None:
-    try:
-        return os.readlink(f"/proc/{pid}/ns/net")
-    except OSError:
-        return None
-
-
-class Watcher(threading.Thread):
-    """Notes the network namespace of every daemon and rank while they run."""
-
-    def __init__(self, results: Path) -> None:
-        super().__init__(daemon=True)
-        self.results = results
-        self.daemons: dict[str, str] = {}
-        self.ranks: dict[str, str] = {}
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.wait(0.05):
-            for scratch in scratch_dirs(self.results):
-                self._note(scratch.glob("g*/registry/*.json"), "node_name", self.daemons)
-                self._note(scratch.glob("p*/ranks/*.json"), "rank", self.ranks)
-
-    @staticmethod
-    def _note(paths: object, key: str, into: dict[str, str]) -> None:
-        for path in paths:  # type: ignore[attr-defined]
-            try:
-                record = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            namespace = _netns(int(record["pid"]))
-            if namespace is not None:
-                into.setdefault(str(record[key]), namespace)
 
 
 @pytest.mark.root
@@ -94,7 +56,8 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
             "output.results_dir": str(results),
         },
     )
-    watcher = Watcher(results)
+    kinds = {"daemons": ("g*/registry/*.json", "node_name"), "ranks": ("p*/ranks/*.json", "rank")}
+    watcher = NamespaceWatcher(results, kinds)
     watcher.start()
     try:
         (point,) = run_plan(plan, nodes_spec=str(hostfile))
@@ -103,8 +66,9 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
         watcher.join()
 
     expected = {host.name: f"net:[{namespace_inode(host.name)}]" for host in hosts}
-    assert watcher.daemons == expected
-    assert watcher.ranks == {str(rank): expected[hosts[rank // 2].name] for rank in range(6)}
+    assert watcher.seen["daemons"] == expected
+    ranks = watcher.seen["ranks"]
+    assert ranks == {str(rank): expected[hosts[rank // 2].name] for rank in range(6)}
     assert point.status == "completed"
     write, read = summary(point.run_dir)["phases"]
     assert write["bytes"] == read["bytes"] == 6 * MiB

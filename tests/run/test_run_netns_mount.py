@@ -5,14 +5,11 @@ launcher job, a rank per host, each in its host's namespace, UCX over tcp."""
 
 from __future__ import annotations
 
-import json
-import os
-import threading
 from pathlib import Path
 
 import pytest
 from launchers.netns_hosts import NamespaceHosts, namespace_inode
-from run_helpers import ROOT_ENV, manifest, needs_mount, scratch_dirs, summary
+from run_helpers import ROOT_ENV, NamespaceWatcher, manifest, needs_mount, scratch_dirs, summary
 
 from benchfs.cluster.hostfile import format_hostfile
 from benchfs.config import apply_overrides, load_config
@@ -20,33 +17,6 @@ from benchfs.mount.cleanup import mounts_under
 from benchfs.run.orchestrate import run_plan
 
 MiB = 1 << 20
-
-
-class MountWatcher(threading.Thread):
-    """Notes the network namespace of every mount and rank while they run."""
-
-    def __init__(self, results: Path) -> None:
-        super().__init__(daemon=True)
-        self.results = results
-        self.mounts: dict[str, str] = {}
-        self.ranks: dict[str, str] = {}
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.wait(0.05):
-            for scratch in scratch_dirs(self.results):
-                self._note(scratch.glob("mounts-p0/*.json"), "node", self.mounts)
-                self._note(scratch.glob("p0/ranks/*.json"), "rank", self.ranks)
-
-    @staticmethod
-    def _note(paths: object, key: str, into: dict[str, str]) -> None:
-        for path in paths:  # type: ignore[attr-defined]
-            try:
-                record = json.loads(path.read_text())
-                namespace = os.readlink(f"/proc/{int(record['pid'])}/ns/net")
-            except (OSError, ValueError, KeyError):
-                continue
-            into.setdefault(str(record[key]), namespace)
 
 
 @needs_mount
@@ -82,7 +52,9 @@ def test_two_namespace_hosts_mount_through_mpirun_and_unmount(
             "output.results_dir": str(results),
         },
     )
-    watcher = MountWatcher(results)
+    watcher = NamespaceWatcher(
+        results, {"mounts": ("mounts-p0/*.json", "node"), "ranks": ("p0/ranks/*.json", "rank")}
+    )
     watcher.start()
     try:
         (point,) = run_plan(plan, nodes_spec=str(hostfile))
@@ -91,8 +63,9 @@ def test_two_namespace_hosts_mount_through_mpirun_and_unmount(
         watcher.join()
 
     expected = {host.name: f"net:[{namespace_inode(host.name)}]" for host in hosts}
-    assert watcher.mounts == expected  # each host's mount served from its own namespace
-    assert watcher.ranks == {str(rank): expected[hosts[rank // 2].name] for rank in range(4)}
+    assert watcher.seen["mounts"] == expected  # each host's mount served from its own namespace
+    ranks = watcher.seen["ranks"]
+    assert ranks == {str(rank): expected[hosts[rank // 2].name] for rank in range(4)}
     assert point.status == "completed"
     document = summary(point.run_dir)
     assert document["parameters"]["interface"] == "mount"
