@@ -17,6 +17,8 @@ def clean() -> None:
     cleaned = clean_dead_runs()
     for run in cleaned:
         console.print(plain(run.describe()), soft_wrap=True)
+        for line in run.hosts:
+            console.print(f"  {plain(line)}", soft_wrap=True)
         for problem in run.problems:
             console.print(f"  {plain(problem)}", soft_wrap=True)
     if not cleaned:

@@ -34,7 +34,7 @@ from benchfs.cluster.hostfile import Host
 from benchfs.launchers.base import Launcher
 
 PACKAGE = "benchfs.node"
-HostAction = Literal["stop", "clean"]
+HostAction = Literal["stop", "clean", "sweep"]
 
 
 def program(name: str, *args: str, python: str = sys.executable) -> list[str]:
@@ -197,7 +197,8 @@ def diagnose_worker(
 
 
 def host_argv(action: HostAction, *args: str, python: str = sys.executable) -> list[str]:
-    """The per-host helper: ``stop REGISTRY_DIR DEADLINE_S`` or ``clean PATH...``."""
+    """The per-host helper: ``stop REGISTRY_DIR DEADLINE_S``, ``clean PATH...``
+    or ``sweep MARKER PATH...``."""
     return program("host", action, *args, python=python)
 
 

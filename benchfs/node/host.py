@@ -4,7 +4,12 @@ every host through the launcher (``benchfs.launchers.programs.host_job``):
 - ``stop REGISTRY_DIR DEADLINE_S``: SIGTERM the daemons registered from
   this host, and wait until they have exited;
 - ``clean PATH...``: remove the run's directories on this host, after
-  unmounting any FUSE mount left under them (a run's mounts of BenchFS).
+  unmounting any FUSE mount left under them (a run's mounts of BenchFS);
+- ``sweep TOKEN PATH...``: what ``benchfs clean`` asks of the hosts of a
+  run whose orchestrator died: stop this user's processes naming the run's
+  marker (``benchfs-TOKEN``, written ``{run}`` in the paths so that the
+  sweep's own command lines never name it), remove its shared-memory
+  files, then ``clean PATH...``; one line says what was done here.
 
 Launchers whose processes all run here need none of this
 (``Capabilities.needs_host_helper``): the orchestrator does it itself.
@@ -23,12 +28,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import benchfs_native
+from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
 from benchfs.mount.cleanup import mounts_under, unmount_all_under
 from benchfs.node import run_program
+from benchfs.run.leftovers import SWEEP_RUN, stop_processes_naming
 
 # Only paths holding this marker are removed: a wrong argument cannot delete a home.
 RUN_MARKER = "benchfs-"
-USAGE = "usage: python -m benchfs.node.host stop REGISTRY_DIR DEADLINE_S | clean PATH..."
+USAGE = (
+    "usage: python -m benchfs.node.host"
+    " stop REGISTRY_DIR DEADLINE_S | clean PATH... | sweep TOKEN PATH..."
+)
 
 
 def _is_daemon(pid: int) -> bool:
@@ -65,7 +75,8 @@ def stop_daemons(registry_dir: Path, deadline_s: float) -> int:
     return 1 if pids else 0
 
 
-def clean(paths: Iterable[str]) -> int:
+def clean(paths: Iterable[str], removed: list[str] | None = None) -> int:
+    """Remove ``paths`` (run directories only); those that existed go into ``removed``."""
     failed = 0
     for text in paths:
         path = Path(text)
@@ -82,11 +93,33 @@ def clean(paths: Iterable[str]) -> int:
             continue
         try:
             shutil.rmtree(path)
+            if removed is not None:
+                removed.append(text)
         except FileNotFoundError:
             pass
         except OSError as error:
             print(f"cannot remove {path}: {error}", file=sys.stderr)
             failed = 1
+    return failed
+
+
+def sweep(token: str, paths: list[str]) -> int:
+    """A dead run's leftovers on this host: its processes, shared memory, paths."""
+    if not token or "/" in token or SWEEP_RUN in token:
+        print(f"not sweeping by {token!r}: not a run's token", file=sys.stderr)
+        return 2
+    marker = f"{RUN_MARKER}{token}"
+    paths = [path.replace(SWEEP_RUN, marker) for path in paths]
+    stopped = stop_processes_naming(marker)
+    shm = remove_shm_files(marker) if SHM_DIR.is_dir() else []
+    removed: list[str] = []
+    failed = clean(paths, removed)
+    print(
+        f"{socket.gethostname()}: stopped {len(stopped)} processes"
+        f"{' (' + ', '.join(stopped) + ')' if stopped else ''}, "
+        f"removed {len(removed)} paths and {len(shm)} shared-memory files",
+        flush=True,
+    )
     return failed
 
 
@@ -98,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             return stop_daemons(Path(args[1]), float(args[2]))
         if len(args) >= 1 and args[0] == "clean":
             return clean(args[1:])
+        if len(args) >= 2 and args[0] == "sweep":
+            return sweep(args[1], args[2:])
         print(USAGE, file=sys.stderr)
         return 2
 

@@ -165,6 +165,8 @@ class Cluster:
         if not data_root.parent.exists():
             self.created.add(data_root.parent)
         if launcher.capabilities.needs_host_helper:
+            if self.scratch.live is not None:
+                self.scratch.live.reach_hosts(launcher.name, config.launcher, hosts, self.python)
             if not self.unclean and not self.shm_used:
                 self.life.on_exit(self.clean_remaining)
             self.unclean.append(data_root)

@@ -10,7 +10,11 @@ of this user whose command line names the run's token) are stopped, the
 FUSE mounts under its paths unmounted (``fusermount3 -u``, lazily as the
 last resort: a mount whose process died answers nothing but "Transport
 endpoint is not connected"), its paths removed, and the manifests it left
-at ``running`` marked ``aborted``. A run's mount of BenchFS whose run left
+at ``running`` marked ``aborted``. A run whose launcher reaches other hosts
+records them and the launcher's settings, so that the same launcher runs
+the per-host helper's ``sweep`` (``benchfs.node.host``) on each of them
+first: processes, mounts, paths and shared-memory files go there too,
+as far as the hosts can still be reached. A run's mount of BenchFS whose run left
 no record at all (``benchfs-<token>-mnt-p<k>/<node>`` of a run no longer
 going) is unmounted too.
 """
@@ -24,21 +28,30 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
 from benchfs.cluster.private import make_private_dir, user_temp_root
+from benchfs.config.model import LauncherConfig
 from benchfs.errors import BenchfsError
+from benchfs.launchers.base import launcher_class
+from benchfs.launchers.programs import host_job
 from benchfs.mount.cleanup import benchfs_mounts, mounts_under, unmount_all_under, unmount_now
 from benchfs.results.atomic import write_text_atomic
 from benchfs.results.manifest import finish_manifest, load_manifest, write_manifest
 
 # Between SIGTERM and SIGKILL for a dead run's processes.
 STOP_GRACE_S = 3.0
+# For the sweep of a dead run's other hosts, the launcher's start-up included.
+SWEEP_DEADLINE_S = 120.0
+# Stands for the run's marker in the paths given to the per-host sweep.
+SWEEP_RUN = "{run}"
 
 
 def runs_dir() -> Path:
@@ -57,6 +70,17 @@ def process_start_ticks(pid: int) -> int | None:
     return int(fields[19])
 
 
+class RemoteHosts(BaseModel):
+    """How to reach a run's hosts again: its launcher, its settings, its hosts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    launcher: str
+    settings: LauncherConfig
+    hosts: list[tuple[str, int]]
+    python: str
+
+
 class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -66,6 +90,7 @@ class RunRecord(BaseModel):
     host: str
     paths: list[str] = []
     run_dirs: list[str] = []
+    remote: RemoteHosts | None = None
 
     def alive(self) -> bool:
         """Whether the orchestrator still runs (the same process, not a reused pid)."""
@@ -89,6 +114,18 @@ class LiveRun:
             self.record.paths.append(str(path))
             self._write()
 
+    def reach_hosts(
+        self, launcher: str, settings: LauncherConfig, hosts: list[Host], python: str
+    ) -> None:
+        """The run's paths also live on ``hosts``, reached through ``launcher``."""
+        self.record.remote = RemoteHosts(
+            launcher=launcher,
+            settings=settings,
+            hosts=[(host.name, host.slots) for host in hosts],
+            python=python,
+        )
+        self._write()
+
     def add_run_dir(self, path: Path) -> None:
         self.record.run_dirs.append(str(path))
         self._write()
@@ -111,6 +148,8 @@ class Cleaned:
     unmounted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
+    # What the per-host helper said on each of the run's other hosts.
+    hosts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -123,6 +162,8 @@ class Cleaned:
             done.append(f"removed {len(self.removed)} paths")
         if self.aborted:
             done.append(f"marked {len(self.aborted)} manifests aborted")
+        if self.hosts:
+            done.append(f"swept {len(self.hosts)} hosts")
         what = ", ".join(done) or "nothing was left"
         if not self.token:
             return f"mounts of runs that are gone: {what}"
@@ -197,9 +238,54 @@ def unmount_orphan_mounts() -> Cleaned:
     return result
 
 
+def sweep_hosts(remote: RemoteHosts, token: str, paths: list[str], result: Cleaned) -> None:
+    """The per-host helper's ``sweep`` on each of a dead run's hosts, through
+    the run's own launcher; what each host says goes into ``result``.
+
+    The run's marker (``benchfs-<token>``) never appears whole on the sweep's
+    command line (paths carry ``{run}`` in its place), or the sweep would
+    stop its own launcher and helpers with the run's processes."""
+    hosts = [Host(name, slots) for name, slots in remote.hosts]
+    marker = f"benchfs-{token}"
+    args = [token, *(path.replace(marker, SWEEP_RUN) for path in paths)]
+    try:
+        launcher = launcher_class(remote.launcher).from_settings(remote.settings)
+        argv = host_job(launcher, hosts, "sweep", args, python=remote.python)
+    except (BenchfsError, TypeError, ValueError) as error:
+        result.problems.append(f"cannot reach the run's {len(hosts)} hosts: {error}")
+        return
+    env = dict(os.environ)
+    if os.geteuid() == 0:  # mpirun refuses root without both
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    what = f"the sweep of {len(hosts)} hosts through {remote.launcher}"
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            timeout=SWEEP_DEADLINE_S,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        result.problems.append(f"{what} did not end within {SWEEP_DEADLINE_S:g} s")
+        return
+    except OSError as error:
+        result.problems.append(f"{what} could not start: {error.strerror or error}")
+        return
+    result.hosts += [line for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:]) or "no output"
+        result.problems.append(f"{what} exited with {done.returncode}: {tail}")
+
+
 def clean_run(record: RunRecord) -> Cleaned:
     result = Cleaned(record.token, record.pid)
     marker = f"benchfs-{record.token}"
+    if record.remote is not None:
+        sweep_hosts(record.remote, record.token, list(reversed(record.paths)), result)
     result.killed = stop_processes_naming(marker)
     for text in reversed(record.paths):
         path = Path(text)

@@ -53,6 +53,39 @@ def test_node_clean_removes_only_run_directories(tmp_path: Path) -> None:
     assert other.exists()
 
 
+def test_node_sweep_stops_a_dead_runs_processes_and_removes_its_paths_not_itself(
+    tmp_path: Path,
+) -> None:
+    token = f"{os.getpid()}-5eed"
+    marker = f"benchfs-{token}"
+    leftover = subprocess.Popen(  # stands for a daemon the dead run left on this host
+        [sys.executable, "-c", "import time; time.sleep(600)", marker]
+    )
+    data = tmp_path / f"{marker}-g0"
+    (data / "n1").mkdir(parents=True)
+    shm = Path("/dev/shm") / f"{marker}-ucx"
+    shm.write_bytes(b"x")
+    try:
+        done = subprocess.run(
+            host_argv("sweep", token, str(tmp_path / "{run}-g0")),
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+        )
+        assert done.returncode == 0, done.stderr
+        assert leftover.wait(timeout=DEADLINE_S) != 0
+        assert not data.exists() and not shm.exists()
+        assert "stopped 1 processes" in done.stdout, done.stdout
+        assert "removed 1 paths and 1 shared-memory files" in done.stdout, done.stdout
+    finally:
+        leftover.kill()
+        shm.unlink(missing_ok=True)
+    refused = subprocess.run(
+        host_argv("sweep", "../x", str(tmp_path)), capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 2 and "not a run's token" in refused.stderr
+
+
 def test_the_argv_the_orchestration_builds_is_what_the_programs_parse() -> None:
     args = daemon.parser().parse_args(daemon_argv(Path("/c/daemon-3.toml"))[3:])
     assert args.config == Path("/c/daemon-3.toml") and args.config_dir is None
