@@ -11,14 +11,14 @@ DEB_PACKAGES := fio fuse3 sysstat libucx-dev ucx-utils clang libclang-dev pkg-co
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: help system venv build setup lint fmt test test-rust test-python run bench fuzz clean
+.PHONY: help system venv build setup lint fmt test test-rust test-python run bench fuzz fuzz-ci cargo-fuzz clean
 
 help:
 	@echo "make run    install everything, then run benchfs on the local default cluster"
 	@echo "make test   install everything, then lint and run every test (cargo and pytest)"
 	@echo "make bench  side-by-side benchmarks (engine vs fio); see docs/PERFORMANCE.md"
 	@echo "make lint   cargo fmt/clippy, the engine's module rules, ruff, mypy, import rules, stubtest"
-	@echo "make fuzz   10^6 inputs into each decoder a peer reaches (nightly Rust and cargo-fuzz)"
+	@echo "make fuzz   10^6 inputs into each decoder a peer reaches (libFuzzer; FUZZ_TOOLCHAIN=+nightly adds ASan)"
 
 # Debian packages the engine and the tools need (as root; skipped when present).
 system:
@@ -76,12 +76,28 @@ run: build
 bench: build
 	$(BIN)/benchfs bench storage
 
-# Coverage-guided fuzzing of the wire and session decoders (docs/RELIABILITY.md):
-# needs the nightly toolchain and `cargo install cargo-fuzz`.
+# Coverage-guided fuzzing of the wire and session decoders (docs/RELIABILITY.md),
+# with cargo-fuzz (installed from crates.io when missing). The stable toolchain
+# builds libFuzzer's instrumentation with RUSTC_BOOTSTRAP and no sanitizer
+# (panics, aborts, hangs and leaks of the decoders are found; they are safe
+# Rust); `make fuzz FUZZ_TOOLCHAIN=+nightly FUZZ_SANITIZER=address` adds
+# AddressSanitizer where nightly is installed. CI runs `fuzz-ci`: fewer
+# inputs from a fixed seed, so that any crash it finds is found again.
+FUZZ_TARGETS := wire_decode session_decode
 FUZZ_RUNS ?= 1000000
-fuzz:
-	cd $(CRATE)/fuzz && for t in wire_decode session_decode; do \
-		cargo +nightly fuzz run $$t -O -- -runs=$(FUZZ_RUNS) -max_len=4200 || exit 1; done
+FUZZ_SEED ?= 0
+FUZZ_TOOLCHAIN ?= +stable
+FUZZ_SANITIZER ?= none
+cargo-fuzz:
+	@command -v cargo-fuzz >/dev/null || cargo install --locked -q cargo-fuzz
+
+fuzz: cargo-fuzz
+	cd $(CRATE)/fuzz && for t in $(FUZZ_TARGETS); do \
+		RUSTC_BOOTSTRAP=1 cargo $(FUZZ_TOOLCHAIN) fuzz run $$t -s $(FUZZ_SANITIZER) -O -- \
+			-runs=$(FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=4200 -print_final_stats=1 || exit 1; done
+
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_RUNS=200000 FUZZ_SEED=1
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target results .pytest_cache .mypy_cache .ruff_cache
