@@ -209,7 +209,7 @@ impl RawClient {
         let mut nonce = [0u8; NONCE_LEN];
         benchfs_native::sys::fill_random(&mut nonce).unwrap();
         let msg = self.connect_message(nonce, now_unix_ns());
-        self.send_am(AM_SESSION, &msg, Vec::new());
+        self.send_connect(&msg);
         self.await_accept()
     }
 
@@ -267,10 +267,22 @@ impl RawClient {
     }
 
     pub fn send_am(&mut self, id: u16, header: &[u8], payload: Vec<u8>) {
-        let r = self
-            .ep
-            .am_send(id, header, payload, SendOptions::default())
-            .unwrap();
+        self.send_am_with(id, header, payload, SendOptions::default());
+    }
+
+    /// A connect, sent as the client sends it: with a reply endpoint, on
+    /// which a refusal for a bad key comes back.
+    pub fn send_connect(&mut self, msg: &[u8]) {
+        self.send_am_with(
+            AM_SESSION,
+            msg,
+            Vec::new(),
+            SendOptions::default().with_reply(),
+        );
+    }
+
+    pub fn send_am_with(&mut self, id: u16, header: &[u8], payload: Vec<u8>, opts: SendOptions) {
+        let r = self.ep.am_send(id, header, payload, opts).unwrap();
         self.sends.push(r);
     }
 

@@ -136,12 +136,14 @@ fn sessions_refused_when_full_and_dropped_after_disconnect() {
     watchdog(120, || {
         let mut d = Daemon::start("chan", |c| c.max_channels = 1);
         let mut a = RawClient::connect(&d.record);
-        let mut b = RawClient::unconnected(&d.record);
-        assert_eq!(b.open_session(), Err(libc::EBUSY));
+        let mut refused = RawClient::unconnected(&d.record);
+        assert_eq!(refused.open_session(), Err(libc::EBUSY));
         a.ping();
         let old = a.channel;
         a.disconnect();
-        // b gets the freed channel.
+        // b, connecting anew as a client does after a refusal (the refusal
+        // closed the endpoint pair it came on), gets the freed channel.
+        let mut b = RawClient::unconnected(&d.record);
         assert_eq!(b.open_session(), Ok(()));
         b.ping();
         // a's requests on its old channel number are dropped (no reply).

@@ -13,6 +13,7 @@ mod common;
 mod harness;
 
 mod lifecycle;
+mod live_fuzz;
 mod load;
 mod malformed;
 mod ops;

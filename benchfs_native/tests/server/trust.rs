@@ -98,7 +98,7 @@ fn a_connect_without_the_key_or_with_another_is_refused_and_others_keep_working(
         // A connect signed long ago is refused by its time.
         let mut late = RawClient::unconnected(&d.record);
         let old = late.connect_message([7; NONCE_LEN], now_unix_ns() - 3_600_000_000_000);
-        late.send_am(AM_SESSION, &old, Vec::new());
+        late.send_connect(&old);
         assert_eq!(late.await_accept(), Err(libc::EKEYEXPIRED));
         good.ping();
         good.write("still", 0, 0, vec![5; 100]).ok();
@@ -116,11 +116,11 @@ fn a_replayed_connect_opens_nothing() {
         let mut d = Daemon::start("replay", |_| {});
         let mut c = RawClient::unconnected(&d.record);
         let hello = c.connect_message([42; NONCE_LEN], now_unix_ns());
-        c.send_am(AM_SESSION, &hello, Vec::new());
+        c.send_connect(&hello);
         assert_eq!(c.await_accept(), Ok(()));
         let first = c.channel;
         // The same bytes again, as a sniffer on the host would send them.
-        c.send_am(AM_SESSION, &hello, Vec::new());
+        c.send_connect(&hello);
         c.ping();
         let s = c.stats();
         assert_eq!(s["rejected"]["session"], 1, "{s}");

@@ -211,7 +211,14 @@ pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
             .connect(&WorkerAddress::from_bytes(r.worker_address.clone()), opts)
             .map_err(|e| connect_error(e.errno(), &r.node_name, format!("endpoint: {e}")))?;
         let send = ep
-            .am_send(AM_SESSION, &hello, Vec::new(), SendOptions::default())
+            // A refusal for a bad key comes back on this endpoint (the
+            // daemon opens none to an address it cannot trust).
+            .am_send(
+                AM_SESSION,
+                &hello,
+                Vec::new(),
+                SendOptions::default().with_reply(),
+            )
             .map_err(|e| connect_error(e.errno(), &r.node_name, format!("sending connect: {e}")))?;
         sends.push(send);
         nodes.push(Node {

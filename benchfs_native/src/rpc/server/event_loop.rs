@@ -24,6 +24,7 @@ use super::buffers::BufPool;
 use super::channels::Channels;
 use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
 use super::pool::StoragePool;
+use super::sessions::ConnectGate;
 use super::signals::{SignalGuard, signal_name};
 use super::slots::{Meta, Queued, Receiving, Sending, Slots};
 use super::stats::ServerStats;
@@ -136,12 +137,23 @@ impl<'w> Server<'w> {
         let storage = Arc::new(Storage::new(Arc::clone(&store), fsync_each, cfg.node_id));
         let pool = StoragePool::start(Arc::clone(&storage), cfg.max_concurrency)?;
         let inbox: Rc<RefCell<VecDeque<AmMessage>>> = Rc::new(RefCell::new(VecDeque::new()));
-        for id in [AM_SESSION, AM_REQUEST] {
-            let sink = Rc::clone(&inbox);
-            worker
-                .set_am_handler(id, move |msg| sink.borrow_mut().push_back(msg))
-                .map_err(|e| ucx_error(&e, "set active message handler"))?;
-        }
+        let gate = ConnectGate {
+            key: cfg.session_key.clone(),
+            node_id: cfg.node_id,
+            node_name: cfg.node_name.clone(),
+            chunk_size,
+        };
+        let sessions = Rc::clone(&inbox);
+        worker
+            .set_am_handler(AM_SESSION, move |msg| {
+                gate.answer_forged(&msg);
+                sessions.borrow_mut().push_back(msg);
+            })
+            .map_err(|e| ucx_error(&e, "set active message handler"))?;
+        let requests = Rc::clone(&inbox);
+        worker
+            .set_am_handler(AM_REQUEST, move |msg| requests.borrow_mut().push_back(msg))
+            .map_err(|e| ucx_error(&e, "set active message handler"))?;
         let limits = Limits {
             // A write never carries more than a chunk, a read never asks
             // for more: a larger length is a lie, refused while decoding.

@@ -1,9 +1,14 @@
 //! Sessions: connect opens an endpoint back to the client and gives it a
-//! channel and its random token (or refuses: `EACCES` without a valid
-//! session-key tag, `EKEYEXPIRED` when its time is outside the window,
-//! `EBUSY` when every channel is taken, `ESHUTDOWN` while stopping; a
-//! replayed connect is dropped); disconnect, with the channel's token,
-//! closes the channel's endpoint.
+//! channel and its random token (or refuses: `EKEYEXPIRED` when its time
+//! is outside the window, `EBUSY` when every channel is taken, `ESHUTDOWN`
+//! while stopping; a replayed connect is dropped); disconnect, with the
+//! channel's token, closes the channel's endpoint.
+//!
+//! A connect without a valid session-key tag never opens an endpoint: the
+//! worker address it carries is the sender's word only, and UCX crashes on
+//! some malformed ones or connects wherever they point. Its `EACCES` goes
+//! back on the endpoint UCX itself received it on (the client asks for one
+//! with `UCP_AM_SEND_FLAG_REPLY`), from the message handler: [`ConnectGate`].
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -15,7 +20,45 @@ use super::replay::{Stale, WINDOW};
 use super::slots::Sending;
 use super::stats::Rejected;
 use crate::rpc::session::{self, AM_SESSION, NONCE_LEN, Session};
+use crate::rpc::session_key::SessionKey;
 use crate::sys;
+
+/// Answers connects without a valid tag from inside the message handler,
+/// while UCX's reply endpoint is valid.
+pub(super) struct ConnectGate {
+    pub(super) key: Option<SessionKey>,
+    pub(super) node_id: u32,
+    pub(super) node_name: String,
+    pub(super) chunk_size: u64,
+}
+
+impl ConnectGate {
+    /// Sends `EACCES` to the sender of `msg` when it is a connect whose tag
+    /// does not verify and the sender gave a reply endpoint.
+    pub(super) fn answer_forged(&self, msg: &AmMessage) {
+        let Ok(Session::Connect { client_id, .. }) = session::decode(msg.header()) else {
+            return;
+        };
+        if tag_valid(self.key.as_ref(), msg.header(), &self.node_name) || !msg.can_reply() {
+            return;
+        }
+        let bytes = session::encode(&Session::Accept {
+            client_id,
+            channel: 0,
+            status: libc::EACCES,
+            node_id: self.node_id,
+            chunk_size: self.chunk_size,
+            node_name: &self.node_name,
+            token: 0,
+        });
+        // Detached: UCX frees the send when it completes.
+        drop(msg.reply(AM_SESSION, &bytes, Vec::new(), SendOptions::default()));
+    }
+}
+
+fn tag_valid(key: Option<&SessionKey>, connect: &[u8], node_name: &str) -> bool {
+    key.is_some_and(|k| session::connect_tag_valid(connect, k, node_name))
+}
 
 /// What a connect proved, checked before anything is opened for it.
 struct Proof {
@@ -40,13 +83,14 @@ impl Server<'_> {
                 nonce,
                 ..
             }) => {
-                let tag_valid = self.cfg.session_key.as_ref().is_some_and(|k| {
-                    session::connect_tag_valid(msg.header(), k, &self.cfg.node_name)
-                });
                 let proof = Proof {
                     time_unix_ns,
                     nonce,
-                    tag_valid,
+                    tag_valid: tag_valid(
+                        self.cfg.session_key.as_ref(),
+                        msg.header(),
+                        &self.cfg.node_name,
+                    ),
                 };
                 self.connect(client_id, client_name, address, &proof);
             }
@@ -81,14 +125,16 @@ impl Server<'_> {
     }
 
     /// Whether a connect may open a channel: `Ok`, `Err(Some(errno))` to
-    /// refuse it with an answer, `Err(None)` to drop it.
+    /// refuse it with an answer, `Err(None)` to drop it (a connect without
+    /// a valid tag was answered by the [`ConnectGate`], if at all).
     fn admit(&mut self, client_name: &str, proof: &Proof) -> Result<(), Option<i32>> {
         if !proof.tag_valid {
             self.stats.reject(Rejected::Session);
+            self.stats.connects_refused += 1;
             self.log_drop(&format!(
                 "refused the session of {client_name:?}: wrong or missing session key"
             ));
-            return Err(Some(libc::EACCES));
+            return Err(None);
         }
         let now_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -122,15 +168,15 @@ impl Server<'_> {
     }
 
     fn connect(&mut self, client_id: u64, client_name: &str, address: &[u8], proof: &Proof) {
+        let admitted = self.admit(client_name, proof);
+        if admitted == Err(None) {
+            return;
+        }
         if let Err(why) = self.plausible_address(address) {
             self.stats.reject(Rejected::Session);
             self.log_drop(&format!(
                 "dropped the connect of {client_name:?}: its worker address {why}"
             ));
-            return;
-        }
-        let admitted = self.admit(client_name, proof);
-        if admitted == Err(None) {
             return;
         }
         let addr = WorkerAddress::from_bytes(address);
