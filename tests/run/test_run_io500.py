@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from run_helpers import benchfs_run, environment, manifest, run_dirs, small_args, summary
 
+from analysis.loaders.traces import load_traces
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 RANKS = 4
@@ -81,6 +83,12 @@ def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any
     assert rows["ior-hard-write"]["access"] == "single-shared-file"
     assert rows["ior-easy-write"]["access"] == "file-per-process"
     assert rows["ior-easy-read"]["verify_errors"] == rows["ior-hard-read"]["verify_errors"] == 0
+    assert rows["mdtest-hard-read"]["verify_errors"] == 0 and document["verify_errors"] == 0
+    # IOR -e and -R, mdtest -Y and -X, as the reference passes them.
+    checks = document["suite"]["checks"]
+    assert checks["fsync_after_write"] == ["ior-easy-write", "ior-hard-write"]
+    assert checks["verify_read"] == ["ior-easy-read", "ior-hard-read", "mdtest-hard-read"]
+    assert checks["sync_after_create"]["phases"] == ["mdtest-easy-write", "mdtest-hard-write"]
     for family in ("mdtest-easy", "mdtest-hard"):
         created = rows[f"{family}-write"]["items"]
         assert created > 0 and created % RANKS == 0
@@ -112,6 +120,14 @@ def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any
     return document
 
 
+def fsyncs_by_client(run_dir: Path) -> dict[str, int]:
+    """The engine clients' fsync RPCs in the run's traces, per client."""
+    client = load_traces(sorted((run_dir / "traces").glob("*.bftrace"))).kind("rpc_client")
+    fsyncs = client[client["op"].astype(str) == "fsync"]
+    counts = fsyncs["node"].astype(str).value_counts()
+    return {str(name): int(count) for name, count in counts.items() if count}
+
+
 def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path: Path) -> None:
     target = tmp_path / "posix"
     target.mkdir()
@@ -126,6 +142,13 @@ def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path:
         assert {"score", "bandwidth", "metadata"} <= printed.keys()
     engine, disk = run_dirs(tmp_path / "results")
     assert check_suite(engine, "benchfs", 0.0)["score"] > 0
+    # Every rank fsynced its ior-easy file and the ior-hard file (durability
+    # "none": no close fsyncs), the same number of RPCs each.
+    fsyncs = fsyncs_by_client(engine)
+    assert len(fsyncs) == RANKS and len(set(fsyncs.values())) == 1, fsyncs
+    assert min(fsyncs.values()) >= 2, fsyncs
+    assert "native client" in summary(engine)["suite"]["checks"]["sync_after_create"]["how"]
+    assert summary(disk)["suite"]["checks"]["sync_after_create"]["how"].startswith("sync(2)")
     assert check_suite(disk, f"posix:{target}", 1.0)["score"] > 0
     assert list(target.iterdir()) == []  # the suite's files are gone
     compared = subprocess.run(
