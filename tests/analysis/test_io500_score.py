@@ -1,15 +1,27 @@
 """The IO500 score as the reference implementation computes it
 (github.com/IO500/io500, src/main.c calc_score): geometric means of the
 bandwidth and the metadata phases, the score the square root of their
-product; phases not above 0 left out."""
+product; phases not above 0 left out. And the result's validity by the
+reference's rules (src/main.c, phase_ior.c, phase_find.c, phase_dbg.c)."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from analysis.io500 import PHASE_NAMES, phase_figure, score, score_of_rows
+from analysis.io500 import (
+    PHASE_NAMES,
+    phase_figure,
+    score,
+    score_of_rows,
+    validity,
+    with_validity,
+)
+from analysis.loaders.run import load_suite_score
 
 # The example output in the reference implementation's README (IO500/io500 at
 # commit 02091cf, "Example output on the command line": `mpiexec -np 2
@@ -76,3 +88,100 @@ def test_phase_rows_give_gib_per_s_and_kiops() -> None:
     assert phase_figure(rows[0]) == pytest.approx(2.0)
     assert phase_figure(rows[1]) == pytest.approx(5.0)
     assert score_of_rows(rows).score == pytest.approx(math.sqrt(10.0))
+
+
+def valid_rows(seconds: float = 320.0) -> list[dict[str, Any]]:
+    """Every phase with a figure above 0; the write phases ``seconds`` long."""
+    rows: list[dict[str, Any]] = []
+    for phase in PHASE_NAMES:
+        if phase.startswith("ior-"):
+            rows.append({"phase": phase, "kind": "data", "bwMeanMIB": 1024.0,
+                         "MeanTime": seconds, "errors": 0, "verify_errors": 0})  # fmt: skip
+        else:
+            rows.append({"phase": phase, "kind": "metadata", "rate_mean_ops_s": 1000.0,
+                         "time_mean_s": seconds})  # fmt: skip
+    rows[PHASE_NAMES.index("find")]["found"] = 12
+    return rows
+
+
+IO500 = {"name": "io500", "stonewall_s": 300.0}
+
+
+def test_a_run_by_the_reference_rules_is_valid() -> None:
+    result = validity(valid_rows(), IO500)
+    assert result.valid and result.reasons == () and result.phase_reasons == {}
+    # The read phases need no minimum time; only the stonewalled writes do.
+    rows = valid_rows()
+    rows[PHASE_NAMES.index("ior-easy-read")]["MeanTime"] = 2.0
+    assert validity(rows, IO500).valid
+
+
+def test_write_phases_below_the_stonewall_or_300_s_are_invalid() -> None:
+    rows = valid_rows()
+    rows[PHASE_NAMES.index("ior-hard-write")]["MeanTime"] = 250.0
+    rows[PHASE_NAMES.index("mdtest-easy-write")]["time_mean_s"] = 299.5
+    result = validity(rows, IO500)
+    assert not result.valid
+    assert set(result.phase_reasons) == {"ior-hard-write", "mdtest-easy-write"}
+    assert result.phase_reasons["ior-hard-write"] == (
+        "ran 250.000 s, less than its stonewall of 300 s",
+        "ran 250.000 s, less than the 300 s a write phase must",
+    )
+    assert "mdtest-easy-write: ran 299.500 s, less than its stonewall of 300 s" in result.reasons
+
+
+def test_a_stonewall_other_than_300_s_invalidates_the_run() -> None:
+    # The reference's stonewall-time rule (phase_dbg.c), even when every
+    # write phase ran long enough.
+    result = validity(valid_rows(700.0), {"name": "io500", "stonewall_s": 600.0})
+    assert result.run_reasons == ("stonewall 600 s: IO500 requires its stonewall-time of 300 s",)
+    short = validity(valid_rows(2.0), {"name": "io500", "stonewall_s": 1.0})
+    assert not short.valid and len(short.phase_reasons) == 4  # the four write phases
+
+
+def test_io500_quick_is_never_valid_and_says_so() -> None:
+    result = validity(valid_rows(), {"name": "io500-quick", "stonewall_s": 300.0})
+    assert not result.valid
+    assert result.run_reasons == (
+        "io500-quick is a short test run with small sizes: never a valid IO500 result",
+    )
+
+
+def test_errors_a_zero_result_an_empty_find_or_a_missing_phase_are_invalid() -> None:
+    rows = valid_rows()
+    rows[PHASE_NAMES.index("ior-easy-read")]["errors"] = 2
+    rows[PHASE_NAMES.index("ior-hard-read")]["verify_errors"] = 1
+    rows[PHASE_NAMES.index("mdtest-hard-stat")]["rate_mean_ops_s"] = 0.0
+    rows[PHASE_NAMES.index("find")]["found"] = 0
+    del rows[PHASE_NAMES.index("mdtest-hard-delete")]
+    result = validity(rows, IO500)
+    assert result.run_reasons == ("phases not run: mdtest-hard-delete",)
+    assert result.phase_reasons == {
+        "ior-easy-read": ("2 errors during the phase",),
+        "ior-hard-read": ("1 verification errors: data read was not what was written",),
+        "mdtest-hard-stat": ("its result is 0",),
+        "find": ("find found no file matching its criteria",),
+    }
+    marked, document = with_validity(rows, IO500)
+    assert document["valid"] is False and len(document["invalid_reasons"]) == 5
+    flags = {row["phase"]: (row["valid"], len(row["invalid_reasons"])) for row in marked}
+    assert flags["find"] == (False, 1) and flags["ior-easy-write"] == (True, 0)
+
+
+def test_a_summary_without_validity_is_judged_from_its_phases(tmp_path: Path) -> None:
+    """Summaries written before validity was recorded: report and compare
+    still say whether the result is valid, by the same rules."""
+    document = {"suite": {"name": "io500", "stonewall_s": 300.0}, "score": 1.0,
+                "bandwidth": 1.0, "metadata": 1.0, "phases": valid_rows()}  # fmt: skip
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(document))
+    loaded = load_suite_score(path)
+    assert loaded is not None and loaded["valid"] is True and loaded["invalid_reasons"] == []
+    document["phases"][0]["MeanTime"] = 12.0
+    path.write_text(json.dumps(document))
+    loaded = load_suite_score(path)
+    assert loaded is not None and loaded["valid"] is False
+    assert loaded["invalid_reasons"][0].startswith("ior-easy-write: ran 12.000 s")
+    # A recorded verdict is taken as written.
+    path.write_text(json.dumps({**document, "valid": True, "invalid_reasons": []}))
+    assert load_suite_score(path)["valid"] is True  # type: ignore[index]

@@ -117,6 +117,13 @@ def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any
     assert recorded.items() <= document["suite"].items() and recorded["stonewall_s"] == stonewall_s
     report = (run_dir / "report.md").read_text()
     assert "io500-quick score" in report and "mdtest-hard-delete" in report
+    # io500-quick is a short run: never a valid IO500 result, and it says why.
+    assert document["valid"] is False
+    reasons = document["invalid_reasons"]
+    assert reasons[0].startswith("io500-quick is a short test run")
+    assert f"stonewall {stonewall_s:g} s: IO500 requires its stonewall-time of 300 s" in reasons
+    assert not rows["mdtest-hard-write"]["valid"] and rows["mdtest-hard-read"]["valid"]
+    assert "not a valid IO500 result" in report and "[INVALID]" in report
     return document
 
 
@@ -165,6 +172,9 @@ def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path:
         assert ("suite score", metric) in by_phase
     for phase in PHASES:
         assert (phase, "io500_rate") in by_phase
+    notes = json.loads(compared.stdout)["notes"]
+    assert [note.split(" ", 1)[0] for note in notes] == ["A", "B"]
+    assert all("not a valid IO500 result: io500-quick is a short" in note for note in notes)
 
 
 IOR_SEARCH = os.pathsep.join(
@@ -185,6 +195,7 @@ def check_tool_suite(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str,
     for phase, row in rows.items():
         tool = "benchfs" if phase == "find" else phase.split("-")[0]
         assert row["tool"] == tool and row["io500_rate"] > 0
+    assert document["valid"] is False and not rows["ior-easy-write"]["valid"]
     figures = [rows[p]["io500_rate"] for p in PHASES]
     bandwidth = math.prod(rows[p]["io500_rate"] for p in BANDWIDTH) ** (1 / len(BANDWIDTH))
     metadata = math.prod(f for p, f in zip(PHASES, figures, strict=True)

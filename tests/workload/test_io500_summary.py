@@ -1,6 +1,7 @@
 """The suite's ``workload/summary.json`` from known rank rows: the checks its
-phases applied (IOR -e and -R, mdtest -Y and -X), and a verification error
-of mdtest-hard-read counted in its row and the document."""
+phases applied (IOR -e and -R, mdtest -Y and -X), a verification error of
+mdtest-hard-read counted in its row and the document, and the result's
+validity by the reference's rules, per phase and for the score."""
 
 from __future__ import annotations
 
@@ -65,3 +66,33 @@ def test_the_checks_applied_and_a_read_verification_error_are_in_the_summary() -
     bad = summarize_suite(suite_rows(**{"mdtest-hard-read": {"verify_errors": 3}}), suite_spec())
     rows = {row["phase"]: row for row in bad["phases"]}
     assert rows["mdtest-hard-read"]["verify_errors"] == 3 and bad["verify_errors"] == 3
+
+
+def test_validity_is_in_the_document_and_in_every_phase_row() -> None:
+    document = summarize_suite(suite_rows(), suite_spec())
+    assert document["valid"] is True and document["invalid_reasons"] == []
+    assert all(row["valid"] and row["invalid_reasons"] == [] for row in document["phases"])
+    # A verification error, and a write phase that ended 10 s before its stonewall.
+    changed = suite_rows(**{"mdtest-hard-read": {"verify_errors": 1}})
+    changed = [
+        RankRow.from_json({**row.to_json(), "end_unix_ns": row.start_unix_ns + 290 * S})
+        if row.phase == "ior-hard-write" else row
+        for row in changed
+    ]  # fmt: skip
+    bad = summarize_suite(changed, suite_spec())
+    rows = {row["phase"]: row for row in bad["phases"]}
+    assert bad["valid"] is False
+    assert [p for p, row in rows.items() if not row["valid"]] == [
+        "ior-hard-write",
+        "mdtest-hard-read",
+    ]
+    assert rows["ior-hard-write"]["invalid_reasons"][0] == (
+        "ran 290.000 s, less than its stonewall of 300 s"
+    )
+    assert (
+        "mdtest-hard-read: 1 verification errors: data read was not what was written"
+        in (bad["invalid_reasons"])
+    )
+    quick = summarize_suite(suite_rows(2.0), suite_spec(1.0, "io500-quick"))
+    assert quick["valid"] is False
+    assert quick["invalid_reasons"][0].startswith("io500-quick is a short test run")
