@@ -43,6 +43,73 @@ README_EXAMPLE = {
 }
 
 
+# Published IO500 list entries, from the IO500 project's own repository of
+# submissions (github.com/IO500/submission-data): each entry's
+# result_summary.txt, its 12 [RESULT] lines (figure, seconds) and its
+# [SCORE ] line (bandwidth GiB/s, IOPS kIOPS, TOTAL). Both ran with
+# stonewall-time = 300 and print no [INVALID].
+# Aurora, DAOS, SC23 list (#1 of the production list):
+# "Argonne National Laboratory/Aurora/DAOS/2023/submission-688/results/
+# 2023.11.07-03.43.32/result_summary.txt" at commit b6210e41.
+AURORA_SC23 = {
+    "ior-easy-write": (20693.627959, 325.137),
+    "mdtest-easy-write": (60985.132190, 731.515),
+    "ior-hard-write": (4216.340094, 320.407),
+    "mdtest-hard-write": (33827.190274, 431.680),
+    "find": (229672.102323, 340.778),
+    "ior-easy-read": (12122.872205, 551.709),
+    "mdtest-easy-stat": (225295.354188, 200.714),
+    "ior-hard-read": (9706.548821, 142.325),
+    "mdtest-hard-stat": (230086.031462, 67.136),
+    "mdtest-easy-delete": (57648.437192, 770.990),
+    "mdtest-hard-read": (141467.158093, 105.995),
+    "mdtest-hard-delete": (62196.784662, 235.532),
+}
+AURORA_SC23_SCORE = (10066.086553, 102785.408581, 32165.926368)
+# Helios, Lustre, ISC24 list: "ACC Cyfronet AGH/Helios/Lustre/2024/
+# submission-708/results/2024.05.03-09.25.44/result_summary.txt" at commit 3e52f66d.
+HELIOS_ISC24 = {
+    "ior-easy-write": (352.803032, 386.698),
+    "mdtest-easy-write": (119.113150, 373.799),
+    "ior-hard-write": (5.996531, 324.188),
+    "mdtest-hard-write": (66.621419, 374.882),
+    "find": (2872.215129, 24.132),
+    "ior-easy-read": (464.646333, 293.619),
+    "mdtest-easy-stat": (415.688686, 107.918),
+    "ior-hard-read": (227.682852, 8.760),
+    "mdtest-hard-stat": (305.227639, 82.610),
+    "mdtest-easy-delete": (96.720801, 459.993),
+    "mdtest-hard-read": (114.129044, 219.393),
+    "mdtest-hard-delete": (58.712616, 425.723),
+}
+HELIOS_ISC24_SCORE = (122.312630, 192.355126, 153.386640)
+LIST_ENTRIES = {"aurora-sc23": (AURORA_SC23, AURORA_SC23_SCORE),
+                "helios-isc24": (HELIOS_ISC24, HELIOS_ISC24_SCORE)}  # fmt: skip
+
+
+@pytest.mark.parametrize("entry", sorted(LIST_ENTRIES))
+def test_the_score_of_published_list_entries_from_their_phases(entry: str) -> None:
+    phases, (bandwidth, metadata, total) = LIST_ENTRIES[entry]
+    result = score({phase: figure for phase, (figure, _) in phases.items()})
+    # Every figure is printed with 6 decimals: the means agree to about 1e-8.
+    assert result.bandwidth == pytest.approx(bandwidth, rel=1e-7)
+    assert result.metadata == pytest.approx(metadata, rel=1e-7)
+    assert result.score == pytest.approx(total, rel=1e-7)
+    # The same figures as summary rows (GiB/s from MiB/s, kIOPS from ops/s),
+    # with their times: a valid result by the reference's rules, as listed.
+    rows: list[dict[str, Any]] = []
+    for phase, (figure, seconds) in phases.items():
+        if phase.startswith("ior-"):
+            rows.append({"phase": phase, "kind": "data", "bwMeanMIB": figure * 1024,
+                         "MeanTime": seconds})  # fmt: skip
+        else:
+            rows.append({"phase": phase, "kind": "metadata",
+                         "rate_mean_ops_s": figure * 1000, "time_mean_s": seconds})  # fmt: skip
+    assert score_of_rows(rows).score == pytest.approx(total, rel=1e-7)
+    judged = validity(rows, {"name": "io500", "stonewall_s": 300.0})
+    assert judged.valid, judged.reasons
+
+
 def test_the_phases_are_io500s_scored_phases_in_its_order() -> None:
     # src/phase-definitions.h without the optional and unscored phases
     # (find-easy, find-hard, mdworkbench-*, ior-rnd4K-easy-read) and the
