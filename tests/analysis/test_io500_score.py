@@ -87,6 +87,19 @@ LIST_ENTRIES = {"aurora-sc23": (AURORA_SC23, AURORA_SC23_SCORE),
                 "helios-isc24": (HELIOS_ISC24, HELIOS_ISC24_SCORE)}  # fmt: skip
 
 
+def summary_rows(phases: dict[str, tuple[float, float]]) -> list[dict[str, Any]]:
+    """Summary phase rows of IO500 figures and times (GiB/s as MiB/s, kIOPS as ops/s)."""
+    rows: list[dict[str, Any]] = []
+    for phase, (figure, seconds) in phases.items():
+        if phase.startswith("ior-"):
+            rows.append({"phase": phase, "kind": "data", "bwMeanMIB": figure * 1024,
+                         "MeanTime": seconds})  # fmt: skip
+        else:
+            rows.append({"phase": phase, "kind": "metadata",
+                         "rate_mean_ops_s": figure * 1000, "time_mean_s": seconds})  # fmt: skip
+    return rows
+
+
 @pytest.mark.parametrize("entry", sorted(LIST_ENTRIES))
 def test_the_score_of_published_list_entries_from_their_phases(entry: str) -> None:
     phases, (bandwidth, metadata, total) = LIST_ENTRIES[entry]
@@ -97,17 +110,49 @@ def test_the_score_of_published_list_entries_from_their_phases(entry: str) -> No
     assert result.score == pytest.approx(total, rel=1e-7)
     # The same figures as summary rows (GiB/s from MiB/s, kIOPS from ops/s),
     # with their times: a valid result by the reference's rules, as listed.
-    rows: list[dict[str, Any]] = []
-    for phase, (figure, seconds) in phases.items():
-        if phase.startswith("ior-"):
-            rows.append({"phase": phase, "kind": "data", "bwMeanMIB": figure * 1024,
-                         "MeanTime": seconds})  # fmt: skip
-        else:
-            rows.append({"phase": phase, "kind": "metadata",
-                         "rate_mean_ops_s": figure * 1000, "time_mean_s": seconds})  # fmt: skip
+    rows = summary_rows(phases)
     assert score_of_rows(rows).score == pytest.approx(total, rel=1e-7)
     judged = validity(rows, {"name": "io500", "stonewall_s": 300.0})
     assert judged.valid, judged.reasons
+
+
+# The reference's own verdicts: its io500 binary (IO500/io500 at 02091cf,
+# IOR at 5fcf0ba as its prepare.sh pins, pfind at aaba722), built and run
+# here with 2 ranks on a local directory, `mpirun -np 2 io500 quick.ini`
+# where quick.ini sets api POSIX, stonewall-time 2, ior-easy transferSize 1m
+# and blockSize 128m, ior-hard segmentCount 2000, mdtest-easy n 5000 and
+# mdtest-hard n 2000. Its result_summary.txt: (figure, seconds, [INVALID]).
+REFERENCE_RUN = {
+    "ior-easy-write": (0.797408, 0.334, True),
+    "mdtest-easy-write": (3.220713, 3.386, True),
+    "ior-hard-write": (0.203890, 0.889, True),
+    "mdtest-hard-write": (2.242278, 2.786, True),
+    "find": (3185.611740, 0.004, False),
+    "ior-easy-read": (0.907355, 0.344, False),
+    "mdtest-easy-stat": (159.069559, 1.157, False),
+    "ior-hard-read": (0.812336, 0.216, False),
+    "mdtest-hard-stat": (221.361586, 1.021, False),
+    "mdtest-easy-delete": (35.053864, 1.383, False),
+    "mdtest-hard-read": (16.210356, 1.471, False),
+    "mdtest-hard-delete": (0.581611, 7.921, False),
+}
+# "[SCORE ] Bandwidth 0.588366 GiB/s : IOPS 26.820115 kiops : TOTAL 3.972410 [INVALID]"
+REFERENCE_RUN_SCORE = (0.588366, 26.820115, 3.972410)
+
+
+def test_the_reference_binarys_invalid_phases_are_ours() -> None:
+    rows = summary_rows({phase: (f, t) for phase, (f, t, _) in REFERENCE_RUN.items()})
+    judged = validity(rows, {"name": "io500", "stonewall_s": 2.0})
+    marked = {phase for phase, (_, _, invalid) in REFERENCE_RUN.items() if invalid}
+    assert set(judged.phase_reasons) == marked
+    # Its "ERROR INVALID stonewall-time 2s != 300s", and the [INVALID] score.
+    assert judged.run_reasons == ("stonewall 2 s: IO500 requires its stonewall-time of 300 s",)
+    assert not judged.valid
+    bandwidth, metadata, total = REFERENCE_RUN_SCORE
+    result = score_of_rows(rows)
+    assert (result.bandwidth, result.metadata, result.score) == pytest.approx(
+        (bandwidth, metadata, total), rel=1e-5
+    )
 
 
 def test_the_phases_are_io500s_scored_phases_in_its_order() -> None:
