@@ -147,7 +147,16 @@ def compare_runs(
         config_diff=config_diff(a.config, b.config),
         method=method,
         samples=pd.DataFrame(samples, columns=["phase", "metric", "run", "value"]),
+        notes=[*_validity_note("A", a), *_validity_note("B", b)],
     )
+
+
+def _validity_note(side: str, run: RunData) -> list[str]:
+    """A suite whose result is not a valid IO500 result, and why."""
+    if run.suite is None or run.suite.get("valid") is not False:
+        return []
+    reasons = "; ".join(run.suite.get("invalid_reasons") or [])
+    return [f"{side} ({run.label}): its score is not a valid IO500 result: {reasons}"]
 
 
 def compare_sets(

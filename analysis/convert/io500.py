@@ -11,7 +11,7 @@ from typing import Any
 
 from analysis.convert.summary import SUMMARY_VERSION, summarize_outputs
 from analysis.errors import DataFormatError
-from analysis.io500 import GROUPS, UNITS, phase_figure, score_of_rows
+from analysis.io500 import GROUPS, UNITS, phase_figure, score_of_rows, with_validity
 from analysis.loaders.tools import LoadedOutput
 
 # mdtest's row of each mdtest phase of the suite.
@@ -53,12 +53,15 @@ def repetition_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def suite_document(rows: Sequence[dict[str, Any]], suite: Mapping[str, Any]) -> dict[str, Any]:
-    """``workload/summary.json`` of a suite from its phase rows (with figures)."""
+    """``workload/summary.json`` of a suite from its phase rows (with figures),
+    with its validity as the reference judges it."""
+    marked, validity = with_validity(rows, suite)
     return {
         "summary_version": SUMMARY_VERSION,
         "suite": dict(suite),
         **score_of_rows(rows).to_json(),
-        "phases": list(rows),
+        **validity,
+        "phases": marked,
         "repetitions": [repetition_row(row) for row in rows],
         "errors": sum(int(row.get("errors") or 0) for row in rows),
         "verify_errors": sum(int(row.get("verify_errors") or 0) for row in rows),

@@ -22,6 +22,7 @@ import pandas as pd
 
 from analysis import layout
 from analysis.errors import DataFormatError, MissingDataError
+from analysis.io500 import validity
 from analysis.loaders.diagnose import is_diagnose_document, parse_diagnose_json
 from analysis.loaders.fio import parse_fio_json
 from analysis.loaders.ior import parse_ior_json
@@ -156,8 +157,8 @@ SUITE_KEYS = ("suite", "score", "bandwidth", "metadata")
 
 
 def load_suite_score(path: Path) -> dict[str, Any] | None:
-    """A suite's ``suite``, ``score``, ``bandwidth`` and ``metadata``; None
-    for a summary that is not a suite's."""
+    """A suite's ``suite``, ``score``, ``bandwidth``, ``metadata``, ``valid``
+    and ``invalid_reasons``; None for a summary that is not a suite's."""
     try:
         document: Any = json.loads(path.read_text(errors="replace"))
     except json.JSONDecodeError:
@@ -167,7 +168,15 @@ def load_suite_score(path: Path) -> dict[str, Any] | None:
     for key in SUITE_KEYS[1:]:
         if not isinstance(document.get(key), int | float):
             raise DataFormatError(path, key, "a suite's summary needs a number here")
-    return {key: document[key] for key in SUITE_KEYS}
+    found = {key: document[key] for key in SUITE_KEYS}
+    if isinstance(document.get("valid"), bool):
+        found["valid"] = document["valid"]
+        found["invalid_reasons"] = [str(r) for r in document.get("invalid_reasons") or []]
+    else:  # a summary from before validity was recorded: judged from its phases
+        rows = [row for row in document.get("phases") or [] if isinstance(row, dict)]
+        judged = validity(rows, document["suite"])
+        found["valid"], found["invalid_reasons"] = judged.valid, list(judged.reasons)
+    return found
 
 
 def load_workload_repetitions(path: Path) -> pd.DataFrame | None:

@@ -1,5 +1,6 @@
 """The report's tables of a suite run: IO500's phases with their figures,
-and the score with its two groups (``analysis.io500``)."""
+the score with its two groups (``analysis.io500``), and, for a result the
+reference's rules find not valid, why."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ def _time_s(row: pd.Series) -> Any:
 
 def suite_tables(workload: pd.DataFrame, suite: dict[str, Any]) -> list[Table]:
     about = suite["suite"]
+    valid = suite.get("valid") is not False
     score = pd.DataFrame(
         [
-            ("score", suite["score"], ""),
+            ("score", suite["score"], "" if valid else "[INVALID]"),
             ("bandwidth", suite["bandwidth"], UNITS["bandwidth"]),
             ("metadata", suite["metadata"], UNITS["metadata"]),
         ],
@@ -29,12 +31,18 @@ def suite_tables(workload: pd.DataFrame, suite: dict[str, Any]) -> list[Table]:
     caption = (
         f"{about.get('name')} score ({about.get('tool')}, {about.get('tasks')} ranks, "
         f"stonewall {about.get('stonewall_s')} s): sqrt(bandwidth x metadata), each the "
-        "geometric mean of its phases"
+        f"geometric mean of its phases; {'a valid' if valid else 'not a valid'} IO500 result"
     )
     rows = [
         (row["phase"], row.get("io500_rate"), row.get("io500_unit"), _time_s(row),
-         bool(row.get("stonewalled")))
+         bool(row.get("stonewalled")), "no" if row.get("valid") is False else "yes")
         for _, row in workload.iterrows()
     ]  # fmt: skip
-    phases = pd.DataFrame(rows, columns=["phase", "result", "unit", "time_s", "stonewalled"])
-    return [Table(caption, score), Table("IO500 phases in the order run", phases)]
+    columns = ["phase", "result", "unit", "time_s", "stonewalled", "valid"]
+    tables = [Table(caption, score), Table("IO500 phases in the order run", pd.DataFrame(
+        rows, columns=columns))]  # fmt: skip
+    if not valid:
+        reasons = pd.DataFrame({"reason": list(suite.get("invalid_reasons") or [])})
+        tables.append(Table("Why this is not a valid IO500 result (the reference's rules)",
+                            reasons))  # fmt: skip
+    return tables

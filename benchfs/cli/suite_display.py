@@ -1,6 +1,7 @@
 """The terminal table of a suite run: IO500's phases with their figures and
 times, and the score, as the reference prints its ``[RESULT]`` and
-``[SCORE ]`` lines."""
+``[SCORE ]`` lines (``[INVALID]`` where its rules find the result not valid,
+with the reasons)."""
 
 from __future__ import annotations
 
@@ -21,16 +22,23 @@ def suite_table(summary: dict[str, Any]) -> Table | None:
     if not isinstance(suite, dict):
         return None
     mounted = " through the mount" if suite.get("interface") == "mount" else ""
+    valid = summary.get("valid") is not False
+    caption = (
+        f"score {summary['score']:.6f}{'' if valid else ' [INVALID]'}: bandwidth "
+        f"{summary['bandwidth']:.6f} GiB/s, metadata {summary['metadata']:.6f} kIOPS"
+    )
+    if not valid:
+        reasons = summary.get("invalid_reasons") or []
+        caption += "\nnot a valid IO500 result:" + "".join(f"\n- {r}" for r in reasons)
     table = Table(
         title=f"{suite.get('name')}: {suite.get('tasks')} ranks, stonewall "
         f"{suite.get('stonewall_s'):g} s, {suite.get('tool')} on {suite.get('target')}{mounted}",
-        caption=f"score {summary['score']:.6f}: bandwidth {summary['bandwidth']:.6f} GiB/s, "
-        f"metadata {summary['metadata']:.6f} kIOPS",
+        caption=caption,
         box=box.SIMPLE_HEAD,
         title_justify="left",
         caption_justify="left",
     )
-    for header in ("phase", "result", "unit", "time s", "stonewalled"):
+    for header in ("phase", "result", "unit", "time s", "stonewalled", "valid"):
         table.add_column(header, justify="left" if header in ("phase", "unit") else "right")
     for row in summary["phases"]:
         time_s = _time_s(row)
@@ -40,5 +48,6 @@ def suite_table(summary: dict[str, Any]) -> Table | None:
             str(row.get("io500_unit", "")),
             "-" if time_s is None else f"{time_s:.3f}",
             "yes" if row.get("stonewalled") else "",
+            "INVALID" if row.get("valid") is False else "",
         )
     return table

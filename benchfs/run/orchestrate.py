@@ -37,6 +37,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host, resolve_nodes
@@ -60,6 +61,7 @@ from benchfs.run.tool_point import run_tool_point
 from benchfs.run.tool_workload import ToolPlan, plan_tool
 from benchfs.run.workload import RunFailed, run_workload, target_record, write_summary
 from benchfs.tools.iostat import IostatWatch, IostatWatches
+from benchfs.workload.io500_rank import applied_checks
 from benchfs.workload.spec import WorkloadSpec, run_seed, workload_spec
 
 
@@ -165,7 +167,7 @@ def run_point(
         ),
     )
     if config.suite.name != "none":
-        record.suite(config.suite.sizes().to_json())
+        record.suite(suite_record(config))
     result = PointResult(point.index, run_dir, "running", manifest=record)
     started.append(result)
     point_notes: list[str] = []
@@ -184,7 +186,7 @@ def run_point(
             fit = fit_block_to_space if config.suite.name == "none" else fit_suite_to_space
             config, space_note = fit(config, ranks, launcher)
             if space_note is not None and config.suite.name != "none":
-                record.suite(config.suite.sizes().to_json())
+                record.suite(suite_record(config))
                 if isinstance(tool, SuiteToolPlan):
                     tool = replace(tool, sizes=config.suite.sizes())
             if space_note is not None:
@@ -295,6 +297,16 @@ def run_point(
         record.finish(result.status, error=result.error, notes=result.notes)
         observer.point_finished(result)
     return result
+
+
+def suite_record(config: RunConfig) -> dict[str, Any]:
+    """The manifest's suite: its sizes and the checks its phases apply."""
+    workload = config.workload
+    posix_calls = workload.posix_path is not None or workload.interface == "mount"
+    return {
+        **config.suite.sizes().to_json(),
+        "checks": applied_checks(config.suite.tool, posix_calls),
+    }
 
 
 def run_plan(

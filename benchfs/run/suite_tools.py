@@ -36,7 +36,14 @@ from benchfs.results.atomic import write_json_atomic
 from benchfs.run.tool_workload import ToolJob, ToolRun, wait_for_jobs
 from benchfs.tools.io500_argv import SuitePlaces, ior_summary_file, phase_argv
 from benchfs.tools.locate import find_tool
-from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, ROOT, TIMESTAMP, scan_level
+from benchfs.workload.io500_rank import (
+    FIND_NAME,
+    FIND_SIZE,
+    ROOT,
+    TIMESTAMP,
+    applied_checks,
+    scan_level,
+)
 from benchfs.workload.targets import PosixTarget
 
 SETTING = "suite.tool_path"
@@ -104,7 +111,8 @@ def run_suite_tools(
     finally:
         run.outputs = sorted(str(p.relative_to(layout.root)) for p in results.iterdir())
     suite = {**plan.sizes.to_json(), "target": f"posix:{target.parent}",
-             "tasks": len(hosts) * tasks_per_node, "tasks_per_node": tasks_per_node}  # fmt: skip
+             "tasks": len(hosts) * tasks_per_node, "tasks_per_node": tasks_per_node,
+             "checks": applied_checks("ior", True)}  # fmt: skip
     document = suite_document(rows, suite)
     write_json_atomic(layout.summary, document)
     return document

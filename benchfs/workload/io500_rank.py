@@ -5,12 +5,14 @@ phases in its order (``analysis.io500.PHASES``), each between barriers.
   transfers; ior-hard: one shared file (``ior-hard/file``), 47,008-byte
   transfers, one transfer per segment (IOR ``-t 47008 -b 47008 -s N``).
   Writes end on the stonewall; then every rank catches up to the furthest
-  (IOR's wear-out, ``stoneWallingWearOut=1``); reads read exactly what was
+  (IOR's wear-out, ``stoneWallingWearOut=1``) and fsyncs its file before
+  closing it, inside the phase's time (``-e``); reads read exactly what was
   written, from the rank one node further (``-C -Q 1``), verifying it (``-R``).
 - mdtest-easy: empty files, a directory per rank (``-u -F``); mdtest-hard:
   3,901-byte files in one shared directory (``-w 3901 -e 3901 -F``). The
-  creates end on the stonewall with mdtest's wear-out; stat, read and
-  delete operate on the files created.
+  creates end on the stonewall with mdtest's wear-out, then the target's
+  sync inside the phase's time (``-Y``); stat, read and delete operate on
+  the files created; mdtest-hard-read checks every file's bytes (``-X``).
 - find: after mdtest-easy-write a timestamp file is made (as the reference's
   timestamp phase); find scans the whole tree in parallel, one directory
   level at a time, each rank listing its share of the level's directories,
@@ -47,6 +49,25 @@ FIND_SIZE = MDTEST_HARD_BYTES
 REPETITION = 0  # the suite runs once
 
 
+def applied_checks(tool: str, posix_calls: bool) -> dict[str, Any]:
+    """What the suite's phases do beside their timed I/O, as the reference's
+    flags ask (IOR ``-e`` and ``-R``, mdtest ``-Y`` and ``-X``), for the
+    summary and the manifest. ``posix_calls``: the ranks make POSIX calls
+    (a ``posix:`` target or the mount), else the engine's client."""
+    if tool == "ior":
+        sync = "mdtest -Y: sync(2) on each rank's host"
+    elif posix_calls:
+        sync = "sync(2) on each rank's host"
+    else:
+        sync = "nothing to flush: the native client keeps no written data"
+    return {
+        "fsync_after_write": ["ior-easy-write", "ior-hard-write"],
+        "sync_after_create": {"phases": ["mdtest-easy-write", "mdtest-hard-write"], "how": sync},
+        "verify_read": ["ior-easy-read", "ior-hard-read", "mdtest-hard-read"],
+        "by": "IOR -e -R, mdtest -Y -X" if tool == "ior" else "the built-in loops",
+    }
+
+
 def merge_data_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str, Any]:
     """A stonewalled data phase and its wear-out call as one result."""
     return {
@@ -60,16 +81,19 @@ def merge_data_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dic
     }
 
 
-def suite_workloads(sizes: SuiteSizes) -> dict[str, MetadataWorkload]:
-    """mdtest-easy and mdtest-hard as the metadata loop runs them."""
+def suite_workloads(sizes: SuiteSizes, seed: int = 0) -> dict[str, MetadataWorkload]:
+    """mdtest-easy and mdtest-hard as the metadata loop runs them: both
+    creates end with a sync (``-Y``), mdtest-hard's read verifies (``-X``)."""
     phases = ["create", "stat", "read", "remove"]
     easy = MetadataWorkload(items=sizes.mdtest_easy_files, phases=phases, unique_dir=True,
                             write_bytes=0, read_bytes=0, stonewall_s=sizes.stonewall_s,
-                            repetitions=1, prefix=MDTEST_EASY)  # fmt: skip
+                            repetitions=1, prefix=MDTEST_EASY, seed=seed,
+                            sync_after_create=True)  # fmt: skip
     hard = MetadataWorkload(items=sizes.mdtest_hard_files, phases=phases, unique_dir=False,
                             write_bytes=MDTEST_HARD_BYTES, read_bytes=MDTEST_HARD_BYTES,
                             stonewall_s=sizes.stonewall_s, repetitions=1,
-                            prefix=MDTEST_HARD)  # fmt: skip
+                            prefix=MDTEST_HARD, verify=True, seed=seed,
+                            sync_after_create=True)  # fmt: skip
     return {"mdtest-easy": easy, "mdtest-hard": hard}
 
 
@@ -119,7 +143,7 @@ class SuiteRank:
         self.timestamp_ns = 0
         self.metadata = {
             name: MetadataRank(workload, comm, target, collect, announce, spec.progress_path)
-            for name, workload in suite_workloads(self.sizes).items()
+            for name, workload in suite_workloads(self.sizes, spec.seed_for(2)).items()
         }
 
     def run(self) -> None:
@@ -178,20 +202,28 @@ class SuiteRank:
         if self.rank == 0:
             self.announce(REPETITION, phase, "running")
         limit = 0 if writing else self.written[family]
+        # IOR -e: the fsync ends each rank's writes. Without a stonewall the one
+        # call writes everything; with one, the call after the allreduce ends them.
+        ends_writes = writing and stonewall_s <= 0
         result = dict(self.target.run_phase(**arguments, stonewall_s=stonewall_s, max_ops=limit,
+                                            fsync=ends_writes,
                                             progress_path=str(progress)))  # fmt: skip
         reached: int | None = None
-        if writing:
+        if writing and stonewall_s > 0:
             reached = int(result["ops_reached"])
             most = int(self.comm.allreduce(reached, op=MPI.MAX))
             self.written[family] = most
-            if reached < most:
+            if most > 0:
+                # The wear-out up to the furthest rank (none left for that rank
+                # itself: then it only reopens its file to fsync it).
                 wearout = self.spec.progress_path(REPETITION, phase, self.rank, True)
                 rest = self.target.run_phase(**arguments, first_op=reached, max_ops=most,
-                                             progress_path=str(wearout))  # fmt: skip
+                                             fsync=True, progress_path=str(wearout))  # fmt: skip
                 result = merge_data_results(result, rest)
+        elif writing:
+            self.written[family] = int(result["ops_reached"])
         self.comm.Barrier()
-        result["stonewall_ops"] = reached if stonewall_s > 0 else None
+        result["stonewall_ops"] = reached
         return result
 
     def metadata_phase(self, phase: str, family: str, operation: str) -> dict[str, Any]:

@@ -7,7 +7,10 @@ mdtest phases and find as metadata rows (mdtest's figures; find's
 row, and every repetition row, carries ``io500_rate``: the phase's IO500
 figure (GiB/s or kIOPS, ``io500_unit``). The document adds ``suite`` (what
 ran), and ``score``, ``bandwidth`` and ``metadata`` as IO500 computes them
-(``analysis.io500``).
+(``analysis.io500``), ``valid`` and ``invalid_reasons`` (each phase row
+its own) as the reference's rules judge the run, and ``suite.checks``: the
+fsyncs, syncs and read verifications the phases did, as the reference's
+IOR and mdtest flags.
 """
 
 from __future__ import annotations
@@ -18,10 +21,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analysis.io500 import GROUPS, PHASE_NAMES, UNITS, phase_figure, score_of_rows
+from analysis.io500 import GROUPS, PHASE_NAMES, UNITS, phase_figure, score_of_rows, with_validity
 from benchfs.config.suite import IOR_HARD_TRANSFER, SuiteSizes
 from benchfs.workload import metadata_summary
-from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, ROOT, suite_workloads
+from benchfs.workload.io500_rank import (
+    FIND_NAME,
+    FIND_SIZE,
+    ROOT,
+    applied_checks,
+    suite_workloads,
+)
 from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import (
@@ -84,6 +93,8 @@ def _phase_rows(
         workload = _find_workload() if phase == "find" else suite_workloads(sizes)[family]
         summary = metadata_summary.phase_row(phase, [rows], workload, latency)
         repetition = metadata_summary.repetition_row(rows, latency)
+        # mdtest-hard-read checks every file's bytes (mdtest -X).
+        summary["verify_errors"] = repetition["verify_errors"] = sum(r.verify_errors for r in rows)
         if phase == "find":
             found = sum(row.found or 0 for row in rows)
             summary.update(items_per_rank=None, access=None, write_bytes=None, read_bytes=None,
@@ -120,16 +131,20 @@ def summarize_suite(
             phases.append(summary)
             repetitions.append(repetition)
     score = score_of_rows(phases)
+    suite = {
+        **sizes.to_json(),
+        "target": spec.target,
+        "interface": spec.interface,
+        "tasks": spec.ranks,
+        "tasks_per_node": spec.tasks_per_node,
+        "checks": applied_checks(sizes.tool, spec.on_files),
+    }
+    phases, validity = with_validity(phases, suite)
     return {
         "summary_version": SUMMARY_VERSION,
-        "suite": {
-            **sizes.to_json(),
-            "target": spec.target,
-            "interface": spec.interface,
-            "tasks": spec.ranks,
-            "tasks_per_node": spec.tasks_per_node,
-        },
+        "suite": suite,
         **score.to_json(),
+        **validity,
         "phases": phases,
         "repetitions": repetitions,
         "errors": sum(int(row.get("errors") or 0) for row in phases),

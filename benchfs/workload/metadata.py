@@ -7,6 +7,8 @@ then every rank catches up to the rank that got furthest (mdtest's
 wear-out), so all ranks hold the same number of files and the later phases
 operate on exactly the files created. Without a remove phase the files are
 removed after the repetition, untimed, so the next repetition starts empty.
+With ``sync_after_create`` (mdtest ``-Y``, the IO500 suite) each rank then
+calls its target's ``sync`` before the phase's time ends.
 
 Rows and latencies go where the data phases' go (``workload/ranks.jsonl``,
 ``workload/latency-<phase>-<rep>.npy``), under mdtest's phase names.
@@ -14,6 +16,7 @@ Rows and latencies go where the data phases' go (``workload/ranks.jsonl``,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -105,6 +108,9 @@ class MetadataRank:
                     progress_path=str(self.progress_path(repetition, name, self.rank, True)),
                 )
                 result = merge_results(result, rest)
+        if phase == "create" and self.workload.sync_after_create:
+            self.client.sync()
+            result["end_unix_ns"] = time.time_ns()
         self.comm.Barrier()
         result["stonewall_ops"] = stonewall_items
         return result

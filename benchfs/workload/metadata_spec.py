@@ -28,6 +28,12 @@ class MetadataWorkload:
     stonewall_s: float
     repetitions: int
     prefix: str
+    # mdtest -X: the read phase checks each file's bytes against what its create wrote.
+    verify: bool = False
+    # The files' data pattern (the same for create and read).
+    seed: int = 0
+    # mdtest -Y: the create phase ends with the target's sync, inside its time.
+    sync_after_create: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,4 +53,6 @@ class MetadataWorkload:
             "unique_dir": self.unique_dir,
             "write_bytes": self.write_bytes,
             "read_bytes": self.read_bytes,
+            "verify": self.verify and phase == "read",
+            "seed": self.seed,
         }

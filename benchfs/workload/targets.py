@@ -58,6 +58,11 @@ class EngineTarget:
     def touch(self, path: str) -> None:
         self.client.close(self.client.create(path))
 
+    def sync(self) -> None:
+        """mdtest's ``-Y``: flush what this node holds. The engine's client
+        keeps no written data (every write is answered by its daemon), so
+        there is nothing to flush."""
+
     def unlink(self, path: str) -> None:
         self.client.unlink(path)
 
@@ -104,6 +109,11 @@ class PosixTarget:
 
     def touch(self, path: str) -> None:
         os.close(os.open(self.directory / path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+    def sync(self) -> None:
+        """mdtest's ``-Y`` on POSIX: the ``sync`` command's sync(2), every
+        file system of this host."""
+        os.sync()
 
     def unlink(self, path: str) -> None:
         (self.directory / path).unlink(missing_ok=True)

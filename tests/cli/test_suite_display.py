@@ -57,3 +57,20 @@ def test_the_table_shows_every_phase_and_the_score() -> None:
 
 def test_a_summary_that_is_not_a_suite_has_no_table() -> None:
     assert suite_table({"phases": []}) is None
+
+
+def test_an_invalid_result_is_marked_with_its_reasons() -> None:
+    summary = {
+        "suite": {"name": "io500-quick", "tasks": 2, "stonewall_s": 1.0, "tool": "builtin",
+                  "target": "benchfs"},
+        "score": 1.5, "bandwidth": 1.0, "metadata": 2.25, "valid": False,
+        "invalid_reasons": ["io500-quick is a short test run with small sizes: never a valid "
+                            "IO500 result", "find: find found no file matching its criteria"],
+        "phases": [{"phase": "find", "kind": "metadata", "io500_rate": 2.25,
+                    "io500_unit": "kIOPS", "time_mean_s": 0.1, "valid": False}],
+    }  # fmt: skip
+    text = rendered(summary)
+    assert "score 1.500000 [INVALID]" in text and "INVALID" in text.split("find", 1)[1]
+    assert "not a valid IO500 result: - io500-quick is a short test run" in text
+    assert "- find: find found no file matching its criteria" in text
+    assert "[INVALID]" not in rendered({**summary, "valid": True, "invalid_reasons": []})

@@ -53,7 +53,9 @@ def test_every_phase_against_the_directory(tmp_path: Path, unique_dir: bool) -> 
     # Nobody else's: the files and the trees are the owner's only.
     assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o600}
     assert {stat.S_IMODE((root / d).stat().st_mode) for d in dirs} == {0o700}
-    assert {p.read_bytes() for p in files} == {b"\x6d" * WRITE}
+    # Each file its item's own bytes (the rank's pattern), all of them written.
+    contents = [p.read_bytes() for p in files]
+    assert {len(c) for c in contents} == {WRITE} and len(set(contents)) == len(files)
     for rank in range(RANKS):
         s = phase(root, "stat", rank=rank, **common)
         assert (s["ops"], s["bytes"]) == (ITEMS, 0)
@@ -94,3 +96,30 @@ def test_errors_name_their_path_or_argument(tmp_path: Path) -> None:
         phase(tmp_path, "create", prefix="md", items=1, rank=2, ranks=2)
     with pytest.raises(ValueError, match="prefix"):
         phase(tmp_path, "create", prefix="../md", items=1)
+
+
+def test_read_verification_finds_the_file_whose_bytes_changed(tmp_path: Path) -> None:
+    """mdtest -X: every file holds its own item's bytes; a read with verify
+    counts the files whose bytes are not theirs and goes on."""
+    common: dict[str, Any] = dict(
+        prefix="mdv", items=ITEMS, rank=1, ranks=2, unique_dir=False, seed=77,
+        write_bytes=WRITE, read_bytes=WRITE,
+    )  # fmt: skip
+    phase(tmp_path, "create", **common)
+    good = phase(tmp_path, "read", verify=True, **common)
+    assert (good["ops"], good["verify_errors"], good["first_bad_item"]) == (ITEMS, 0, None)
+    files = tmp_path / "mdv" / "tree.shared"
+    # One byte flipped in item 7; item 12 given item 11's bytes; item 20 cut short.
+    with (files / "file.mdtest.1.7").open("r+b") as handle:
+        handle.seek(2000)
+        flipped = bytes([handle.read(1)[0] ^ 1])
+        handle.seek(2000)
+        handle.write(flipped)
+    (files / "file.mdtest.1.12").write_bytes((files / "file.mdtest.1.11").read_bytes())
+    with (files / "file.mdtest.1.20").open("r+b") as handle:
+        handle.truncate(WRITE - 1)
+    bad = phase(tmp_path, "read", verify=True, **common)
+    assert (bad["ops"], bad["verify_errors"], bad["first_bad_item"]) == (ITEMS, 3, 7)
+    # Without verify the same read counts nothing; another seed is all wrong.
+    assert phase(tmp_path, "read", **common)["verify_errors"] == 0
+    assert phase(tmp_path, "read", verify=True, **{**common, "seed": 78})["verify_errors"] == ITEMS

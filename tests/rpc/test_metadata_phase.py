@@ -120,6 +120,33 @@ def test_stonewall_then_wear_out_creates_exactly_the_items(cluster: Cluster) -> 
         assert names_or_none(c, directory) == []
 
 
+def test_read_verification_finds_the_files_whose_bytes_changed(cluster: Cluster) -> None:
+    """mdtest -X through the engine: each file holds its own item's bytes; a
+    read with verify counts the files whose bytes are not theirs and goes on."""
+    common: dict[str, Any] = dict(
+        prefix=f"mdv-{cluster.transport}", items=ITEMS, rank=2, ranks=RANKS, unique_dir=False,
+        seed=5, write_bytes=WRITE, read_bytes=WRITE,
+    )  # fmt: skip
+    with cluster.client() as c:
+        made = c.run_metadata_phase(phase="create", **common)
+        good = c.run_metadata_phase(phase="read", verify=True, **common)
+        assert (good["ops"], good["verify_errors"], good["first_bad_item"]) == (ITEMS, 0, None)
+        # Item 4 overwritten in its middle, item 9 given item 8's bytes.
+        handle = c.open(f"{made['dir']}/file.mdtest.2.4")
+        c.write(handle, 1000, b"\0" * 8)
+        c.close(handle)
+        eight = c.open(f"{made['dir']}/file.mdtest.2.8", 0)
+        copied = c.read(eight, 0, WRITE)
+        c.close(eight)
+        handle = c.open(f"{made['dir']}/file.mdtest.2.9")
+        c.write(handle, 0, copied)
+        c.close(handle)
+        bad = c.run_metadata_phase(phase="read", verify=True, **common)
+        assert (bad["ops"], bad["verify_errors"], bad["first_bad_item"]) == (ITEMS, 2, 4)
+        assert c.run_metadata_phase(phase="read", **common)["verify_errors"] == 0
+        c.run_metadata_phase(phase="remove", **common)
+
+
 def test_bad_arguments_name_themselves(cluster: Cluster) -> None:
     with cluster.client() as c:
         with pytest.raises(ValueError, match="phase"):

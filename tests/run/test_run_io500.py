@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from run_helpers import benchfs_run, environment, manifest, run_dirs, small_args, summary
 
+from analysis.loaders.traces import load_traces
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 RANKS = 4
@@ -81,6 +83,12 @@ def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any
     assert rows["ior-hard-write"]["access"] == "single-shared-file"
     assert rows["ior-easy-write"]["access"] == "file-per-process"
     assert rows["ior-easy-read"]["verify_errors"] == rows["ior-hard-read"]["verify_errors"] == 0
+    assert rows["mdtest-hard-read"]["verify_errors"] == 0 and document["verify_errors"] == 0
+    # IOR -e and -R, mdtest -Y and -X, as the reference passes them.
+    checks = document["suite"]["checks"]
+    assert checks["fsync_after_write"] == ["ior-easy-write", "ior-hard-write"]
+    assert checks["verify_read"] == ["ior-easy-read", "ior-hard-read", "mdtest-hard-read"]
+    assert checks["sync_after_create"]["phases"] == ["mdtest-easy-write", "mdtest-hard-write"]
     for family in ("mdtest-easy", "mdtest-hard"):
         created = rows[f"{family}-write"]["items"]
         assert created > 0 and created % RANKS == 0
@@ -109,7 +117,22 @@ def check_suite(run_dir: Path, target: str, stonewall_s: float) -> dict[str, Any
     assert recorded.items() <= document["suite"].items() and recorded["stonewall_s"] == stonewall_s
     report = (run_dir / "report.md").read_text()
     assert "io500-quick score" in report and "mdtest-hard-delete" in report
+    # io500-quick is a short run: never a valid IO500 result, and it says why.
+    assert document["valid"] is False
+    reasons = document["invalid_reasons"]
+    assert reasons[0].startswith("io500-quick is a short test run")
+    assert f"stonewall {stonewall_s:g} s: IO500 requires its stonewall-time of 300 s" in reasons
+    assert not rows["mdtest-hard-write"]["valid"] and rows["mdtest-hard-read"]["valid"]
+    assert "not a valid IO500 result" in report and "[INVALID]" in report
     return document
+
+
+def fsyncs_by_client(run_dir: Path) -> dict[str, int]:
+    """The engine clients' fsync RPCs in the run's traces, per client."""
+    client = load_traces(sorted((run_dir / "traces").glob("*.bftrace"))).kind("rpc_client")
+    fsyncs = client[client["op"].astype(str) == "fsync"]
+    counts = fsyncs["node"].astype(str).value_counts()
+    return {str(name): int(count) for name, count in counts.items() if count}
 
 
 def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path: Path) -> None:
@@ -126,6 +149,13 @@ def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path:
         assert {"score", "bandwidth", "metadata"} <= printed.keys()
     engine, disk = run_dirs(tmp_path / "results")
     assert check_suite(engine, "benchfs", 0.0)["score"] > 0
+    # Every rank fsynced its ior-easy file and the ior-hard file (durability
+    # "none": no close fsyncs), the same number of RPCs each.
+    fsyncs = fsyncs_by_client(engine)
+    assert len(fsyncs) == RANKS and len(set(fsyncs.values())) == 1, fsyncs
+    assert min(fsyncs.values()) >= 2, fsyncs
+    assert "native client" in summary(engine)["suite"]["checks"]["sync_after_create"]["how"]
+    assert summary(disk)["suite"]["checks"]["sync_after_create"]["how"].startswith("sync(2)")
     assert check_suite(disk, f"posix:{target}", 1.0)["score"] > 0
     assert list(target.iterdir()) == []  # the suite's files are gone
     compared = subprocess.run(
@@ -142,6 +172,9 @@ def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path:
         assert ("suite score", metric) in by_phase
     for phase in PHASES:
         assert (phase, "io500_rate") in by_phase
+    notes = json.loads(compared.stdout)["notes"]
+    assert [note.split(" ", 1)[0] for note in notes] == ["A", "B"]
+    assert all("not a valid IO500 result: io500-quick is a short" in note for note in notes)
 
 
 IOR_SEARCH = os.pathsep.join(
@@ -162,6 +195,7 @@ def check_tool_suite(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str,
     for phase, row in rows.items():
         tool = "benchfs" if phase == "find" else phase.split("-")[0]
         assert row["tool"] == tool and row["io500_rate"] > 0
+    assert document["valid"] is False and not rows["ior-easy-write"]["valid"]
     figures = [rows[p]["io500_rate"] for p in PHASES]
     bandwidth = math.prod(rows[p]["io500_rate"] for p in BANDWIDTH) ** (1 / len(BANDWIDTH))
     metadata = math.prod(f for p, f in zip(PHASES, figures, strict=True)

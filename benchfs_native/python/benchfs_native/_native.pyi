@@ -328,6 +328,8 @@ class Client:
         write_bytes: int = 0,
         read_bytes: int = 0,
         stonewall_s: float = 0.0,
+        verify: bool = False,
+        seed: int = 0,
         progress_path: str | None = None,
     ) -> MetadataPhaseResult:
         """One rank's mdtest-style metadata phase, run entirely in the engine.
@@ -340,9 +342,13 @@ class Client:
         closes it; ``remove`` unlinks it. ``stonewall_s`` (create only)
         stops starting items after that many seconds; ``items_reached``
         says where a wear-out call (``first_item``) goes on. The first
-        failed item raises. ``progress_path`` gets ``(bytes, items)`` as
-        two little-endian u64 about every 200 ms; ``latency_ns`` is the
-        per-item latency as little-endian u64.
+        failed item raises. Each file's bytes are its item's part of the
+        rank's data pattern (``seed``); ``read`` with ``verify`` (mdtest
+        ``-X``) counts the items whose bytes are short or not their own in
+        ``verify_errors`` (the first in ``first_bad_item``) and goes on.
+        ``progress_path`` gets ``(bytes, items)`` as two little-endian u64
+        about every 200 ms; ``latency_ns`` is the per-item latency as
+        little-endian u64.
         """
 
     def disconnect(self) -> None:
@@ -393,13 +399,15 @@ def run_posix_metadata_phase(
     write_bytes: int = 0,
     read_bytes: int = 0,
     stonewall_s: float = 0.0,
+    verify: bool = False,
+    seed: int = 0,
     progress_path: str | None = None,
 ) -> MetadataPhaseResult:
     """``Client.run_metadata_phase`` on any mounted file system: the items
     under ``directory`` with plain POSIX calls (open with ``O_CREAT|O_EXCL``,
     write, close; statx; open, read, close; unlink), the create phase making
-    the rank's directory (mode 0700) first. Same items, stonewall, wear-out,
-    progress record and result; ``dir`` is relative to ``directory``,
+    the rank's directory (mode 0700) first. Same items, data, verification,
+    stonewall, wear-out, progress record and result; ``dir`` is relative to ``directory``,
     ``rpcs`` and ``retries`` are 0. A failed item raises ``OSError`` naming
     its path.
     """

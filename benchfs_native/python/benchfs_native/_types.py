@@ -167,6 +167,8 @@ class MetadataPhaseResult(TypedDict):
     p999_ns: int
     max_ns: int
     stonewalled: bool
+    verify_errors: int
+    first_bad_item: int | None
     rpcs: int
     retries: int
 

@@ -5,7 +5,8 @@
 //! `write_bytes`, `close`; stat is `statx`; read is `open`, a read of
 //! `read_bytes`, `close`; remove is `unlink`. The create phase first makes
 //! the rank's directory (and the prefix above it; another rank's making it
-//! is fine).
+//! is fine). The files' bytes and their check (`verify`) are the client
+//! phase's.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::{Read, Write};
@@ -13,7 +14,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::rpc::client::{MetadataOp, MetadataResult, MetadataSpec, run_items};
+use crate::rpc::client::{ItemDone, MetadataOp, MetadataResult, MetadataSpec, run_items};
 
 /// Mode of the files and directories a phase creates: nobody else's.
 const FILE_MODE: u32 = 0o600;
@@ -32,12 +33,24 @@ pub fn run_metadata_phase(dir: &Path, spec: &MetadataSpec) -> Result<MetadataRes
             .create(&tree)
             .map_err(|e| Error::from_io(&e, "mkdir", tree.display().to_string()))?;
     }
-    let data = vec![0x6d_u8; usize::try_from(spec.write_bytes).unwrap_or(0)];
+    let pattern = spec.pattern();
+    let mut data = vec![0u8; usize::try_from(spec.write_bytes).unwrap_or(0)];
     let mut buf = vec![0u8; usize::try_from(spec.read_bytes).unwrap_or(0)];
-    run_items(spec, |name| {
+    run_items(spec, |i, name| {
         let path = dir.join(name);
-        item(spec.op, &path, &data, &mut buf)
-            .map_err(|e| Error::from_io(&e, spec.op.name(), path.display().to_string()))
+        if !data.is_empty() && spec.op == MetadataOp::Create {
+            spec.fill_item(&pattern, i, &mut data);
+        }
+        let moved = item(spec.op, &path, &data, &mut buf)
+            .map_err(|e| Error::from_io(&e, spec.op.name(), path.display().to_string()))?;
+        let read = usize::try_from(moved).unwrap_or(usize::MAX).min(buf.len());
+        let intact = !spec.verify
+            || spec.op != MetadataOp::Read
+            || spec.item_is_intact(&pattern, i, &buf[..read]);
+        Ok(ItemDone {
+            bytes: moved,
+            intact,
+        })
     })
 }
 

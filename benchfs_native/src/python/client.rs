@@ -500,6 +500,8 @@ impl PyClient {
         write_bytes = 0,
         read_bytes = 0,
         stonewall_s = 0.0,
+        verify = false,
+        seed = 0,
         progress_path = None,
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -516,6 +518,8 @@ impl PyClient {
         write_bytes: u64,
         read_bytes: u64,
         stonewall_s: f64,
+        verify: bool,
+        seed: u64,
         progress_path: Option<PathBuf>,
     ) -> BoundaryResult<Bound<'py, PyDict>> {
         let spec = MetadataArgs {
@@ -529,6 +533,8 @@ impl PyClient {
             write_bytes,
             read_bytes,
             stonewall_s,
+            verify,
+            seed,
             progress_path,
         }
         .spec()?;

@@ -23,6 +23,8 @@ pub(super) struct MetadataArgs {
     pub write_bytes: u64,
     pub read_bytes: u64,
     pub stonewall_s: f64,
+    pub verify: bool,
+    pub seed: u64,
     pub progress_path: Option<PathBuf>,
 }
 
@@ -48,6 +50,8 @@ impl MetadataArgs {
             write_bytes: self.write_bytes,
             read_bytes: self.read_bytes,
             stonewall: (!stonewall.is_zero()).then_some(stonewall),
+            verify: self.verify,
+            seed: self.seed,
             progress_path: self.progress_path,
         })
     }
@@ -70,6 +74,8 @@ pub(super) fn metadata_dict<'py>(
     d.set_item("elapsed_s", r.elapsed_s)?;
     set_latency(py, &d, &r.latency_ns, &r.latency)?;
     d.set_item("stonewalled", r.stonewalled)?;
+    d.set_item("verify_errors", r.verify_errors)?;
+    d.set_item("first_bad_item", r.first_bad_item)?;
     d.set_item("rpcs", r.rpcs)?;
     d.set_item("retries", r.retries)?;
     Ok(d)

@@ -97,6 +97,8 @@ pub(crate) fn run_posix_phase<'py>(
     write_bytes = 0,
     read_bytes = 0,
     stonewall_s = 0.0,
+    verify = false,
+    seed = 0,
     progress_path = None,
 ))]
 #[allow(clippy::too_many_arguments)]
@@ -113,6 +115,8 @@ pub(crate) fn run_posix_metadata_phase<'py>(
     write_bytes: u64,
     read_bytes: u64,
     stonewall_s: f64,
+    verify: bool,
+    seed: u64,
     progress_path: Option<PathBuf>,
 ) -> BoundaryResult<Bound<'py, PyDict>> {
     let spec = MetadataArgs {
@@ -126,6 +130,8 @@ pub(crate) fn run_posix_metadata_phase<'py>(
         write_bytes,
         read_bytes,
         stonewall_s,
+        verify,
+        seed,
         progress_path,
     }
     .spec()?;

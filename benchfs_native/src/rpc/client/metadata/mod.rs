@@ -9,7 +9,9 @@
 //! fan-out when the daemons' durability asks for it); a stat and an unlink
 //! go to the owner and then to every daemon (docs/NAMESPACE.md); a read is
 //! open, read, close. The create phase first makes the rank's directory
-//! (and the prefix above it; another rank's making it is fine).
+//! (and the prefix above it; another rank's making it is fine). Each file's
+//! bytes are its item's part of the rank's data pattern, so a read with
+//! `verify` tells a file's own bytes from anything else (mdtest `-X`).
 //!
 //! * `spec`: what one rank does ([`MetadataSpec`]) and what it measured
 //!   ([`MetadataResult`]).
@@ -25,14 +27,34 @@ use crate::error::Result;
 use crate::latency::summarize;
 use crate::membership::Record;
 
+/// One item done: the bytes it moved, and whether what it read was the
+/// item's own data (always true without `verify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemDone {
+    /// Bytes written or read.
+    pub bytes: u64,
+    /// The bytes read were the item's own.
+    pub intact: bool,
+}
+
+impl ItemDone {
+    /// An item that read nothing to check.
+    pub fn moved(bytes: u64) -> ItemDone {
+        ItemDone {
+            bytes,
+            intact: true,
+        }
+    }
+}
+
 /// The item loop of every metadata phase, whatever does the items (the
 /// engine's client, plain POSIX calls): items `first_item..items` in order,
 /// until the stonewall if one is set, the progress record and the per-item
-/// latency. `item` does one item given its path and returns the bytes it
-/// moved; the first failed item fails the phase.
+/// latency. `item` does one item given its index and path; the first
+/// failed item fails the phase, an item whose data was wrong is counted.
 pub fn run_items(
     spec: &MetadataSpec,
-    mut item: impl FnMut(&str) -> Result<u64>,
+    mut item: impl FnMut(u64, &str) -> Result<ItemDone>,
 ) -> Result<MetadataResult> {
     let mut progress = spec
         .progress_path
@@ -59,7 +81,12 @@ pub fn run_items(
         }
         let path = spec.path(next);
         let started = Instant::now();
-        out.bytes += item(&path)?;
+        let done = item(next, &path)?;
+        out.bytes += done.bytes;
+        if !done.intact {
+            out.verify_errors += 1;
+            out.first_bad_item.get_or_insert(next);
+        }
         out.latency_ns
             .push(u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX));
         out.ops += 1;
@@ -87,12 +114,25 @@ impl Client {
     pub fn run_metadata_phase(&mut self, spec: &MetadataSpec) -> Result<MetadataResult> {
         spec.check()?;
         let counters0 = self.window.counters();
-        let data = vec![0x6d_u8; usize::try_from(spec.write_bytes).unwrap_or(0)];
+        let pattern = spec.pattern();
+        let mut data = vec![0u8; usize::try_from(spec.write_bytes).unwrap_or(0)];
         if spec.op == MetadataOp::Create {
             // Every rank makes the tree; another rank's directory is fine.
             self.mkdir_all(&spec.dir(), 0o755)?;
         }
-        let mut out = run_items(spec, |path| self.metadata_item(spec, path, &data))?;
+        let mut out = run_items(spec, |i, path| {
+            if !data.is_empty() && spec.op == MetadataOp::Create {
+                spec.fill_item(&pattern, i, &mut data);
+            }
+            let (moved, read) = self.metadata_item(spec, path, &data)?;
+            let intact = !spec.verify
+                || spec.op != MetadataOp::Read
+                || spec.item_is_intact(&pattern, i, &read);
+            Ok(ItemDone {
+                bytes: moved,
+                intact,
+            })
+        })?;
         let c = self.window.counters();
         out.rpcs = c.rpcs - counters0.rpcs;
         out.retries = c.retries - counters0.retries;
@@ -100,8 +140,13 @@ impl Client {
         Ok(out)
     }
 
-    /// One item of the phase; the bytes it wrote or read.
-    fn metadata_item(&mut self, spec: &MetadataSpec, path: &str, data: &[u8]) -> Result<u64> {
+    /// One item of the phase: the bytes it wrote or read, and those read.
+    fn metadata_item(
+        &mut self,
+        spec: &MetadataSpec,
+        path: &str,
+        data: &[u8],
+    ) -> Result<(u64, Vec<u8>)> {
         match spec.op {
             MetadataOp::Create => {
                 let handle = self.create(path, 0o644, true)?;
@@ -113,23 +158,23 @@ impl Client {
                 let closed = self.close(handle);
                 let written = written?;
                 closed?;
-                Ok(written)
+                Ok((written, Vec::new()))
             }
-            MetadataOp::Stat => self.stat(path).map(|_| 0),
+            MetadataOp::Stat => self.stat(path).map(|_| (0, Vec::new())),
             MetadataOp::Read => {
                 let handle = self.open(path, libc::O_RDONLY, 0)?;
                 let read = if spec.read_bytes == 0 {
-                    Ok(0)
+                    Ok(Vec::new())
                 } else {
                     let len = usize::try_from(spec.read_bytes).unwrap_or(usize::MAX);
-                    self.read(handle, 0, len).map(|d| d.len() as u64)
+                    self.read(handle, 0, len)
                 };
                 let closed = self.close(handle);
                 let read = read?;
                 closed?;
-                Ok(read)
+                Ok((read.len() as u64, read))
             }
-            MetadataOp::Remove => self.unlink(path).map(|()| 0),
+            MetadataOp::Remove => self.unlink(path).map(|()| (0, Vec::new())),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::latency::LatencySummary;
 use crate::rpc::client::ops::MAX_IO;
+use crate::rpc::client::pattern::{BLOCK, Pattern};
 
 /// The operation a metadata phase does on each of its items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +75,10 @@ pub struct MetadataSpec {
     pub read_bytes: u64,
     /// Stop starting new items after this long (mdtest `-W`).
     pub stonewall: Option<Duration>,
+    /// Check the bytes read against what the create wrote (mdtest `-X`).
+    pub verify: bool,
+    /// Seed of the files' data pattern (the same for create and read).
+    pub seed: u64,
     /// Rewrite `(bytes done u64 LE, items done u64 LE)` here about every
     /// 200 ms.
     pub progress_path: Option<PathBuf>,
@@ -92,6 +97,8 @@ impl Default for MetadataSpec {
             write_bytes: 0,
             read_bytes: 0,
             stonewall: None,
+            verify: false,
+            seed: 0,
             progress_path: None,
         }
     }
@@ -121,6 +128,11 @@ pub struct MetadataResult {
     pub latency: LatencySummary,
     /// Whether the stonewall stopped the phase before its last item.
     pub stonewalled: bool,
+    /// Items read (with `verify`) whose bytes were short or not the data
+    /// their create wrote; mdtest counts them and goes on.
+    pub verify_errors: u64,
+    /// The first such item.
+    pub first_bad_item: Option<u64>,
     /// RPCs finished.
     pub rpcs: u64,
     /// RPC repetitions.
@@ -172,6 +184,30 @@ impl MetadataSpec {
     pub fn path(&self, i: u64) -> String {
         format!("{}/file.mdtest.{}.{i}", self.dir(), self.rank)
     }
+
+    /// The data pattern of this rank's files: item `i` holds the pattern's
+    /// bytes at [`MetadataSpec::item_offset`], so each file's bytes name
+    /// its writer rank and its item (as mdtest's `-G` signed pattern).
+    pub fn pattern(&self) -> Pattern {
+        Pattern::new(self.rank, self.seed)
+    }
+
+    /// Where item `i`'s bytes sit in the pattern: whole blocks apart.
+    pub fn item_offset(&self, i: u64) -> u64 {
+        let len = self.write_bytes.max(self.read_bytes).max(1);
+        i.saturating_mul(len.div_ceil(BLOCK as u64) * BLOCK as u64)
+    }
+
+    /// Fills `buf` with the bytes the create writes to item `i`.
+    pub fn fill_item(&self, pattern: &Pattern, i: u64, buf: &mut [u8]) {
+        pattern.fill(buf, self.item_offset(i));
+    }
+
+    /// Whether `got`, read from item `i`, is all `read_bytes` of what its
+    /// create wrote (a short read is an error, as mdtest counts it).
+    pub fn item_is_intact(&self, pattern: &Pattern, i: u64, got: &[u8]) -> bool {
+        got.len() as u64 == self.read_bytes && pattern.check(got, self.item_offset(i)).is_none()
+    }
 }
 
 #[cfg(test)]
@@ -218,5 +254,33 @@ mod tests {
         assert!(s.check().unwrap_err().to_string().contains("prefix"));
         assert_eq!("stat".parse::<MetadataOp>().unwrap(), MetadataOp::Stat);
         assert!("mkdir".parse::<MetadataOp>().is_err());
+    }
+
+    #[test]
+    fn each_item_has_its_own_bytes() {
+        let s = MetadataSpec {
+            rank: 1,
+            ranks: 2,
+            items: 3,
+            write_bytes: 3901,
+            read_bytes: 3901,
+            seed: 9,
+            ..MetadataSpec::default()
+        };
+        let p = s.pattern();
+        let mut one = vec![0u8; 3901];
+        s.fill_item(&p, 1, &mut one);
+        assert!(s.item_is_intact(&p, 1, &one));
+        // Another item's, another rank's or torn bytes are not item 1's.
+        assert!(!s.item_is_intact(&p, 2, &one));
+        let other = MetadataSpec {
+            rank: 0,
+            ..s.clone()
+        };
+        assert!(!other.item_is_intact(&other.pattern(), 1, &one));
+        let mut torn = one.clone();
+        torn[3900] ^= 1;
+        assert!(!s.item_is_intact(&p, 1, &torn));
+        assert!(!s.item_is_intact(&p, 1, &one[..3900]));
     }
 }
