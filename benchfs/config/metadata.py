@@ -47,7 +47,6 @@ class MetadataConfig(BaseModel):
             )
         if self.phases[0] != "create":
             raise ValueError("phases must start with 'create': the items must exist first")
-
         if self.read_bytes > self.write_bytes and "read" in self.phases and self.kind != "dirs":
             raise ValueError(
                 f"read_bytes ({self.read_bytes}) must be at most write_bytes "
