@@ -2,13 +2,15 @@
 BenchFS through the engine's client, BenchFS through its FUSE mount, and
 plain POSIX calls on the disk itself.
 
-Each side is a `benchfs run` with mdtest's file phases only
-(``metadata.mode = "only"``, a directory per rank, one item at a time per
-rank, ``nodes`` ranks): on the embedded local cluster (``nodes`` daemons)
+Each side is a `benchfs run` with mdtest's directory and file phases (or
+one of the two: ``kind``) and nothing else (``metadata.mode = "only"``, a
+directory per rank, one item at a time per rank, ``nodes`` ranks): on the
+embedded local cluster (``nodes`` daemons)
 with the native client, the same cluster through the mount
 (``workload.interface = "mount"``), and a ``posix:`` target in the same
-parent directory, where the engine's loop does ``open``/``write``/``close``,
-``statx``, ``open``/``read``/``close`` and ``unlink`` (no daemons). The same
+parent directory, where the engine's loop does ``mkdir``, ``statx`` and
+``rmdir``, then ``open``/``write``/``close``, ``statx``,
+``open``/``read``/``close`` and ``unlink`` (no daemons). The same
 harness, rank processes and per-item loop on all three, so the ratios are
 the file system's. Ratios from one command are what to compare; absolute
 figures drift with the machine.
@@ -27,15 +29,20 @@ from benchfs.config.plan import apply_overrides, load_config
 from benchfs.errors import ToolError
 from benchfs.run.observer import RunObserver
 from benchfs.run.orchestrate import run_plan
-from benchfs.workload.metadata_spec import MDTEST_NAMES
+from benchfs.workload.metadata_spec import ITEM_KINDS, MDTEST_DIR_NAMES, MDTEST_NAMES
 
-PHASES = ("create", "stat", "read", "remove")
+
+def bench_phases(kind: str) -> list[tuple[str, str, str]]:
+    """(item kind, engine phase, mdtest's name) of every phase, in mdtest's order."""
+    names = {"dir": MDTEST_DIR_NAMES, "file": MDTEST_NAMES}
+    return [(k, p, name) for k in ITEM_KINDS[kind] for p, name in names[k].items()]
 
 
 @dataclass(frozen=True)
 class MetadataBenchCase:
     nodes: int = 4
-    items: int = 2000  # files per rank
+    items: int = 2000  # files (and directories) per rank
+    kind: str = "both"  # metadata.kind: files, dirs or both
     write_bytes: int = 0
     read_bytes: int = 0
     mount: bool = True  # the third side, through the FUSE mount
@@ -49,7 +56,7 @@ class MetadataBenchCase:
 class MetadataBenchReport:
     case: MetadataBenchCase
     directory: str
-    run: dict[str, float]  # phase -> ops/s of all ranks, native client
+    run: dict[str, float]  # mdtest's phase name -> ops/s of all ranks, native client
     posix: dict[str, float]  # plain POSIX calls on the disk
     mount: dict[str, float] | None  # through the mount; None: not run
     results_dirs: dict[str, str]  # side -> its run's results directory
@@ -71,14 +78,15 @@ class MetadataBenchReport:
             "phases": [
                 {
                     "phase": phase,
-                    "mdtest_name": MDTEST_NAMES[phase],
-                    "run_ops_s": round(self.run[phase], 1),
-                    "mount_ops_s": None if self.mount is None else round(self.mount[phase], 1),
-                    "posix_ops_s": round(self.posix[phase], 1),
-                    "ratio": rounded(self.ratio(self.run, phase), ".3g"),
-                    "mount_ratio": rounded(self.ratio(self.mount, phase), ".3g"),
+                    "object": item_kind,
+                    "mdtest_name": name,
+                    "run_ops_s": round(self.run[name], 1),
+                    "mount_ops_s": None if self.mount is None else round(self.mount[name], 1),
+                    "posix_ops_s": round(self.posix[name], 1),
+                    "ratio": rounded(self.ratio(self.run, name), ".3g"),
+                    "mount_ratio": rounded(self.ratio(self.mount, name), ".3g"),
                 }
-                for phase in PHASES
+                for item_kind, phase, name in bench_phases(self.case.kind)
             ],
         }
 
@@ -97,6 +105,7 @@ def _run_side(
         "workload.tasks_per_node": 1,
         "metadata.mode": "only",
         "metadata.items": case.items,
+        "metadata.kind": case.kind,
         "metadata.unique_dir": True,
         "metadata.write_bytes": case.write_bytes,
         "metadata.read_bytes": case.read_bytes,
@@ -109,8 +118,8 @@ def _run_side(
     (result,) = run_plan(plan, command_line=["benchfs", "bench", "metadata"], observer=observer)
     assert result.summary is not None
     by_name = {row["phase"]: row for row in result.summary["phases"]}
-    rates = {phase: float(by_name[MDTEST_NAMES[phase]]["rate_mean_ops_s"] or 0.0)
-             for phase in PHASES}  # fmt: skip
+    rates = {name: float(by_name[name]["rate_mean_ops_s"] or 0.0)
+             for _, _, name in bench_phases(case.kind)}  # fmt: skip
     return rates, result.run_dir
 
 
@@ -137,7 +146,7 @@ def run_metadata_bench(
     run_dirs: dict[str, str] = {}
     try:
         for side, extra in sides.items():
-            on_progress(f"benchfs run ({side}): {case.ranks} ranks, {case.items} files each")
+            on_progress(f"benchfs run ({side}): {case.ranks} ranks, {case.items} items each")
             rates[side], run_dir = _run_side(case, side, root, results_dir, observer, extra)
             run_dirs[side] = str(run_dir)
     finally:

@@ -192,7 +192,12 @@ def cluster(
 def metadata(
     directory: DiskDirOption = None,
     json_output: JsonOption = False,
-    items: Annotated[int, typer.Option(min=1, help="Files per rank (mdtest -n).")] = 2000,
+    items: Annotated[
+        int, typer.Option(min=1, help="Files (and directories) per rank (mdtest -n).")
+    ] = 2000,
+    kind: Annotated[
+        str, typer.Option(help="files (mdtest -F), dirs (-D) or both (directories first).")
+    ] = "both",
     write_bytes: Annotated[str, typer.Option(help="Bytes written per file (mdtest -w).")] = "0",
     read_bytes: Annotated[str, typer.Option(help="Bytes read per file (mdtest -e).")] = "0",
     nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
@@ -204,10 +209,16 @@ def metadata(
     """The metadata workload on a local cluster (native client, the mount) and by
     plain POSIX calls on its disk."""
     from benchfs.bench.metadata import MetadataBenchCase, run_metadata_bench
+    from benchfs.workload.metadata_spec import ITEM_KINDS
 
+    if kind not in ITEM_KINDS:
+        raise typer.BadParameter(
+            f"{kind!r} is not one of {', '.join(ITEM_KINDS)}", param_hint="--kind"
+        )
     case = MetadataBenchCase(
         nodes=nodes,
         items=items,
+        kind=kind,
         write_bytes=_size(write_bytes, "--write-bytes"),
         read_bytes=_size(read_bytes, "--read-bytes"),
         mount=mount,
@@ -225,7 +236,8 @@ def metadata(
     table = Table(
         box=box.SIMPLE_HEAD,
         title=f"benchfs run vs POSIX calls on {report.directory} ({case.ranks} ranks, "
-        f"{case.items} files each, {case.write_bytes} bytes written)",
+        f"{case.items} {'items' if case.kind == 'both' else case.kind} each, "
+        f"{case.write_bytes} bytes written)",
     )
     headers = ["phase", "native (ops/s)", "mount (ops/s)", "POSIX (ops/s)",
                "native / POSIX", "mount / POSIX"]  # fmt: skip

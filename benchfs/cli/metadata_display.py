@@ -34,9 +34,13 @@ def metadata_table(summary: dict[str, Any]) -> Table | None:
     if not rows:
         return None
     first = rows[0]
+    objects = {row.get("object") for row in rows}
+    items = "items"  # files and directories
+    if len(objects) == 1:
+        items = {"file": "files", "directory": "directories"}.get(objects.pop(), "items")
     table = Table(
         title=f"Metadata (mdtest's names): {first.get('tasks')} ranks, "
-        f"{first.get('items_per_rank')} files per rank, {first.get('access')}, "
+        f"{first.get('items_per_rank')} {items} per rank, {first.get('access')}, "
         f"{first.get('repetitions')} repetition(s)",
         box=box.SIMPLE_HEAD,
         title_justify="left",

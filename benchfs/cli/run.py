@@ -87,7 +87,15 @@ def run(
         typer.Option("--metadata", help="Metadata phases (mdtest): off, with-data or only."),
     ] = None,
     metadata_items: Annotated[
-        int | None, typer.Option("--metadata-items", help="Files per rank (mdtest -n).")
+        int | None,
+        typer.Option("--metadata-items", help="Files or directories per rank (mdtest -n)."),
+    ] = None,
+    metadata_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--metadata-kind",
+            help="Metadata items: files (mdtest -F), dirs (-D) or both (directories first).",
+        ),
     ] = None,
     suite: Annotated[
         str | None,
@@ -124,6 +132,7 @@ def run(
             "workload.interface": interface,
             "metadata.mode": metadata,
             "metadata.items": None if metadata_items is None else str(metadata_items),
+            "metadata.kind": metadata_kind,
             "suite.name": suite,
             "output.label": label,
             "output.results_dir": results_dir,

@@ -18,6 +18,7 @@ from benchfs.cli.metadata_display import metadata_table
 from benchfs.cli.suite_display import suite_table
 from benchfs.config.plan import SweepPoint
 from benchfs.run.observer import PointResult, RunObserver
+from benchfs.workload.metadata_spec import MDTEST_DIR_NAMES
 from benchfs.workload.progress import PhaseProgress
 
 console = make_console()
@@ -71,7 +72,7 @@ class ConsoleObserver(RunObserver):
             self.bars = bars
         status = progress.status
         key = (status.repetition, status.phase)
-        # A metadata phase counts files, a data phase bytes; a stonewalled
+        # A metadata phase counts files or directories, a data phase bytes; a stonewalled
         # data phase ends on time, so its bar measures seconds.
         timed = status.stonewall_s > 0 and not status.expected_items
         total = (
@@ -87,7 +88,8 @@ class ConsoleObserver(RunObserver):
         done: float
         if status.expected_items:
             done = progress.ops
-            figures = f"{progress.ops:,} files  {progress.ops_per_s:,.0f} ops/s"
+            items = "directories" if status.phase in MDTEST_DIR_NAMES.values() else "files"
+            figures = f"{progress.ops:,} {items}  {progress.ops_per_s:,.0f} ops/s"
         else:
             done = min(progress.elapsed_s, total) if timed else progress.bytes
             figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"

@@ -1,7 +1,8 @@
 """The ``[metadata]`` section: the mdtest-style metadata workload.
 
-Files only (mdtest ``-F``): the engine's namespace is flat, so there are
-no directory phases. docs/CONFIG.md describes every key.
+mdtest's file phases (``-F``), its directory phases (``-D``) or both, the
+directory phases first as mdtest runs them. docs/CONFIG.md describes every
+key.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from benchfs.config.sizes import parse_size
 
 MetadataMode = Literal["off", "with-data", "only"]
 MetadataPhaseName = Literal["create", "stat", "read", "remove"]
+# files: mdtest -F; dirs: mdtest -D; both: neither flag.
+MetadataKind = Literal["files", "dirs", "both"]
 # The order mdtest runs its file phases in.
 PHASE_ORDER: tuple[MetadataPhaseName, ...] = ("create", "stat", "read", "remove")
 ByteCount = Annotated[int, BeforeValidator(parse_size), Field(ge=0, le=1 << 30)]
@@ -24,12 +27,13 @@ class MetadataConfig(BaseModel):
 
     # off: no metadata phases; with-data: after the data workload; only: instead of it.
     mode: MetadataMode = "off"
-    items: Annotated[int, Field(ge=1, le=1 << 32)] = 1000  # files per rank (mdtest -n)
+    kind: MetadataKind = "files"
+    items: Annotated[int, Field(ge=1, le=1 << 32)] = 1000  # files/dirs per rank (mdtest -n)
     phases: list[MetadataPhaseName] = list(PHASE_ORDER)
     unique_dir: bool = True  # a directory per rank (mdtest -u), else one for all ranks
     write_bytes: ByteCount = 0  # written to each file after creating it (mdtest -w)
     read_bytes: ByteCount = 0  # read from each file in the read phase (mdtest -e)
-    stonewall_s: Annotated[float, Field(ge=0)] = 0.0  # create only (mdtest -W)
+    stonewall_s: Annotated[float, Field(ge=0)] = 0.0  # creation phases only (mdtest -W)
     repetitions: Annotated[int, Field(ge=1)] = 1  # (mdtest -i)
     prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64)] = "mdtest"
 
@@ -42,8 +46,8 @@ class MetadataConfig(BaseModel):
                 f"phases must keep mdtest's order {', '.join(PHASE_ORDER)}, got {self.phases}"
             )
         if self.phases[0] != "create":
-            raise ValueError("phases must start with 'create': the files must exist first")
-        if self.read_bytes > self.write_bytes and "read" in self.phases:
+            raise ValueError("phases must start with 'create': the items must exist first")
+        if self.read_bytes > self.write_bytes and "read" in self.phases and self.kind != "dirs":
             raise ValueError(
                 f"read_bytes ({self.read_bytes}) must be at most write_bytes "
                 f"({self.write_bytes}): a file holds only what was written to it"

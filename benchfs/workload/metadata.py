@@ -1,14 +1,17 @@
-"""The metadata workload as the ranks run it: mdtest's file phases through
-the engine's ``Client.run_metadata_phase`` (the per-item loop is in Rust).
+"""The metadata workload as the ranks run it: mdtest's directory and file
+phases through the engine's ``Client.run_metadata_phase`` (the per-item
+loop is in Rust).
 
 Per repetition: barrier, the phase on every rank, barrier, for each phase
-in mdtest's order. A stonewall stops the create phase early on each rank;
-then every rank catches up to the rank that got furthest (mdtest's
-wear-out), so all ranks hold the same number of files and the later phases
-operate on exactly the files created. Without a remove phase the files are
-removed after the repetition, untimed, so the next repetition starts empty.
-With ``sync_after_create`` (mdtest ``-Y``, the IO500 suite) each rank then
-calls its target's ``sync`` before the phase's time ends.
+in mdtest's order: the directory phases first (mkdir, stat, rmdir), then
+the file phases (create, stat, read, remove). A stonewall stops a creation
+phase early on each rank; then every rank catches up to the rank that got
+furthest (mdtest's wear-out), so all ranks hold the same number of items
+and the later phases operate on exactly the items created. Without a
+remove phase the items are removed after their kind's phases, untimed, so
+the next repetition starts empty. With ``sync_after_create`` (mdtest
+``-Y``, the IO500 suite) each rank then calls its target's ``sync`` before
+the phase's time ends.
 
 Rows and latencies go where the data phases' go (``workload/ranks.jsonl``,
 ``workload/latency-<phase>-<rep>.npy``), under mdtest's phase names.
@@ -21,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchfs.workload.metadata_spec import MDTEST_NAMES, MetadataWorkload
+from benchfs.workload.metadata_spec import MetadataWorkload, mdtest_name
 from benchfs.workload.progress import State
 
 
@@ -67,24 +70,30 @@ class MetadataRank:
 
     def run(self) -> None:
         for repetition in range(self.workload.repetitions):
-            items = self.workload.items
-            for phase in self.workload.phases:
-                result = self.phase(repetition, phase, items)
-                if phase == "create":
-                    items = int(result["items_reached"])
-                self.collect(repetition, MDTEST_NAMES[phase], result)
-            if "remove" not in self.workload.phases:
-                self.remove_untimed(items)
+            for item_kind in self.workload.item_kinds():
+                items = self.workload.items
+                for phase in self.workload.phases_of(item_kind):
+                    result = self.phase(repetition, phase, items, item_kind=item_kind)
+                    if phase == "create":
+                        items = int(result["items_reached"])
+                    self.collect(repetition, mdtest_name(item_kind, phase), result)
+                if "remove" not in self.workload.phases:
+                    self.remove_untimed(items, item_kind)
 
     def phase(
-        self, repetition: int, phase: str, items: int, name: str | None = None
+        self,
+        repetition: int,
+        phase: str,
+        items: int,
+        name: str | None = None,
+        item_kind: str = "file",
     ) -> dict[str, Any]:
-        """One phase between barriers; ``name`` is what it is reported as
-        (mdtest's name of the phase unless given)."""
+        """One phase between barriers on items of ``item_kind``; ``name`` is
+        what it is reported as (mdtest's name of the phase unless given)."""
         from mpi4py import MPI
 
-        name = name or MDTEST_NAMES[phase]
-        arguments = self.workload.arguments(phase, self.rank, self.ranks)
+        name = name or mdtest_name(item_kind, phase)
+        arguments = self.workload.arguments(phase, self.rank, self.ranks, item_kind)
         arguments["items"] = items
         progress = self.progress_path(repetition, name, self.rank, False)
         progress.parent.mkdir(parents=True, exist_ok=True)
@@ -115,9 +124,9 @@ class MetadataRank:
         result["stonewall_ops"] = stonewall_items
         return result
 
-    def remove_untimed(self, items: int) -> None:
-        """The repetition's files, when no remove phase took them."""
+    def remove_untimed(self, items: int, item_kind: str = "file") -> None:
+        """The repetition's files or directories, when no remove phase took them."""
         self.comm.Barrier()
-        arguments = self.workload.arguments("remove", self.rank, self.ranks)
+        arguments = self.workload.arguments("remove", self.rank, self.ranks, item_kind)
         self.client.run_metadata_phase(**{**arguments, "items": items})
         self.comm.Barrier()

@@ -7,13 +7,34 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-# The engine's phase -> mdtest's name of it.
+# The engine's phase -> mdtest's name of it, for files and for directories
+# (mdtest's "Directory read" does nothing, so directories have no read phase).
 MDTEST_NAMES: dict[str, str] = {
     "create": "File creation",
     "stat": "File stat",
     "read": "File read",
     "remove": "File removal",
 }
+MDTEST_DIR_NAMES: dict[str, str] = {
+    "create": "Directory creation",
+    "stat": "Directory stat",
+    "remove": "Directory removal",
+}
+# Every name a metadata phase of the workload may have.
+METADATA_PHASE_NAMES = frozenset({*MDTEST_NAMES.values(), *MDTEST_DIR_NAMES.values()})
+# metadata.kind -> the engine's item kinds, in the order mdtest runs them:
+# directories, then files.
+ITEM_KINDS: dict[str, tuple[str, ...]] = {
+    "files": ("file",),
+    "dirs": ("dir",),
+    "both": ("dir", "file"),
+}
+
+
+def mdtest_name(item_kind: str, phase: str) -> str:
+    """mdtest's name of the engine's ``phase`` on items of ``item_kind``
+    (``file`` or ``dir``)."""
+    return (MDTEST_DIR_NAMES if item_kind == "dir" else MDTEST_NAMES)[phase]
 
 
 @dataclass(frozen=True)
@@ -34,6 +55,7 @@ class MetadataWorkload:
     seed: int = 0
     # mdtest -Y: the create phase ends with the target's sync, inside its time.
     sync_after_create: bool = False
+    kind: str = "files"  # files, dirs or both (metadata.kind)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -42,10 +64,25 @@ class MetadataWorkload:
     def from_json(cls, data: Mapping[str, Any]) -> MetadataWorkload:
         return cls(**data)
 
-    def arguments(self, phase: str, rank: int, ranks: int) -> dict[str, Any]:
+    def item_kinds(self) -> tuple[str, ...]:
+        """The engine's item kinds of the workload, in the order they run."""
+        return ITEM_KINDS[self.kind]
+
+    def phases_of(self, item_kind: str) -> list[str]:
+        """The phases run on items of ``item_kind``: a directory has no read."""
+        return [p for p in self.phases if item_kind == "file" or p in MDTEST_DIR_NAMES]
+
+    def phase_names(self) -> list[str]:
+        """mdtest's names of every phase of a repetition, in the order they run."""
+        return [mdtest_name(k, p) for k in self.item_kinds() for p in self.phases_of(k)]
+
+    def arguments(
+        self, phase: str, rank: int, ranks: int, item_kind: str = "file"
+    ) -> dict[str, Any]:
         """Keyword arguments of ``Client.run_metadata_phase`` for one phase."""
         return {
             "phase": phase,
+            "kind": item_kind,
             "prefix": self.prefix,
             "items": self.items,
             "rank": rank,

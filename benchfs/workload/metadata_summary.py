@@ -1,7 +1,8 @@
 """The metadata phases of ``workload/summary.json``, computed as mdtest does.
 
 Pure functions over the per-rank rows of the metadata phases (mdtest's
-names: "File creation" ...) and their per-item latencies.
+names: "Directory creation", "File creation" ...) and their per-item
+latencies.
 
 - The rate of a repetition is mdtest's: the items of all ranks over the
   span from the first rank's start to the last rank's end (the barriers
@@ -24,14 +25,16 @@ import numpy.typing as npt
 from analysis.phases import SHARED_DIR, UNIQUE_DIR, MetadataPhase
 from analysis.phases import latency_figures as phase_latency
 from benchfs import __version__
-from benchfs.workload.metadata_spec import MDTEST_NAMES, MetadataWorkload
+from benchfs.workload.metadata_spec import (
+    MDTEST_DIR_NAMES,
+    METADATA_PHASE_NAMES,
+    MetadataWorkload,
+)
 from benchfs.workload.summary import NS_PER_S, RankRow, latency_figures
-
-METADATA_PHASES = frozenset(MDTEST_NAMES.values())
 
 
 def is_metadata_phase(phase: str) -> bool:
-    return phase in METADATA_PHASES
+    return phase in METADATA_PHASE_NAMES
 
 
 def _span_s(rows: Sequence[RankRow]) -> float:
@@ -79,6 +82,8 @@ def phase_row(
     rank_rates = [r.ops / r.elapsed_s for r in every if r.elapsed_s > 0]
     hits = [r.stonewall_ops for r in every if r.stonewall_ops is not None]
     stonewalled = any(r.stonewalled for r in every)
+    # A suite's phases ("mdtest-hard-write") are on files too.
+    on_files = phase not in MDTEST_DIR_NAMES.values()
     latency = None
     if latency_ns is not None and latency_ns.size:
         latency = phase_latency((latency_ns.astype(np.float64) / 1000.0).tolist())
@@ -103,8 +108,9 @@ def phase_row(
         rank_rate_mean_ops_s=statistics.fmean(rank_rates) if rank_rates else None,
         queue_depth=1,
         access=UNIQUE_DIR if workload.unique_dir else SHARED_DIR,
-        write_bytes=workload.write_bytes,
-        read_bytes=workload.read_bytes,
+        # Bytes per file: a directory holds none.
+        write_bytes=workload.write_bytes if on_files else None,
+        read_bytes=workload.read_bytes if on_files else None,
         stonewall_s=workload.stonewall_s or None,
         stonewalled=stonewalled,
         stonewall_items_min=min(hits) if hits and stonewalled else None,
@@ -126,7 +132,7 @@ def summarize_metadata(
             grouped.setdefault((row.phase, row.repetition), []).append(row)
     phases: list[dict[str, Any]] = []
     repetitions: list[dict[str, Any]] = []
-    for name in [MDTEST_NAMES[p] for p in workload.phases]:
+    for name in workload.phase_names():
         keys = sorted(key for key in grouped if key[0] == name)
         if not keys:
             continue

@@ -31,7 +31,7 @@ from typing import Any
 from analysis.layout import RANKS_FILE, latency_file_name
 from benchfs.config.model import RunConfig, Transport
 from benchfs.errors import ConfigError
-from benchfs.workload.metadata_spec import MDTEST_NAMES, MetadataWorkload
+from benchfs.workload.metadata_spec import METADATA_PHASE_NAMES, MetadataWorkload
 from benchfs.workload.summary import WorkloadParameters
 
 PHASE_FILE = "phase.json"
@@ -119,17 +119,17 @@ class WorkloadSpec:
         (0: not known before, as in a suite's phases, which end on time)."""
         if self.suite is not None:
             return 0
-        if phase in MDTEST_NAMES.values():
+        if phase in METADATA_PHASE_NAMES:
             per_file = {"File creation": "write_bytes", "File read": "read_bytes"}.get(phase)
             md = self.metadata or {}
             return self.expected_items(phase) * int(md.get(per_file, 0) if per_file else 0)
         return self.ranks * self.block_size * self.segments
 
     def expected_items(self, phase: str) -> int:
-        """Files of all ranks in a metadata phase (without a stonewall), 0 for a data phase."""
+        """Items of all ranks in a metadata phase (without a stonewall), 0 for a data phase."""
         if self.suite is not None:
             return 0
-        if phase not in MDTEST_NAMES.values():
+        if phase not in METADATA_PHASE_NAMES:
             return 0
         return self.ranks * int((self.metadata or {}).get("items", 0))
 
@@ -269,4 +269,5 @@ def metadata_workload(config: RunConfig) -> dict[str, Any] | None:
         stonewall_s=md.stonewall_s,
         repetitions=md.repetitions,
         prefix=md.prefix,
+        kind=md.kind,
     ).to_json()

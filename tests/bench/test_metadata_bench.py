@@ -1,6 +1,6 @@
 """`benchfs bench metadata` for real: the metadata workload on a local
 4-daemon cluster through the native client and through the FUSE mount, and
-by plain POSIX calls on the same disk (few files)."""
+by plain POSIX calls on the same disk (few files and directories)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from run_helpers import environment, needs_mount
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-NAMES = ["File creation", "File stat", "File read", "File removal"]
+DIR_NAMES = ["Directory creation", "Directory stat", "Directory removal"]
+NAMES = [*DIR_NAMES, "File creation", "File stat", "File read", "File removal"]
 
 
 def bench(tmp_path: Path, directory: Path, *extra: str) -> dict:  # type: ignore[type-arg]
@@ -34,6 +35,7 @@ def check_sides(report: dict, sides: list[str]) -> None:  # type: ignore[type-ar
     assert report["case"]["ranks"] == 4 and report["case"]["items"] == 30
     phases = report["phases"]
     assert [p["mdtest_name"] for p in phases] == NAMES
+    assert [p["object"] for p in phases] == ["dir"] * 3 + ["file"] * 4
     for phase in phases:
         assert phase["run_ops_s"] > 0 and phase["posix_ops_s"] > 0
         assert phase["ratio"] == pytest.approx(phase["run_ops_s"] / phase["posix_ops_s"], rel=0.01)
@@ -64,3 +66,13 @@ def test_the_mount_as_a_third_side(tmp_path: Path) -> None:
             phase["mount_ops_s"] / phase["posix_ops_s"], rel=0.01
         )
     assert list(directory.iterdir()) == []
+
+
+def test_a_bad_kind_is_refused_naming_the_option(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchfs", "bench", "metadata", "--kind", "folders",
+         "--dir", str(tmp_path)],
+        capture_output=True, text=True, env=environment(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0 and "--kind" in done.stderr and "folders" in done.stderr
+    assert "Traceback" not in done.stderr and list(tmp_path.iterdir()) == []

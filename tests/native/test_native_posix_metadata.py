@@ -123,3 +123,30 @@ def test_read_verification_finds_the_file_whose_bytes_changed(tmp_path: Path) ->
     # Without verify the same read counts nothing; another seed is all wrong.
     assert phase(tmp_path, "read", **common)["verify_errors"] == 0
     assert phase(tmp_path, "read", verify=True, **{**common, "seed": 78})["verify_errors"] == ITEMS
+
+
+@pytest.mark.parametrize("unique_dir", [True, False], ids=["unique-dir", "shared-dir"])
+def test_directory_phases_against_the_directory(tmp_path: Path, unique_dir: bool) -> None:
+    common: dict[str, Any] = dict(
+        kind="dir", prefix="md", items=ITEMS, ranks=RANKS, unique_dir=unique_dir
+    )
+    made = [phase(tmp_path, "create", rank=rank, **common) for rank in range(RANKS)]
+    assert {(m["kind"], m["ops"], m["bytes"]) for m in made} == {("dir", ITEMS, 0)}
+    entries = [p for d in {m["dir"] for m in made} for p in (tmp_path / d).iterdir()]
+    expected = {f"dir.mdtest.{rank}.{i}" for rank in range(RANKS) for i in range(ITEMS)}
+    assert {p.name for p in entries} == expected and all(p.is_dir() for p in entries)
+    assert {stat.S_IMODE(p.stat().st_mode) for p in entries} == {0o700}
+    for rank in range(RANKS):
+        assert phase(tmp_path, "stat", rank=rank, **common)["ops"] == ITEMS
+    (tmp_path / made[2]["dir"] / "dir.mdtest.2.4" / "inside").touch()
+    with pytest.raises(OSError, match=r"dir\.mdtest\.2\.4"):
+        phase(tmp_path, "remove", rank=2, **common)
+    (tmp_path / made[2]["dir"] / "dir.mdtest.2.4" / "inside").unlink()
+    phase(tmp_path, "remove", rank=2, first_item=4, **common)
+    for rank in (0, 1):
+        assert phase(tmp_path, "remove", rank=rank, **common)["ops"] == ITEMS
+    assert [p for d in {m["dir"] for m in made} for p in (tmp_path / d).iterdir()] == []
+    with pytest.raises(ValueError, match="no directory phase"):
+        phase(tmp_path, "read", prefix="md", items=1, kind="dir")
+    with pytest.raises(ValueError, match="kind"):
+        phase(tmp_path, "create", prefix="md", items=1, kind="dirs")

@@ -159,3 +159,37 @@ def test_bad_arguments_name_themselves(cluster: Cluster) -> None:
             c.run_metadata_phase(phase="create", prefix="../x", items=1)
         with pytest.raises(ValueError, match="first_item"):
             c.run_metadata_phase(phase="create", prefix="x", items=1, first_item=2)
+
+
+@pytest.mark.parametrize("unique_dir", [True, False], ids=["unique-dir", "shared-dir"])
+def test_directory_phases_against_the_namespace(cluster: Cluster, unique_dir: bool) -> None:
+    prefix = f"mdd-{cluster.transport}-{'u' if unique_dir else 's'}"
+    common: dict[str, Any] = dict(
+        kind="dir", prefix=prefix, items=ITEMS, ranks=RANKS, unique_dir=unique_dir
+    )
+    with cluster.client() as c:
+        made = [c.run_metadata_phase(phase="create", rank=r, **common) for r in range(RANKS)]
+        assert {(m["kind"], m["phase"], m["ops"], m["bytes"]) for m in made} == {
+            ("dir", "create", ITEMS, 0)
+        }
+        dirs = {m["dir"] for m in made}
+        expected = {f"dir.mdtest.{rank}.{i}" for rank in range(RANKS) for i in range(ITEMS)}
+        listed = {(e["name"], e["kind"]) for d in dirs for e in c.readdir(d)}
+        assert listed == {(name, "dir") for name in expected}
+        for rank in range(RANKS):
+            assert c.run_metadata_phase(phase="stat", rank=rank, **common)["ops"] == ITEMS
+        # A directory with something in it is not removed: the phase fails, naming it.
+        c.close(c.create(f"{made[1]['dir']}/dir.mdtest.1.3/inside"))
+        with pytest.raises(OSError, match=r"dir\.mdtest\.1\.3"):
+            c.run_metadata_phase(phase="remove", rank=1, **common)
+        c.unlink(f"{made[1]['dir']}/dir.mdtest.1.3/inside")
+        c.run_metadata_phase(phase="remove", rank=1, first_item=3, **common)
+        for rank in (0, 2):
+            assert c.run_metadata_phase(phase="remove", rank=rank, **common)["ops"] == ITEMS
+        assert {name for d in dirs for name in names(c, d)} == set()
+        with pytest.raises(FileNotFoundError, match=r"dir\.mdtest\.0\.0"):
+            c.run_metadata_phase(phase="stat", rank=0, **common)
+        with pytest.raises(ValueError, match="no directory phase"):
+            c.run_metadata_phase(phase="read", rank=0, **common)
+        with pytest.raises(ValueError, match="kind"):
+            c.run_metadata_phase(phase="create", prefix="x", items=1, kind="dirs")  # type: ignore[arg-type]

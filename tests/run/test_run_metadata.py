@@ -1,7 +1,8 @@
 """The metadata workload through `benchfs run` on the embedded local
-cluster (4 daemons, 4 MPI ranks): mdtest's file phases, a directory per rank
-and one shared, the stonewall with its wear-out, the summary under mdtest's
-names, the report, and `benchfs compare` of two such runs.
+cluster (4 daemons, 4 MPI ranks): mdtest's file and directory phases, a
+directory per rank and one shared, the stonewall with its wear-out, the
+summary under mdtest's names, the report, and `benchfs compare` of two such
+runs.
 
 What the phases leave in the namespace is checked against the daemons by
 tests/rpc/test_metadata_phase.py; here the figures the ranks report must
@@ -24,6 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 RANKS = 4
 ITEMS = 40
 NAMES = ["File creation", "File stat", "File read", "File removal"]
+DIR_NAMES = ["Directory creation", "Directory stat", "Directory removal"]
 
 
 def metadata_args(tmp_path: Path, *extra: str) -> list[str]:
@@ -135,3 +137,64 @@ def test_without_a_remove_phase_each_repetition_starts_empty(tmp_path: Path) -> 
     rows = metadata_rows(summary(run_dir))
     assert [row["phase"] for row in rows] == ["File creation", "File stat"]
     assert all(row["repetitions"] == 2 and row["items"] == RANKS * ITEMS for row in rows)
+
+
+def test_directory_phases_run_before_the_file_phases(tmp_path: Path) -> None:
+    config = tmp_path / "md.toml"
+    config.write_text('[metadata]\nkind = "both"\nunique_dir = [true, false]\nrepetitions = 2\n')
+    done = benchfs_run([*metadata_args(tmp_path), "--config", str(config)])
+    assert done.returncode == 0, done.stderr
+    for run_dir in run_dirs(tmp_path / "results"):
+        document = summary(run_dir)
+        assert document["metadata_parameters"]["kind"] == "both"
+        rows = {row["phase"]: row for row in metadata_rows(document)}
+        assert list(rows) == [*DIR_NAMES, *NAMES]
+        for name in DIR_NAMES:
+            row = rows[name]
+            assert (row["object"], row["tasks"], row["repetitions"]) == ("directory", RANKS, 2)
+            assert row["items"] == RANKS * ITEMS and row["items_per_rank"] == ITEMS
+            assert (row["write_bytes"], row["read_bytes"]) == (None, None)
+            assert 0 < row["rate_min_ops_s"] <= row["rate_mean_ops_s"] <= row["rate_max_ops_s"]
+            assert row["latency_ops"] == 2 * RANKS * ITEMS
+            latency = np.load(run_dir / "workload" / f"latency-{name}-1.npy")
+            assert latency.size == RANKS * ITEMS
+        ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+        assert len(ranks) == 2 * len([*DIR_NAMES, *NAMES]) * RANKS
+        assert all(r["ops"] == ITEMS for r in ranks)
+        assert all(r["bytes"] == 0 for r in ranks if r["phase"] in DIR_NAMES)
+        # Ranks run the phases in mdtest's order: every mkdir before any file is made.
+        by_phase = {n: [r for r in ranks if r["phase"] == n and r["repetition"] == 0]
+                    for n in [*DIR_NAMES, *NAMES]}  # fmt: skip
+        ends = [max(r["end_unix_ns"] for r in by_phase[n]) for n in [*DIR_NAMES, *NAMES]]
+        starts = [min(r["start_unix_ns"] for r in by_phase[n]) for n in [*DIR_NAMES, *NAMES]]
+        assert all(end <= start for end, start in zip(ends, starts[1:], strict=False))
+        assert "Directory removal" in (run_dir / "report.md").read_text()
+
+
+def test_directory_creation_stonewall_wears_out(tmp_path: Path) -> None:
+    args = small_args(
+        tmp_path,
+        "--metadata", "only",
+        "--metadata-kind", "dirs",
+        "--metadata-items", "1000000",
+        "--set", "metadata.stonewall_s=0.3",
+    )  # fmt: skip
+    done = benchfs_run(args)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    rows = metadata_rows(summary(run_dir))
+    assert [row["phase"] for row in rows] == DIR_NAMES
+    assert rows[0]["stonewalled"] and rows[0]["stonewall_s"] == 0.3
+    assert 0 < rows[0]["stonewall_items_min"] <= rows[0]["stonewall_items_max"] < 1_000_000
+    ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    most = rows[0]["stonewall_items_max"]
+    for name in DIR_NAMES:
+        assert {r["ops"] for r in ranks if r["phase"] == name} == {most}, name
+
+
+def test_a_bad_kind_is_refused_naming_the_key(tmp_path: Path) -> None:
+    done = benchfs_run(small_args(tmp_path, "--metadata", "only", "--metadata-kind", "folders"))
+    assert done.returncode != 0
+    assert "metadata.kind" in done.stderr and "'files', 'dirs' or 'both'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "results").exists() or not run_dirs(tmp_path / "results")

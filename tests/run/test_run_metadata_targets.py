@@ -1,8 +1,9 @@
 """The metadata workload through `benchfs run` on every target: a posix:
 directory (plain POSIX calls in the engine, no daemons) and BenchFS through
 its FUSE mount (4 daemons, 4 mounts, 4 ranks); the rows and rates under
-mdtest's names, every file removed, nothing of the run left, and
-`benchfs compare` of the two phase by phase."""
+mdtest's names, the directory phases before the file phases, every file
+and directory removed, nothing of the run left, and `benchfs compare` of
+the two phase by phase."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 RANKS = 4
 ITEMS = 40
 NAMES = ["File creation", "File stat", "File read", "File removal"]
+DIR_NAMES = ["Directory creation", "Directory stat", "Directory removal"]
 
 
 def metadata_args(tmp_path: Path, *extra: str, mode: str = "only") -> list[str]:
@@ -43,19 +45,22 @@ def metadata_args(tmp_path: Path, *extra: str, mode: str = "only") -> list[str]:
     )  # fmt: skip
 
 
-def check_rows(run_dir: Path, data_phases: tuple[str, ...] = ()) -> dict[str, Any]:
+def check_rows(
+    run_dir: Path, data_phases: tuple[str, ...] = (), names: tuple[str, ...] = tuple(NAMES)
+) -> dict[str, Any]:
     document = summary(run_dir)
     rows = [row for row in document["phases"] if row.get("kind") == "metadata"]
-    assert [row["phase"] for row in document["phases"]] == [*data_phases, *NAMES]
+    assert [row["phase"] for row in document["phases"]] == [*data_phases, *names]
     for row in rows:
         assert row["items"] == RANKS * ITEMS and row["tasks"] == RANKS
         assert 0 < row["rate_min_ops_s"] <= row["rate_mean_ops_s"] <= row["rate_max_ops_s"]
         assert row["p50_us"] <= row["p99_us"] <= row["max_us"]
     lines = (run_dir / "workload" / "ranks.jsonl").open()
-    ranks = [r for r in map(json.loads, lines) if r["phase"] in NAMES]
-    assert len(ranks) == len(NAMES) * RANKS and all(r["ops"] == ITEMS for r in ranks)
-    for name in ("File creation", "File read"):
+    ranks = [r for r in map(json.loads, lines) if r["phase"] in names]
+    assert len(ranks) == len(names) * RANKS and all(r["ops"] == ITEMS for r in ranks)
+    for name in {"File creation", "File read"} & set(names):
         assert sum(r["bytes"] for r in ranks if r["phase"] == name) == RANKS * ITEMS * 3901
+    assert all(r["bytes"] == 0 for r in ranks if r["phase"] in DIR_NAMES)
     return document
 
 
@@ -71,12 +76,33 @@ def test_data_then_metadata_on_a_posix_directory(tmp_path: Path) -> None:
     assert list(target.iterdir()) == []  # the run's directory and its trees are gone
 
 
+def test_directories_on_a_posix_directory_are_made_and_removed(tmp_path: Path) -> None:
+    target = tmp_path / "disk"
+    target.mkdir()
+    args = metadata_args(
+        tmp_path,
+        "--metadata-kind", "dirs",
+        "--set", f"workload.target=posix:{target}",
+        "--set", "workload.keep_files=true",
+        "--set", "metadata.unique_dir=false",
+    )  # fmt: skip
+    done = benchfs_run(args)
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    document = check_rows(run_dir, names=tuple(DIR_NAMES))
+    assert {row["access"] for row in document["phases"]} == {"shared-dir"}
+    # The kept run directory holds the shared tree, every rank's directories removed.
+    (tree,) = target.glob("benchfs-*/mdtest/tree.shared")
+    assert tree.is_dir() and list(tree.iterdir()) == []
+
+
 @needs_mount
 def test_metadata_only_through_the_mount_then_compared_with_the_disk(tmp_path: Path) -> None:
-    done = benchfs_run(metadata_args(tmp_path, "--interface", "mount"))
+    both = ("--metadata-kind", "both")
+    done = benchfs_run(metadata_args(tmp_path, "--interface", "mount", *both))
     assert done.returncode == 0, done.stderr
     (mounted,) = run_dirs(tmp_path / "results")
-    check_rows(mounted)
+    check_rows(mounted, names=(*DIR_NAMES, *NAMES))
     record = manifest(mounted)
     assert record["interface"] == "mount" and record["status"] == "completed"
     for fs in record["mount"]["file_systems"].values():
@@ -85,7 +111,7 @@ def test_metadata_only_through_the_mount_then_compared_with_the_disk(tmp_path: P
     assert_nothing_left(tmp_path, token_of(mounted))
     target = tmp_path / "disk"
     target.mkdir()
-    done = benchfs_run(metadata_args(tmp_path, "--set", f"workload.target=posix:{target}"))
+    done = benchfs_run(metadata_args(tmp_path, "--set", f"workload.target=posix:{target}", *both))
     assert done.returncode == 0, done.stderr
     (disk,) = [d for d in run_dirs(tmp_path / "results") if d != mounted]
     compared = subprocess.run(
@@ -98,5 +124,5 @@ def test_metadata_only_through_the_mount_then_compared_with_the_disk(tmp_path: P
         for row in json.loads(compared.stdout)["metrics"]
         if row["metric"] == "rate_mean_ops_s"
     }
-    assert set(rates) == set(NAMES)
+    assert set(rates) == {*DIR_NAMES, *NAMES}
     assert all(row["A"] > 0 and row["B"] > 0 for row in rates.values())

@@ -15,6 +15,7 @@ from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.metadata_summary import summarize_metadata
 from benchfs.workload.summary import RankRow
 
+PHASES = ["create", "stat", "read", "remove"]
 S = 1_000_000_000
 T0 = 1_700_000_000 * S
 WORKLOAD = MetadataWorkload(
@@ -102,3 +103,34 @@ def test_the_metadata_section_checks_name_the_key() -> None:
     assert plan.base.metadata.write_bytes == 4096
     swept = apply_overrides(base, {"metadata.items": "10,20", "metadata.mode": "only"})
     assert swept.axes[0].values == ("10", "20")
+    assert base.base.metadata.kind == "files"
+    with pytest.raises(ConfigError, match=r"metadata\.kind.*'files', 'dirs' or 'both'"):
+        apply_overrides(base, {"metadata.kind": "folders"})
+    # Directories hold no bytes: reading more than was written concerns files only.
+    dirs = apply_overrides(base, {"metadata.kind": "dirs", "metadata.read_bytes": "4k"})
+    assert dirs.base.metadata.kind == "dirs"
+    plan = parse_config('[metadata]\nkind = ["files", "dirs", "both"]\n', "md.toml")
+    assert [axis.key for axis in plan.axes] == ["metadata.kind"]
+
+
+def test_directory_phases_come_first_and_hold_no_bytes() -> None:
+    workload = MetadataWorkload(**{**WORKLOAD.to_json(), "phases": PHASES, "kind": "both"})
+    assert workload.phase_names() == [
+        "Directory creation", "Directory stat", "Directory removal",
+        "File creation", "File stat", "File read", "File removal",
+    ]  # fmt: skip
+    assert workload.arguments("create", 1, 2, "dir")["kind"] == "dir"
+    only_dirs = MetadataWorkload(**{**workload.to_json(), "kind": "dirs"})
+    assert only_dirs.phase_names() == ["Directory creation", "Directory stat", "Directory removal"]
+    # Rows arrive in any order; the summary keeps mdtest's.
+    rows = [
+        row(name, 0, rank, 0, 1) for name in reversed(workload.phase_names()) for rank in range(2)
+    ]
+    phases, _ = summarize_metadata(rows, workload)
+    assert [p["phase"] for p in phases] == workload.phase_names()
+    by_name = {p["phase"]: MetadataPhase.from_row(p) for p in phases}
+    directory, file = by_name["Directory creation"], by_name["File creation"]
+    assert (directory.object, directory.operation) == ("directory", "create")
+    assert (directory.write_bytes, directory.read_bytes) == (None, None)
+    assert (directory.items, directory.rate_mean_ops_s) == (200.0, 200.0)
+    assert (file.object, file.write_bytes) == ("file", 10)

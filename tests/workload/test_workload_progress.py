@@ -62,6 +62,9 @@ def test_a_metadata_phase_counts_files(tmp_path: Path) -> None:
         100, 1000,
     )  # fmt: skip
     assert (spec.expected_items("File stat"), spec.expected_bytes("File stat")) == (100, 0)
+    # A directory holds no bytes: only the items count.
+    mkdir = "Directory creation"
+    assert (spec.expected_items(mkdir), spec.expected_bytes(mkdir)) == (100, 0)
     assert spec.expected_items("write") == 0
     spec.phase_file.parent.mkdir(parents=True)
     status = PhaseStatus(0, "File stat", "running", 10 * S, 0, 100)

@@ -321,6 +321,7 @@ class Client:
         phase: Literal["create", "stat", "read", "remove"],
         prefix: str,
         items: int,
+        kind: Literal["file", "dir"] = "file",
         rank: int = 0,
         ranks: int = 1,
         first_item: int = 0,
@@ -339,7 +340,11 @@ class Client:
         mdtest ``-u``) or ``f"{prefix}/tree.shared/file.mdtest.{rank}.{i}"``:
         ``create`` creates it (exclusive), writes ``write_bytes`` and closes
         it; ``stat`` stats it; ``read`` opens it, reads ``read_bytes`` and
-        closes it; ``remove`` unlinks it. ``stonewall_s`` (create only)
+        closes it; ``remove`` unlinks it. With ``kind="dir"`` the items
+        are directories ``.../dir.mdtest.{rank}.{i}``: ``create`` is mkdir,
+        ``stat`` stats it, ``remove`` is rmdir, and ``read`` is refused
+        (mdtest's directory read does nothing). The create phase of either
+        kind makes the rank's tree first. ``stonewall_s`` (create only)
         stops starting items after that many seconds; ``items_reached``
         says where a wear-out call (``first_item``) goes on. The first
         failed item raises. Each file's bytes are its item's part of the
@@ -392,6 +397,7 @@ def run_posix_metadata_phase(
     phase: Literal["create", "stat", "read", "remove"],
     prefix: str,
     items: int,
+    kind: Literal["file", "dir"] = "file",
     rank: int = 0,
     ranks: int = 1,
     first_item: int = 0,
@@ -405,9 +411,10 @@ def run_posix_metadata_phase(
 ) -> MetadataPhaseResult:
     """``Client.run_metadata_phase`` on any mounted file system: the items
     under ``directory`` with plain POSIX calls (open with ``O_CREAT|O_EXCL``,
-    write, close; statx; open, read, close; unlink), the create phase making
-    the rank's directory (mode 0700) first. Same items, data, verification,
-    stonewall, wear-out, progress record and result; ``dir`` is relative to ``directory``,
+    write, close; statx; open, read, close; unlink; for ``kind="dir"``
+    mkdir (mode 0700), statx, rmdir), the create phase making the rank's
+    directory (mode 0700) first. Same items, data, verification, stonewall,
+    wear-out, progress record and result; ``dir`` is relative to ``directory``,
     ``rpcs`` and ``retries`` are 0. A failed item raises ``OSError`` naming
     its path.
     """

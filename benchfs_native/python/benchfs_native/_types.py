@@ -151,6 +151,7 @@ class PhaseResult(TypedDict):
 
 class MetadataPhaseResult(TypedDict):
     phase: str
+    kind: str  # "file" or "dir"
     dir: str
     ops: int
     items_reached: int

@@ -3,9 +3,10 @@
 //! client phase ([`run_items`]), each item done with the plain POSIX calls
 //! of mdtest: create is `open(O_CREAT|O_EXCL|O_WRONLY)`, a write of
 //! `write_bytes`, `close`; stat is `statx`; read is `open`, a read of
-//! `read_bytes`, `close`; remove is `unlink`. The create phase first makes
-//! the rank's directory (and the prefix above it; another rank's making it
-//! is fine). The files' bytes and their check (`verify`) are the client
+//! `read_bytes`, `close`; remove is `unlink`; for directories `mkdir`,
+//! `statx` and `rmdir`. The create phase (of either kind) first makes the
+//! rank's directory (and the prefix above it; another rank's making it is
+//! fine). The files' bytes and their check (`verify`) are the client
 //! phase's.
 
 use std::fs::{DirBuilder, File, OpenOptions};
@@ -14,7 +15,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::rpc::client::{ItemDone, MetadataOp, MetadataResult, MetadataSpec, run_items};
+use crate::rpc::client::{ItemDone, ItemKind, MetadataOp, MetadataResult, MetadataSpec, run_items};
 
 /// Mode of the files and directories a phase creates: nobody else's.
 const FILE_MODE: u32 = 0o600;
@@ -38,11 +39,14 @@ pub fn run_metadata_phase(dir: &Path, spec: &MetadataSpec) -> Result<MetadataRes
     let mut buf = vec![0u8; usize::try_from(spec.read_bytes).unwrap_or(0)];
     run_items(spec, |i, name| {
         let path = dir.join(name);
-        if !data.is_empty() && spec.op == MetadataOp::Create {
+        if !data.is_empty() && spec.op == MetadataOp::Create && spec.kind == ItemKind::File {
             spec.fill_item(&pattern, i, &mut data);
         }
-        let moved = item(spec.op, &path, &data, &mut buf)
-            .map_err(|e| Error::from_io(&e, spec.op.name(), path.display().to_string()))?;
+        let moved = match spec.kind {
+            ItemKind::File => item(spec.op, &path, &data, &mut buf),
+            ItemKind::Dir => dir_item(spec.op, &path),
+        }
+        .map_err(|e| Error::from_io(&e, spec.op.name(), path.display().to_string()))?;
         let read = usize::try_from(moved).unwrap_or(usize::MAX).min(buf.len());
         let intact = !spec.verify
             || spec.op != MetadataOp::Read
@@ -84,5 +88,16 @@ fn item(op: MetadataOp, path: &Path, data: &[u8], buf: &mut [u8]) -> std::io::Re
             Ok(done as u64)
         }
         MetadataOp::Remove => std::fs::remove_file(path).map(|()| 0),
+    }
+}
+
+/// One directory item (no bytes).
+fn dir_item(op: MetadataOp, path: &Path) -> std::io::Result<u64> {
+    match op {
+        MetadataOp::Create => DirBuilder::new().mode(DIR_MODE).create(path).map(|()| 0),
+        MetadataOp::Stat => std::fs::symlink_metadata(path).map(|_| 0),
+        MetadataOp::Remove => std::fs::remove_dir(path).map(|()| 0),
+        // Refused by `MetadataSpec::check`.
+        MetadataOp::Read => Err(std::io::Error::from(std::io::ErrorKind::InvalidInput)),
     }
 }

@@ -493,6 +493,7 @@ impl PyClient {
         phase,
         prefix,
         items,
+        kind = "file",
         rank = 0,
         ranks = 1,
         first_item = 0,
@@ -511,6 +512,7 @@ impl PyClient {
         phase: String,
         prefix: String,
         items: u64,
+        kind: &str,
         rank: u32,
         ranks: u32,
         first_item: u64,
@@ -524,6 +526,7 @@ impl PyClient {
     ) -> BoundaryResult<Bound<'py, PyDict>> {
         let spec = MetadataArgs {
             phase,
+            kind,
             prefix,
             rank,
             ranks,
@@ -539,7 +542,7 @@ impl PyClient {
         }
         .spec()?;
         let r = self.run(py, |c| c.run_metadata_phase(&spec))?;
-        metadata_dict(py, spec.op, &r)
+        metadata_dict(py, &spec, &r)
     }
 
     /// End the sessions (idempotent; later calls raise ``OSError``).

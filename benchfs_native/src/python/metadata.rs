@@ -9,11 +9,12 @@ use pyo3::types::PyDict;
 use super::args::seconds_or_zero;
 use super::error::{BoundaryError, BoundaryResult};
 use super::phase::set_latency;
-use crate::rpc::client::{MetadataOp, MetadataResult, MetadataSpec};
+use crate::rpc::client::{ItemKind, MetadataOp, MetadataResult, MetadataSpec};
 
 /// The engine's arguments of one metadata phase.
-pub(super) struct MetadataArgs {
+pub(super) struct MetadataArgs<'a> {
     pub phase: String,
+    pub kind: &'a str,
     pub prefix: String,
     pub rank: u32,
     pub ranks: u32,
@@ -28,10 +29,11 @@ pub(super) struct MetadataArgs {
     pub progress_path: Option<PathBuf>,
 }
 
-impl MetadataArgs {
+impl MetadataArgs<'_> {
     /// The spec, or an error naming the argument.
     pub(super) fn spec(self) -> BoundaryResult<MetadataSpec> {
         let op: MetadataOp = self.phase.parse()?;
+        let kind: ItemKind = self.kind.parse()?;
         let stonewall = seconds_or_zero(self.stonewall_s, "stonewall_s")?;
         if !stonewall.is_zero() && op != MetadataOp::Create {
             return Err(BoundaryError::argument(format!(
@@ -41,6 +43,7 @@ impl MetadataArgs {
         }
         Ok(MetadataSpec {
             op,
+            kind,
             prefix: self.prefix,
             rank: self.rank,
             ranks: self.ranks,
@@ -60,11 +63,12 @@ impl MetadataArgs {
 /// The `MetadataPhaseResult` dict.
 pub(super) fn metadata_dict<'py>(
     py: Python<'py>,
-    op: MetadataOp,
+    spec: &MetadataSpec,
     r: &MetadataResult,
 ) -> BoundaryResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("phase", op.name())?;
+    d.set_item("phase", spec.op.name())?;
+    d.set_item("kind", spec.kind.name())?;
     d.set_item("dir", &r.dir)?;
     d.set_item("ops", r.ops)?;
     d.set_item("items_reached", r.items_reached)?;

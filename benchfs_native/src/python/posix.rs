@@ -90,6 +90,7 @@ pub(crate) fn run_posix_phase<'py>(
     phase,
     prefix,
     items,
+    kind = "file",
     rank = 0,
     ranks = 1,
     first_item = 0,
@@ -108,6 +109,7 @@ pub(crate) fn run_posix_metadata_phase<'py>(
     phase: String,
     prefix: String,
     items: u64,
+    kind: &str,
     rank: u32,
     ranks: u32,
     first_item: u64,
@@ -121,6 +123,7 @@ pub(crate) fn run_posix_metadata_phase<'py>(
 ) -> BoundaryResult<Bound<'py, PyDict>> {
     let spec = MetadataArgs {
         phase,
+        kind,
         prefix,
         rank,
         ranks,
@@ -136,5 +139,5 @@ pub(crate) fn run_posix_metadata_phase<'py>(
     }
     .spec()?;
     let result = py.detach(|| crate::posix::run_metadata_phase(&directory, &spec))?;
-    metadata_dict(py, spec.op, &result)
+    metadata_dict(py, &spec, &result)
 }

@@ -35,7 +35,7 @@ use std::time::Duration;
 pub use bench::PingBench;
 pub use buf::{Piece, SharedBuf};
 pub use inflight::{Answer, Counters, Entry};
-pub use metadata::{ItemDone, MetadataOp, MetadataResult, MetadataSpec, run_items};
+pub use metadata::{ItemDone, ItemKind, MetadataOp, MetadataResult, MetadataSpec, run_items};
 pub use namespace::{SetAttr, StatFs};
 pub use pattern::Pattern;
 pub use phase::{PhaseResult, PhaseSpec};

@@ -1,6 +1,7 @@
 //! The mdtest-style metadata phase: one rank's create, stat, read or
-//! remove of its files, one item after the other as mdtest does (one
-//! operation in flight per rank), run entirely in Rust.
+//! remove of its files, or mkdir, stat or rmdir of its directories, one
+//! item after the other as mdtest does (one operation in flight per rank),
+//! run entirely in Rust.
 //!
 //! Each item is what the POSIX calls of mdtest cost here: a create is the
 //! create RPC to the file's metadata owner (and the parent check on the
@@ -8,10 +9,13 @@
 //! `write_bytes` to the owner of chunk 0 (if any) and the close (an fsync
 //! fan-out when the daemons' durability asks for it); a stat and an unlink
 //! go to the owner and then to every daemon (docs/NAMESPACE.md); a read is
-//! open, read, close. The create phase first makes the rank's directory
-//! (and the prefix above it; another rank's making it is fine). Each file's
-//! bytes are its item's part of the rank's data pattern, so a read with
-//! `verify` tells a file's own bytes from anything else (mdtest `-X`).
+//! open, read, close. A directory's mkdir is the record on its owner and
+//! the parent check; its stat one call to the owner; its rmdir the mark on
+//! the owner, the empty check on every daemon and the commit. The create
+//! phase (of either kind) first makes the rank's directory (and the prefix
+//! above it; another rank's making it is fine). Each file's bytes are its
+//! item's part of the rank's data pattern, so a read with `verify` tells a
+//! file's own bytes from anything else (mdtest `-X`).
 //!
 //! * `spec`: what one rank does ([`MetadataSpec`]) and what it measured
 //!   ([`MetadataResult`]).
@@ -20,10 +24,10 @@ mod spec;
 
 use std::time::Instant;
 
-pub use self::spec::{MetadataOp, MetadataResult, MetadataSpec};
+pub use self::spec::{ItemKind, MetadataOp, MetadataResult, MetadataSpec};
 use super::Client;
 use super::progress::{PROGRESS_EVERY, Progress};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::latency::summarize;
 use crate::membership::Record;
 
@@ -147,6 +151,15 @@ impl Client {
         path: &str,
         data: &[u8],
     ) -> Result<(u64, Vec<u8>)> {
+        if spec.kind == ItemKind::Dir {
+            return match spec.op {
+                MetadataOp::Create => self.mkdir(path, 0o755).map(|_| (0, Vec::new())),
+                MetadataOp::Stat => self.stat(path).map(|_| (0, Vec::new())),
+                MetadataOp::Remove => self.rmdir(path).map(|()| (0, Vec::new())),
+                // Refused by `MetadataSpec::check`.
+                MetadataOp::Read => Err(Error::invalid("phase", "read has no directory phase")),
+            };
+        }
         match spec.op {
             MetadataOp::Create => {
                 let handle = self.create(path, 0o644, true)?;

@@ -8,7 +8,8 @@ use crate::latency::LatencySummary;
 use crate::rpc::client::ops::MAX_IO;
 use crate::rpc::client::pattern::{BLOCK, Pattern};
 
-/// The operation a metadata phase does on each of its items.
+/// The operation a metadata phase does on each of its items (for a
+/// directory: create is mkdir, remove is rmdir).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetadataOp {
     /// Create the file, write `write_bytes` to it, close it.
@@ -52,11 +53,48 @@ impl std::str::FromStr for MetadataOp {
     }
 }
 
+/// What a metadata phase's items are: mdtest's files or its directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ItemKind {
+    /// Files: create, stat, read, remove (mdtest `-F`).
+    #[default]
+    File,
+    /// Directories: mkdir, stat, rmdir (mdtest `-D`); no read phase.
+    Dir,
+}
+
+impl ItemKind {
+    /// Its name in the Python API: `file`, `dir`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ItemKind::File => "file",
+            ItemKind::Dir => "dir",
+        }
+    }
+}
+
+impl std::str::FromStr for ItemKind {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<ItemKind> {
+        match s {
+            "file" => Ok(ItemKind::File),
+            "dir" => Ok(ItemKind::Dir),
+            other => Err(Error::invalid(
+                "kind",
+                format!("{other:?} is not one of file, dir"),
+            )),
+        }
+    }
+}
+
 /// What one rank does in one metadata phase: items `first_item..items`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataSpec {
     /// The operation.
     pub op: MetadataOp,
+    /// Files or directories.
+    pub kind: ItemKind,
     /// The directory every item lives under.
     pub prefix: String,
     /// This rank.
@@ -88,6 +126,7 @@ impl Default for MetadataSpec {
     fn default() -> Self {
         MetadataSpec {
             op: MetadataOp::Create,
+            kind: ItemKind::File,
             prefix: "mdtest".to_owned(),
             rank: 0,
             ranks: 1,
@@ -160,6 +199,10 @@ impl MetadataSpec {
                 return bad(name, format!("{v} is more than {MAX_IO}"));
             }
         }
+        if self.kind == ItemKind::Dir && self.op == MetadataOp::Read {
+            // mdtest's "Directory read" does nothing either.
+            return bad("phase", "read has no directory phase".to_owned());
+        }
         if self.prefix.is_empty() {
             return bad("prefix", "is empty".to_owned());
         }
@@ -179,10 +222,14 @@ impl MetadataSpec {
     }
 
     /// The path of item `i` of this rank: `{dir}/file.mdtest.{rank}.{i}`
-    /// (mdtest's file names, so that ranks never collide in a shared
-    /// directory).
+    /// or `{dir}/dir.mdtest.{rank}.{i}` (mdtest's names, so that ranks
+    /// never collide in a shared directory).
     pub fn path(&self, i: u64) -> String {
-        format!("{}/file.mdtest.{}.{i}", self.dir(), self.rank)
+        let what = match self.kind {
+            ItemKind::File => "file",
+            ItemKind::Dir => "dir",
+        };
+        format!("{}/{what}.mdtest.{}.{i}", self.dir(), self.rank)
     }
 
     /// The data pattern of this rank's files: item `i` holds the pattern's
@@ -228,6 +275,8 @@ mod tests {
         assert_eq!(s.path(7), "mdtest/tree.2/file.mdtest.2.7");
         s.unique_dir = false;
         assert_eq!(s.path(7), "mdtest/tree.shared/file.mdtest.2.7");
+        s.kind = ItemKind::Dir;
+        assert_eq!(s.path(7), "mdtest/tree.shared/dir.mdtest.2.7");
     }
 
     #[test]
@@ -249,11 +298,28 @@ mod tests {
         let mut s = ok.clone();
         s.prefix = "/abs".to_owned();
         assert!(s.check().unwrap_err().to_string().contains("prefix"));
+        let mut s = ok.clone();
+        s.kind = ItemKind::Dir;
+        s.op = MetadataOp::Read;
+        assert!(
+            s.check()
+                .unwrap_err()
+                .to_string()
+                .contains("no directory phase")
+        );
         let mut s = ok;
         s.prefix = String::new();
         assert!(s.check().unwrap_err().to_string().contains("prefix"));
         assert_eq!("stat".parse::<MetadataOp>().unwrap(), MetadataOp::Stat);
         assert!("mkdir".parse::<MetadataOp>().is_err());
+        assert_eq!("dir".parse::<ItemKind>().unwrap(), ItemKind::Dir);
+        assert!(
+            "dirs"
+                .parse::<ItemKind>()
+                .unwrap_err()
+                .to_string()
+                .contains("kind")
+        );
     }
 
     #[test]
