@@ -107,6 +107,8 @@ pub struct Server<'w> {
     pub(super) address_header: u8,
     /// Nonces of recent connects (replays are refused).
     pub(super) nonces: super::replay::NonceCache,
+    /// Channels whose client was found gone this turn, and why.
+    pub(super) dead: Vec<(u16, String)>,
 }
 
 impl std::fmt::Debug for Server<'_> {
@@ -174,6 +176,7 @@ impl<'w> Server<'w> {
             drops_logged: 0,
             address_header,
             nonces: super::replay::NonceCache::default(),
+            dead: Vec::new(),
             cfg,
         })
     }
@@ -247,6 +250,7 @@ impl<'w> Server<'w> {
             busy |= self.poll_receiving();
             busy |= self.drain_completions();
             busy |= self.poll_sends();
+            busy |= self.free_dead_channels();
             busy |= self.dispatch();
             if let Some(sig) = signals.and_then(SignalGuard::received)
                 && self.stop.is_none()
@@ -450,6 +454,12 @@ impl<'w> Server<'w> {
                 }
                 Err(e) => {
                     let why = format!("receiving the write data failed: {e}");
+                    if super::peers::peer_gone(&e)
+                        && let Some(m) = self.slots.get_mut(job.token)
+                    {
+                        let channel = m.route.channel;
+                        self.peer_failed(channel, why.clone());
+                    }
                     self.fail_now(&job, &why, Vec::new());
                 }
             }
@@ -491,8 +501,14 @@ impl<'w> Server<'w> {
                     if status == 0 {
                         status = e.errno();
                     }
-                    let msg = format!("sending a reply failed: {e}");
-                    self.log_drop(&msg);
+                    if let Some((m, _, _)) = s.done
+                        && super::peers::peer_gone(&e)
+                    {
+                        self.peer_failed(m.route.channel, format!("a reply failed: {e}"));
+                    } else {
+                        let msg = format!("sending a reply failed: {e}");
+                        self.log_drop(&msg);
+                    }
                 }
                 Err(_) => {}
             }

@@ -18,6 +18,7 @@ pub mod channels;
 pub mod dispatch;
 pub mod event_loop;
 mod names;
+mod peers;
 pub mod pool;
 pub mod replay;
 pub mod requests;
