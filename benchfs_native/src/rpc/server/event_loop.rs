@@ -47,6 +47,10 @@ const SPIN_CLOCK_EVERY: u32 = 32;
 /// Epoll timeout while serving: only a liveness check, nothing is waited
 /// for on a timer.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// How often stalled channels are looked for.
+const STALL_CHECK: Duration = Duration::from_secs(1);
+/// Busy turns between two looks at the clock for that check.
+const STALL_CLOCK_EVERY: u32 = 1024;
 /// How long closing each endpoint may take at disconnect or shutdown.
 pub(super) const CLOSE_DEADLINE: Duration = Duration::from_millis(500);
 /// Drop log lines: the first few, then one in this many.
@@ -244,7 +248,13 @@ impl<'w> Server<'w> {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
         let mut idle = 0u32;
         let mut idle_since = Instant::now();
+        let mut turns = 0u32;
+        let mut next_stall_check = Instant::now() + STALL_CHECK;
         loop {
+            turns = turns.wrapping_add(1);
+            if turns.is_multiple_of(STALL_CLOCK_EVERY) {
+                self.check_stalls(&mut next_stall_check);
+            }
             let mut busy = self.worker.progress() > 0;
             busy |= self.handle_inbox();
             busy |= self.poll_receiving();
@@ -285,6 +295,8 @@ impl<'w> Server<'w> {
                 continue;
             }
             idle = 0;
+            // Before sleeping (at least once per IDLE_CHECK when idle).
+            self.check_stalls(&mut next_stall_check);
             self.pool.park();
             if let Some(o) = self.pool.try_complete() {
                 self.pool.unpark();
@@ -308,6 +320,15 @@ impl<'w> Server<'w> {
             if let Some(s) = signals {
                 s.drain();
             }
+        }
+    }
+
+    /// Frees stalled channels when the check is due.
+    fn check_stalls(&mut self, next: &mut Instant) {
+        let now = Instant::now();
+        if now >= *next {
+            *next = now + STALL_CHECK;
+            self.free_stalled_channels(now);
         }
     }
 

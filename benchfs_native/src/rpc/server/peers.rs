@@ -45,6 +45,46 @@ impl Server<'_> {
         true
     }
 
+    /// Frees every channel that has carried no request for
+    /// `channel_stall_reclaim` while one of its transfers has been
+    /// unfinished as long. A live client takes its reply data, or sends its
+    /// write data, within its own RPC deadline; one killed without a failed
+    /// copy (waiting for a reply over shared memory, say) leaves no other
+    /// trace, and its transfers would hold their slots for ever.
+    pub(super) fn free_stalled_channels(&mut self, now: Instant) {
+        let bound = self.cfg.channel_stall_reclaim;
+        let old = |t: Instant| now.saturating_duration_since(t) >= bound;
+        let mut stalled: Vec<u16> = Vec::new();
+        for r in &self.receiving {
+            if let Some(m) = self.slots.get(r.job.token)
+                && old(m.dispatched)
+            {
+                stalled.push(m.route.channel);
+            }
+        }
+        for s in &self.sends {
+            if let Some((m, _, start)) = s.done
+                && old(start)
+            {
+                stalled.push(m.route.channel);
+            }
+        }
+        stalled.sort_unstable();
+        stalled.dedup();
+        for id in stalled {
+            if !self.channels.get(id).is_some_and(|c| old(c.last_used)) {
+                continue;
+            }
+            let why = format!(
+                "no request for {:.0} s and a transfer unfinished as long: its client is gone or stopped",
+                bound.as_secs_f64()
+            );
+            if self.free_channel(id, &why) {
+                self.stats.channels_stalled += 1;
+            }
+        }
+    }
+
     /// Closes channel `id` and drops what its client had in the loop;
     /// `false` when no such channel is open.
     pub(super) fn free_channel(&mut self, id: u16, why: &str) -> bool {

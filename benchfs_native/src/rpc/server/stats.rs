@@ -57,7 +57,10 @@ pub struct ServerStats {
     pub channels_reclaimed: u64,
     /// Channels freed because their client was found gone.
     pub channels_dead: u64,
-    /// Requests of those channels dropped unanswered.
+    /// Channels freed because their transfers stalled (see
+    /// `channel_stall_reclaim`).
+    pub channels_stalled: u64,
+    /// Requests of freed channels dropped unanswered.
     pub requests_abandoned: u64,
     /// Requests refused with ESHUTDOWN while stopping.
     pub refused_stopping: u64,
@@ -81,6 +84,7 @@ impl ServerStats {
             connects_refused: 0,
             channels_reclaimed: 0,
             channels_dead: 0,
+            channels_stalled: 0,
             requests_abandoned: 0,
             refused_stopping: 0,
             replies_dropped: 0,
@@ -222,6 +226,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
     // Added apart: one more key in the literal passes json!'s recursion limit.
     if let Value::Object(m) = &mut doc {
         m.insert("channels_dead".into(), s.channels_dead.into());
+        m.insert("channels_stalled".into(), s.channels_stalled.into());
         m.insert("requests_abandoned".into(), s.requests_abandoned.into());
         m.insert(
             "dead_peer_copies".into(),
