@@ -31,6 +31,8 @@ class Cluster:
         self.names = [f"node{i}" for i in range(nodes)]
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.durability = "none"
+        self.chunk_size = CHUNK
+        self.overrides: dict[str, Any] = {}
 
     def config(self, name: str) -> Path:
         node_id = self.names.index(name)
@@ -39,13 +41,13 @@ class Cluster:
             "node_id": node_id,
             "data_dir": str(self.root / "data" / "{node_name}"),
             "registry_dir": str(self.registry),
-            "chunk_size": CHUNK,
+            "chunk_size": self.chunk_size,
             "buffer_pool_size": 8 << 20,
             "durability": self.durability,
             "transport": self.transport,
             "max_concurrency": 32,
             "shutdown_deadline_s": 5.0,
-        }
+        } | self.overrides
         path = self.root / f"{name}.toml"
         path.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items()))
         return path

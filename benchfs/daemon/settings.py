@@ -74,6 +74,8 @@ class DaemonSettings(BaseModel):
     trace_dir: Annotated[str | None, BeforeValidator(_no_trace_dir)] = None
     shutdown_deadline_s: Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)] = 10.0
     buffered: bool = False
+    # A channel silent this long with a transfer unfinished as long is freed.
+    channel_stall_s: Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)] = 60.0
 
     def serve_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``benchfs_native.serve_daemon``: every field, by name."""

@@ -56,6 +56,8 @@ pub struct DaemonConfig {
     pub max_queued: usize,
     /// When every channel is taken, a channel idle this long is freed.
     pub channel_idle_reclaim: Duration,
+    /// A channel silent this long with a transfer unfinished as long is freed.
+    pub channel_stall_reclaim: Duration,
     /// Where the trace goes (`None`: no trace).
     pub trace_dir: Option<PathBuf>,
     /// How long a shutdown drains.
@@ -89,6 +91,7 @@ impl DaemonConfig {
             max_channels: 4096,
             max_queued: crate::rpc::server::DEFAULT_MAX_QUEUED,
             channel_idle_reclaim: crate::rpc::server::DEFAULT_CHANNEL_IDLE_RECLAIM,
+            channel_stall_reclaim: crate::rpc::server::DEFAULT_CHANNEL_STALL_RECLAIM,
             trace_dir: None,
             shutdown_deadline: Duration::from_secs(10),
             handle_signals: true,
@@ -262,6 +265,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         max_channels: config.max_channels,
         max_queued: config.max_queued,
         channel_idle_reclaim: config.channel_idle_reclaim,
+        channel_stall_reclaim: config.channel_stall_reclaim,
         durability: config.durability,
         shutdown_deadline: config.shutdown_deadline,
         trace: None,

@@ -443,6 +443,7 @@ def serve_daemon(
     trace_dir: str | None,
     shutdown_deadline_s: float,
     buffered: bool = False,
+    channel_stall_s: float = 60.0,
 ) -> DaemonSummary:
     """Run one daemon until SIGTERM/SIGINT or a shutdown request.
 
@@ -451,7 +452,9 @@ def serve_daemon(
     (at most ``shutdown_deadline_s``), fsyncs when ``durability`` asks,
     unregisters and closes the store. Blocks with the GIL released; SIGTERM
     and SIGINT are handled natively meanwhile (the previous handlers are
-    restored on return). Returns the daemon's summary.
+    restored on return). A channel that has carried no request for
+    ``channel_stall_s`` while one of its transfers has been unfinished as
+    long is freed (its client is gone). Returns the daemon's summary.
     """
 
 def serve_mount(

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 
-use super::args::{positive, positive_usize, seconds_or_zero, u32_arg};
+use super::args::{positive, positive_usize, seconds, seconds_or_zero, u32_arg};
 use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
 use crate::daemon::{DaemonConfig, serve};
@@ -17,7 +17,9 @@ use crate::daemon::{DaemonConfig, serve};
 /// (at most ``shutdown_deadline_s``), fsyncs when ``durability`` asks,
 /// unregisters and closes the store. Blocks with the GIL released; SIGTERM
 /// and SIGINT are handled natively meanwhile (the previous handlers are
-/// restored on return). Returns the daemon's summary.
+/// restored on return). A channel that has carried no request for
+/// ``channel_stall_s`` while one of its transfers has been unfinished as
+/// long is freed (its client is gone). Returns the daemon's summary.
 #[pyfunction]
 #[pyo3(signature = (
     *,
@@ -34,6 +36,7 @@ use crate::daemon::{DaemonConfig, serve};
     trace_dir,
     shutdown_deadline_s,
     buffered = false,
+    channel_stall_s = 60.0,
 ))]
 #[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
 pub(crate) fn serve_daemon<'py>(
@@ -51,8 +54,10 @@ pub(crate) fn serve_daemon<'py>(
     trace_dir: Option<PathBuf>,
     shutdown_deadline_s: f64,
     buffered: bool,
+    channel_stall_s: f64,
 ) -> BoundaryResult<Bound<'py, PyAny>> {
     let deadline = seconds_or_zero(shutdown_deadline_s, "shutdown_deadline_s")?;
+    let stall = seconds(channel_stall_s, "channel_stall_s")?;
     let mut cfg = DaemonConfig::new(
         node_name,
         u32_arg(node_id, "node_id")?,
@@ -69,6 +74,7 @@ pub(crate) fn serve_daemon<'py>(
     cfg.shutdown_deadline = deadline;
     cfg.handle_signals = true;
     cfg.buffered = buffered;
+    cfg.channel_stall_reclaim = stall;
     // The UCX worker is created inside `serve`, on this thread, with the
     // GIL released: nothing `!Send` crosses the closure.
     let summary = py.detach(|| serve(&cfg))?;

@@ -46,6 +46,9 @@ impl Transport {
     /// calling thread, configured for this transport. `name` appears in
     /// UCX's logs.
     pub fn open(self, name: &str) -> Result<(Context, Worker)> {
+        // A peer killed during a shared-memory copy fails that peer's
+        // operations instead of aborting this process.
+        benchfs_ucx::survive_dead_peers();
         let mut builder = Context::builder().name(name);
         if let Some(tls) = self.ucx_tls() {
             builder = builder.config("TLS", tls);

@@ -289,3 +289,42 @@ fn idle_worker_sleeps_on_event_fd() {
     sender.join().unwrap();
     let _ = cpu0;
 }
+
+/// A peer killed between announcing a rendezvous message and its copy: the
+/// copy (cma's `process_vm_readv` on the dead pid) fails the receive
+/// instead of aborting this process, and the lanes stay shared memory.
+#[test]
+fn peer_dead_before_its_data_is_copied_fails_the_receive() {
+    let _w = watchdog("dead_mid_copy", 90);
+    benchfs_ucx::survive_dead_peers();
+    let before = benchfs_ucx::dead_peer_copies();
+    let ctx = Context::new().unwrap();
+    let worker = ctx.create_worker().unwrap();
+    let echoes = queue_handler(&worker, AM_ECHO);
+    let mut peer = ChildPeer::spawn(&worker, &[]);
+    let ep = worker
+        .connect(&peer.address, EndpointOptions::default())
+        .unwrap();
+    let body = fill(7, MIB);
+    let send = ep
+        .am_send(AM_DATA, &header(1, MIB, 7), body, SendOptions::rndv())
+        .unwrap();
+    // The echo's announcement arrives; its data stays in the peer.
+    worker
+        .wait_until(deadline(30), "the echo's announcement", || {
+            !echoes.borrow().is_empty()
+        })
+        .unwrap();
+    drop(send);
+    let msg = echoes.borrow_mut().pop_front().unwrap();
+    assert!(msg.is_rndv(), "a 1 MiB echo goes by rendezvous");
+    assert!(ep.uses_shared_memory(), "{}", ep.info());
+    assert!(ep.info().contains("cma/"), "{}", ep.info());
+    peer.kill();
+    let err = msg
+        .recv_into(vec![0u8; MIB])
+        .and_then(|r| r.wait_filled(deadline(10)))
+        .expect_err("received data from a dead process");
+    eprintln!("receive from the dead peer: {err}");
+    assert_eq!(benchfs_ucx::dead_peer_copies(), before + 1, "{err}");
+}

@@ -48,6 +48,10 @@ const SPIN_CLOCK_EVERY: u32 = 32;
 /// Epoll timeout while serving: only a liveness check, nothing is waited
 /// for on a timer.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// How often stalled channels are looked for.
+const STALL_CHECK: Duration = Duration::from_secs(1);
+/// Busy turns between two looks at the clock for that check.
+const STALL_CLOCK_EVERY: u32 = 1024;
 /// How long closing each endpoint may take at disconnect or shutdown.
 pub(super) const CLOSE_DEADLINE: Duration = Duration::from_millis(500);
 /// Drop log lines: the first few, then one in this many.
@@ -108,6 +112,8 @@ pub struct Server<'w> {
     pub(super) address_header: u8,
     /// Nonces of recent connects (replays are refused).
     pub(super) nonces: super::replay::NonceCache,
+    /// Channels whose client was found gone this turn, and why.
+    pub(super) dead: Vec<(u16, String)>,
 }
 
 impl std::fmt::Debug for Server<'_> {
@@ -186,6 +192,7 @@ impl<'w> Server<'w> {
             drops_logged: 0,
             address_header,
             nonces: super::replay::NonceCache::default(),
+            dead: Vec::new(),
             cfg,
         })
     }
@@ -253,12 +260,19 @@ impl<'w> Server<'w> {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
         let mut idle = 0u32;
         let mut idle_since = Instant::now();
+        let mut turns = 0u32;
+        let mut next_stall_check = Instant::now() + STALL_CHECK;
         loop {
+            turns = turns.wrapping_add(1);
+            if turns.is_multiple_of(STALL_CLOCK_EVERY) {
+                self.check_stalls(&mut next_stall_check);
+            }
             let mut busy = self.worker.progress() > 0;
             busy |= self.handle_inbox();
             busy |= self.poll_receiving();
             busy |= self.drain_completions();
             busy |= self.poll_sends();
+            busy |= self.free_dead_channels();
             busy |= self.dispatch();
             if let Some(sig) = signals.and_then(SignalGuard::received)
                 && self.stop.is_none()
@@ -293,6 +307,8 @@ impl<'w> Server<'w> {
                 continue;
             }
             idle = 0;
+            // Before sleeping (at least once per IDLE_CHECK when idle).
+            self.check_stalls(&mut next_stall_check);
             self.pool.park();
             if let Some(o) = self.pool.try_complete() {
                 self.pool.unpark();
@@ -316,6 +332,15 @@ impl<'w> Server<'w> {
             if let Some(s) = signals {
                 s.drain();
             }
+        }
+    }
+
+    /// Frees stalled channels when the check is due.
+    fn check_stalls(&mut self, next: &mut Instant) {
+        let now = Instant::now();
+        if now >= *next {
+            *next = now + STALL_CHECK;
+            self.free_stalled_channels(now);
         }
     }
 
@@ -462,6 +487,12 @@ impl<'w> Server<'w> {
                 }
                 Err(e) => {
                     let why = format!("receiving the write data failed: {e}");
+                    if super::peers::peer_gone(&e)
+                        && let Some(m) = self.slots.get_mut(job.token)
+                    {
+                        let channel = m.route.channel;
+                        self.peer_failed(channel, why.clone());
+                    }
                     self.fail_now(&job, &why, Vec::new());
                 }
             }
@@ -503,8 +534,14 @@ impl<'w> Server<'w> {
                     if status == 0 {
                         status = e.errno();
                     }
-                    let msg = format!("sending a reply failed: {e}");
-                    self.log_drop(&msg);
+                    if let Some((m, _, _)) = s.done
+                        && super::peers::peer_gone(&e)
+                    {
+                        self.peer_failed(m.route.channel, format!("a reply failed: {e}"));
+                    } else {
+                        let msg = format!("sending a reply failed: {e}");
+                        self.log_drop(&msg);
+                    }
                 }
                 Err(_) => {}
             }

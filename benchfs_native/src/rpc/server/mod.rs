@@ -18,6 +18,7 @@ pub mod channels;
 pub mod dispatch;
 pub mod event_loop;
 mod names;
+mod peers;
 pub mod pool;
 pub mod replay;
 pub mod requests;
@@ -88,6 +89,8 @@ impl FromStr for Durability {
 pub const MAX_CONCURRENCY: usize = 4096;
 /// Default `channel_idle_reclaim`.
 pub const DEFAULT_CHANNEL_IDLE_RECLAIM: Duration = Duration::from_secs(600);
+/// Default `channel_stall_reclaim`.
+pub const DEFAULT_CHANNEL_STALL_RECLAIM: Duration = Duration::from_secs(60);
 /// Default `max_queued`: requests waiting for a storage thread.
 pub const DEFAULT_MAX_QUEUED: usize = 65_536;
 
@@ -106,6 +109,10 @@ pub struct ServerConfig {
     /// When every channel is taken, a channel idle this long is freed for
     /// a new session (a client that died without a disconnect).
     pub channel_idle_reclaim: Duration,
+    /// A channel that has carried no request for this long while a
+    /// transfer of it (write data coming in, a reply going out) has not
+    /// finished for as long is freed: its client is gone (or stopped).
+    pub channel_stall_reclaim: Duration,
     /// Requests waiting for a storage thread (at least 1); more get
     /// `EBUSY`, so a flood cannot grow the daemon's memory without bound.
     pub max_queued: usize,
@@ -130,6 +137,7 @@ impl ServerConfig {
             max_channels: 4096,
             max_queued: DEFAULT_MAX_QUEUED,
             channel_idle_reclaim: DEFAULT_CHANNEL_IDLE_RECLAIM,
+            channel_stall_reclaim: DEFAULT_CHANNEL_STALL_RECLAIM,
             durability: Durability::None,
             shutdown_deadline: Duration::from_secs(10),
             trace: None,

@@ -419,7 +419,11 @@ impl Server<'_> {
                     "sending the reply to {} {} on channel {} failed: {e}",
                     meta.op, meta.route.request_id, meta.route.channel
                 );
-                self.log_drop(&msg);
+                if super::peers::peer_gone(&e) {
+                    self.peer_failed(meta.route.channel, msg);
+                } else {
+                    self.log_drop(&msg);
+                }
                 self.finish(token, Some((meta, e.errno(), start)));
             }
         }

@@ -90,6 +90,10 @@ impl Slots {
         }
     }
 
+    pub(super) fn get(&self, token: u32) -> Option<&Meta> {
+        self.slots.get(token as usize)?.as_ref()
+    }
+
     pub(super) fn get_mut(&mut self, token: u32) -> Option<&mut Meta> {
         self.slots.get_mut(token as usize)?.as_mut()
     }

@@ -55,6 +55,13 @@ pub struct ServerStats {
     pub connects_refused: u64,
     /// Idle channels freed for a new session while every channel was taken.
     pub channels_reclaimed: u64,
+    /// Channels freed because their client was found gone.
+    pub channels_dead: u64,
+    /// Channels freed because their transfers stalled (see
+    /// `channel_stall_reclaim`).
+    pub channels_stalled: u64,
+    /// Requests of freed channels dropped unanswered.
+    pub requests_abandoned: u64,
     /// Requests refused with ESHUTDOWN while stopping.
     pub refused_stopping: u64,
     /// Replies dropped because their channel was closed meanwhile.
@@ -76,6 +83,9 @@ impl ServerStats {
             in_flight_peak: 0,
             connects_refused: 0,
             channels_reclaimed: 0,
+            channels_dead: 0,
+            channels_stalled: 0,
+            requests_abandoned: 0,
             refused_stopping: 0,
             replies_dropped: 0,
             started: Instant::now(),
@@ -170,7 +180,7 @@ pub struct Identity<'a> {
 
 /// The stats JSON document (keys documented in docs/RPC.md).
 pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStats) -> String {
-    let doc = json!({
+    let mut doc = json!({
         "node_name": id.node_name,
         "node_id": id.node_id,
         "pid": std::process::id(),
@@ -213,5 +223,15 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
             "fd_cache_misses": store.fd_cache_misses,
         },
     });
+    // Added apart: one more key in the literal passes json!'s recursion limit.
+    if let Value::Object(m) = &mut doc {
+        m.insert("channels_dead".into(), s.channels_dead.into());
+        m.insert("channels_stalled".into(), s.channels_stalled.into());
+        m.insert("requests_abandoned".into(), s.requests_abandoned.into());
+        m.insert(
+            "dead_peer_copies".into(),
+            benchfs_ucx::dead_peer_copies().into(),
+        );
+    }
     doc.to_string()
 }

@@ -7,7 +7,10 @@
 //! the operation and the cause, or completes with its [`Answer`].
 //! Idempotent calls are repeated on transient errors (module `retry`); an
 //! `ETIMEDOUT` is repeated only while the daemon is still reachable: its
-//! process exists (same host) or it answers a ping (other hosts).
+//! process exists and is not stopped (same host) or it answers a ping
+//! (other hosts). A call slow to be answered makes the window ping its
+//! node with a short deadline (`liveness`): a node that does not answer
+//! fails its calls at once, by name, and gets no repeated call.
 //!
 //! A read reply's payload goes straight into the call's destination piece
 //! (eager: copied; rendezvous: received into it by UCX). A call that is
@@ -18,8 +21,10 @@
 //! * `call`: what a caller hands in ([`Call`]) and gets back ([`Outcome`]).
 //! * `pending`: a call in flight, with its UCX requests.
 //! * `reply`: matching a reply to its call and receiving its payload.
+//! * `liveness`: pings of nodes that are slow to answer.
 
 mod call;
+mod liveness;
 mod pending;
 mod reply;
 
@@ -40,6 +45,7 @@ use crate::trace::format::status_of;
 use crate::trace::{Kind, Record, TraceBuffer};
 
 pub use self::call::{Answer, Call, Counters, Entry, Outcome};
+use self::liveness::{Liveness, PING_LIMIT, SLOW_AFTER};
 use self::pending::{Failure, Pending, SendBuf, ns};
 
 /// Longest wait for a ping that decides whether a timed-out daemon is
@@ -59,6 +65,9 @@ pub struct Window {
     scan: Vec<u64>,
     trace: Option<TraceBuffer>,
     counters: Counters,
+    liveness: Liveness,
+    /// When an unanswered call makes the window ping its node.
+    slow_after: Duration,
 }
 
 impl fmt::Debug for Window {
@@ -93,6 +102,8 @@ impl Window {
             scan: Vec::with_capacity(max_in_flight),
             trace,
             counters: Counters::default(),
+            liveness: Liveness::default(),
+            slow_after: SLOW_AFTER.min(rpc_deadline / 2),
         }
     }
 
@@ -170,6 +181,7 @@ impl Window {
 
     /// Gives up every outstanding call (their late replies are dropped).
     pub fn abandon(&mut self) {
+        self.liveness.forget_probes();
         self.active.clear();
         self.parked.clear();
         self.done.clear();
@@ -204,6 +216,10 @@ impl Window {
             let mut wake = until.unwrap_or(now + Duration::from_secs(3600));
             for p in self.active.values() {
                 wake = wake.min(p.deadline);
+                let slow = p.issued + self.slow_after;
+                if slow > now && !p.liveness_probe {
+                    wake = wake.min(slow);
+                }
             }
             for p in &self.parked {
                 wake = wake.min(p.resume_at.unwrap_or(now));
@@ -297,6 +313,7 @@ impl Window {
             }
         }
         self.scan = scan;
+        self.probe_slow(conn, now);
         let mut i = 0;
         while i < self.parked.len() {
             if self.parked[i].resume_at.is_none_or(|t| t <= now) {
@@ -333,9 +350,104 @@ impl Window {
         }
     }
 
+    /// Pings the nodes of calls that wait longer than `slow_after`.
+    fn probe_slow(&mut self, conn: &Conn, now: Instant) {
+        let mut nodes: Vec<u32> = self
+            .active
+            .values()
+            .filter(|p| !p.liveness_probe && p.probe_of.is_none())
+            .filter(|p| {
+                self.liveness
+                    .due(p.call.node, p.issued, self.slow_after, now)
+            })
+            .map(|p| p.call.node)
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        for node in nodes {
+            let ping = Request::Ping {
+                len: 0,
+                echo: false,
+            };
+            let Ok(call) = Call::new(conn, node, &ping, 0) else {
+                continue;
+            };
+            let mut probe = Pending::new(call, self.rpc_deadline.min(PING_LIMIT), now);
+            probe.liveness_probe = true;
+            self.liveness.probing(node);
+            self.issue(conn, probe, now);
+        }
+    }
+
+    /// Fails every call outstanding on `node` (not answering its ping) at
+    /// once, without repeating any.
+    fn fail_node(&mut self, conn: &Conn, node: u32, why: &str, now: Instant) {
+        let ids: Vec<u64> = self
+            .active
+            .iter()
+            .filter(|(_, p)| p.call.node == node && !p.liveness_probe)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut calls: Vec<Pending> = ids
+            .into_iter()
+            .filter_map(|id| self.active.remove(&id))
+            .collect();
+        let (here, rest): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.parked)
+            .into_iter()
+            .partition(|p| p.call.node == node);
+        self.parked = rest;
+        calls.extend(here);
+        for mut p in calls {
+            let waited = now.saturating_duration_since(p.first_issue).as_secs_f64();
+            let what = if p.resume_at.is_some() {
+                "waiting to be repeated"
+            } else if p.got.is_some() {
+                "the reply's data had not arrived"
+            } else if p.sent.is_some() {
+                "no reply yet"
+            } else {
+                "the request not delivered yet"
+            };
+            p.send = None;
+            p.recv = None;
+            let f = Failure {
+                errno: libc::ETIMEDOUT,
+                detail: format!("{what} after {waited:.1} s; {why}"),
+            };
+            self.finish(conn, p, Err(f), now);
+        }
+    }
+
     fn fail(&mut self, conn: &Conn, mut p: Pending, f: Failure, now: Instant) {
         p.send = None;
         p.recv = None;
+        if p.liveness_probe {
+            let node = p.call.node;
+            self.liveness.probe_over(node);
+            let silent = p.sent.is_none()
+                || matches!(
+                    f.errno,
+                    libc::ETIMEDOUT | libc::ECONNRESET | libc::ENOTCONN | libc::EHOSTUNREACH
+                );
+            if !silent {
+                // An error reply: the node's loop runs.
+                self.liveness.answered(node, now);
+                return;
+            }
+            let mut why = self.liveness.unresponsive(conn, node, p.limit);
+            if f.errno != libc::ETIMEDOUT {
+                why.push_str(&format!(" (the ping: {})", f.detail));
+            }
+            return self.fail_node(conn, node, &why, now);
+        }
+        if let Some(why) = self.liveness.why_unresponsive(p.call.node) {
+            // Known unresponsive: never repeated into it.
+            let f = Failure {
+                errno: f.errno,
+                detail: format!("{}; {why}", f.detail),
+            };
+            return self.finish(conn, p, Err(f), now);
+        }
         if let Some((orig, why)) = p.probe_of.take() {
             let f = Failure {
                 errno: why.errno,
@@ -347,7 +459,9 @@ impl Window {
             match retry::transience(f.errno) {
                 Transience::Transient => return self.park(p, now),
                 Transience::IfReachable => match conn.nodes.get(p.call.node as usize) {
-                    Some(n) if n.local && n.process_alive() => return self.park(p, now),
+                    Some(n) if n.local && n.process_alive() && !n.process_stopped() => {
+                        return self.park(p, now);
+                    }
                     Some(n) if !n.local => return self.probe(conn, p, f, now),
                     _ => {}
                 },
@@ -392,6 +506,16 @@ impl Window {
         result: Result<Answer, Failure>,
         now: Instant,
     ) {
+        if p.liveness_probe {
+            self.liveness.probe_over(p.call.node);
+            if result.is_ok() {
+                self.liveness.answered(p.call.node, now);
+            }
+            return;
+        }
+        if result.is_ok() {
+            self.liveness.answered(p.call.node, now);
+        }
         if let Some((orig, _)) = p.probe_of.take() {
             // The daemon answers: repeat the call it was probed for.
             return self.park(*orig, now);

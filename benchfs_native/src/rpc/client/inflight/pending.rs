@@ -67,6 +67,9 @@ pub(super) struct Pending {
     /// This call is a ping probing whether the node of the boxed call (which
     /// failed as given) is still reachable.
     pub(super) probe_of: Option<(Box<Pending>, Failure)>,
+    /// This call is a ping checking the liveness of its node, sent because
+    /// another call to it was slow (module `liveness`).
+    pub(super) liveness_probe: bool,
 }
 
 impl Pending {
@@ -85,6 +88,7 @@ impl Pending {
             retries: 0,
             resume_at: None,
             probe_of: None,
+            liveness_probe: false,
         }
     }
 
