@@ -83,17 +83,18 @@ def merge_data_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dic
 
 def suite_workloads(sizes: SuiteSizes, seed: int = 0) -> dict[str, MetadataWorkload]:
     """mdtest-easy and mdtest-hard as the metadata loop runs them: both
-    creates end with a sync (``-Y``), mdtest-hard's read verifies (``-X``)."""
+    creates end with a sync (``-Y``), mdtest-hard's read verifies (``-X``),
+    and stat, read and delete take the next rank's files (``-N 1``)."""
     phases = ["create", "stat", "read", "remove"]
     easy = MetadataWorkload(items=sizes.mdtest_easy_files, phases=phases, unique_dir=True,
                             write_bytes=0, read_bytes=0, stonewall_s=sizes.stonewall_s,
                             repetitions=1, prefix=MDTEST_EASY, seed=seed,
-                            sync_after_create=True)  # fmt: skip
+                            sync_after_create=True, neighbour_stride=1)  # fmt: skip
     hard = MetadataWorkload(items=sizes.mdtest_hard_files, phases=phases, unique_dir=False,
                             write_bytes=MDTEST_HARD_BYTES, read_bytes=MDTEST_HARD_BYTES,
                             stonewall_s=sizes.stonewall_s, repetitions=1,
                             prefix=MDTEST_HARD, verify=True, seed=seed,
-                            sync_after_create=True)  # fmt: skip
+                            sync_after_create=True, neighbour_stride=1)  # fmt: skip
     return {"mdtest-easy": easy, "mdtest-hard": hard}
 
 

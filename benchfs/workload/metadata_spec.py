@@ -56,6 +56,9 @@ class MetadataWorkload:
     # mdtest -Y: the create phase ends with the target's sync, inside its time.
     sync_after_create: bool = False
     kind: str = "files"  # files, dirs or both (metadata.kind)
+    # mdtest -N: stat, read and remove act on the items of the rank this many
+    # ranks further (0: each rank its own), so no client cache answers them.
+    neighbour_stride: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,7 +82,10 @@ class MetadataWorkload:
     def arguments(
         self, phase: str, rank: int, ranks: int, item_kind: str = "file"
     ) -> dict[str, Any]:
-        """Keyword arguments of ``Client.run_metadata_phase`` for one phase."""
+        """Keyword arguments of ``Client.run_metadata_phase`` for one phase:
+        after the create, on the items of the rank ``neighbour_stride`` further."""
+        if phase != "create":
+            rank = (rank + self.neighbour_stride) % ranks
         return {
             "phase": phase,
             "kind": item_kind,

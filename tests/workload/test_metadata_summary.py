@@ -134,3 +134,21 @@ def test_directory_phases_come_first_and_hold_no_bytes() -> None:
     assert (directory.write_bytes, directory.read_bytes) == (None, None)
     assert (directory.items, directory.rate_mean_ops_s) == (200.0, 200.0)
     assert (file.object, file.write_bytes) == ("file", 10)
+
+
+def test_a_neighbour_stride_moves_every_phase_but_create_to_the_next_rank() -> None:
+    """mdtest -N 1 (the IO500 suite): rank 3 of 4 stats, reads and removes rank 0's files."""
+    from benchfs.config.suite import SuiteConfig
+    from benchfs.workload.io500_rank import suite_workloads
+
+    own = MetadataWorkload(items=5, phases=["create", "stat"], unique_dir=True,
+                           write_bytes=0, read_bytes=0, stonewall_s=0.0, repetitions=1,
+                           prefix="md")  # fmt: skip
+    assert own.arguments("stat", 3, 4)["rank"] == 3
+    strided = MetadataWorkload.from_json({**own.to_json(), "neighbour_stride": 1})
+    assert [strided.arguments(p, 3, 4)["rank"] for p in ("create", "stat", "read", "remove")] == [
+        3, 0, 0, 0,
+    ]  # fmt: skip
+    assert strided.arguments("stat", 1, 4)["rank"] == 2
+    workloads = suite_workloads(SuiteConfig(name="io500-quick").sizes())
+    assert {w.neighbour_stride for w in workloads.values()} == {1}
