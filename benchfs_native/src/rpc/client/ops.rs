@@ -165,6 +165,28 @@ impl Client {
         Ok(self.new_handle(path, attr.ino, libc::O_RDWR | libc::O_CREAT))
     }
 
+    /// [`Client::create`], detached ([`Client::detach`]): the file, and
+    /// its attributes when this call made it (empty: size 0 and no data on
+    /// any daemon, so no stat is needed); `None` when it already existed.
+    pub fn create_file(
+        &mut self,
+        path: &str,
+        mode: u32,
+        exclusive: bool,
+    ) -> Result<(FileRef, Option<Attr>)> {
+        self.check_connected("create")?;
+        let (attr, created) = self.create_record(path, mode, exclusive)?;
+        if attr.kind == FileKind::Dir {
+            return Err(Error::os(libc::EISDIR, "create", path));
+        }
+        let file = FileRef {
+            path: path.to_owned(),
+            ino: attr.ino,
+            flags: libc::O_RDWR | libc::O_CREAT,
+        };
+        Ok((file, created.then_some(attr)))
+    }
+
     /// Opens file `path` with `open(2)` flags: `O_CREAT` creates it (with
     /// `mode`; with `O_EXCL`, `EEXIST` if it exists), `O_TRUNC` empties it.
     /// A directory is `EISDIR` (list it with [`Client::readdir`]).
