@@ -387,7 +387,7 @@ def mount(
     ] = "128MiB",
     rand_ops: Annotated[int, typer.Option(min=100, help="4 KiB operations at QD1.")] = 2000,
     threads: Annotated[
-        int, typer.Option(min=0, max=256, help="Mount worker threads (0: inline).")
+        int, typer.Option(min=0, max=256, help="Mount worker threads (0: none).")
     ] = 4,
     rounds: Annotated[
         int, typer.Option(min=1, help="Alternating native/mount/disk rounds; medians shown.")

@@ -35,7 +35,7 @@ def mount(
         int,
         typer.Option(
             "--threads",
-            help="Threads issuing RPCs, each with its own client (0: one request at a time).",
+            help="Worker threads for large transfers and queued requests (0: none).",
         ),
     ] = 4,
     attr_timeout: Annotated[

@@ -41,6 +41,32 @@ def test_write_read_across_chunk_borders_byte_for_byte(mnt: Path, offset: int, s
     assert not path.exists()
 
 
+def test_small_and_large_requests_on_one_handle_keep_their_order(mnt: Path) -> None:
+    # Small requests are served by the session thread, those over 128 KiB
+    # by workers: overlapping writes on one handle must land in program
+    # order, and reads of either size see every earlier write.
+    path = mnt / "mixed-sizes"
+    big = 1 << 20
+    model = bytearray(2 * big)
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_EXCL, 0o600)
+    try:
+        for i in range(8):
+            offset = (i % 2) * big // 2
+            data = pattern(big, i)
+            assert os.pwrite(fd, data, offset) == big
+            model[offset : offset + big] = data
+            small = bytes([i + 1]) * 4096
+            at = offset + 4096 * (i + 3)
+            assert os.pwrite(fd, small, at) == len(small)
+            model[at : at + len(small)] = small
+            assert os.pread(fd, 4096, at) == small
+            assert os.pread(fd, big, offset) == bytes(model[offset : offset + big])
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == bytes(model[: big // 2 + big])
+    path.unlink()
+
+
 def test_holes_read_as_zeros(mnt: Path) -> None:
     path = mnt / "sparse"
     fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)

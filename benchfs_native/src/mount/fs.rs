@@ -1,14 +1,21 @@
-//! The FUSE operations. They run on the session thread only long enough to
-//! resolve a node id to a path and hand the request to a worker; the
-//! worker issues the RPCs and replies.
+//! The FUSE operations. The session thread resolves a node id to a path
+//! and then either serves the request with its own client or hands it to
+//! a worker thread (docs/MOUNT.md, "Threads"):
 //!
-//! An open file's requests all go to one worker, the one that opened it:
-//! a FUSE file handle is `client handle * workers + worker`. Other
-//! requests go round robin.
+//! * reads and writes larger than [`INLINE_IO`] go to the least busy
+//!   worker, so that several programs' large transfers overlap;
+//! * everything else is served on the session thread, unless the kernel
+//!   already has another request waiting, which then is not held up
+//!   behind this one: the request goes to a worker.
+//!
+//! A FUSE file handle names a [`FileRef`] in a table shared by all
+//! threads: the daemons keep nothing per open file, so any client serves
+//! any handle.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,7 +32,11 @@ use super::inodes::{Inodes, ROOT, join};
 use super::options::{MAX_IO, MountOptions};
 use super::workers::Workers;
 use crate::error::Result;
-use crate::rpc::client::{Attr, Client, SetAttr, SharedBuf};
+use crate::rpc::client::{Attr, Client, FileRef, SetAttr, SharedBuf};
+
+/// Largest read or write served on the session thread (when no worker
+/// threads are configured, every one is).
+pub const INLINE_IO: u32 = 128 << 10;
 
 /// A reply that can carry an errno.
 trait Fail {
@@ -68,9 +79,10 @@ struct Shared {
     /// Open directories: their listing, taken at opendir.
     dirs: Mutex<HashMap<u64, Arc<Vec<DirEntry>>>>,
     next_dir: AtomicU64,
+    /// Open files by FUSE file handle.
+    files: Mutex<HashMap<u64, Arc<FileRef>>>,
+    next_file: AtomicU64,
     owner: Owner,
-    /// Open files per worker, so a new file goes to the least busy one.
-    open_files: Vec<AtomicUsize>,
     attr_ttl: Duration,
     entry_ttl: Duration,
 }
@@ -82,11 +94,15 @@ impl Shared {
         self.inodes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A file of worker `w` was closed (or failed to open).
-    fn closed_on(&self, w: usize) {
-        if let Some(c) = self.open_files.get(w) {
-            let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
-        }
+    fn files(&self) -> MutexGuard<'_, HashMap<u64, Arc<FileRef>>> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A FUSE file handle for `file`.
+    fn opened(&self, file: FileRef) -> u64 {
+        let fh = self.next_file.fetch_add(1, Ordering::Relaxed);
+        self.files().insert(fh, Arc::new(file));
+        fh
     }
 
     fn dirs(&self) -> MutexGuard<'_, HashMap<u64, Arc<Vec<DirEntry>>>> {
@@ -130,87 +146,97 @@ impl Shared {
     }
 }
 
-/// Who issues the RPCs.
-#[derive(Debug)]
-pub enum Backend {
-    /// Worker threads, each with its own client.
-    Workers(Workers),
-    /// One client on the session thread: one request at a time, no hand
-    /// over between threads (the lowest latency for one program).
-    Inline(Box<Client>),
-}
-
 /// The file system the kernel talks to.
 #[derive(Debug)]
 pub struct BenchFs {
     shared: Arc<Shared>,
-    backend: Option<Backend>,
-    n: u64,
-    next_worker: usize,
-}
-
-/// The handle the kernel gets for `client_handle` of `worker`.
-fn fuse_handle(client_handle: u64, worker: usize, n: u64) -> u64 {
-    client_handle * n + worker as u64
+    /// The session thread's own client.
+    client: Option<Box<Client>>,
+    /// Threads for large transfers and for requests that would wait.
+    workers: Option<Workers>,
+    /// The session's `/dev/fuse` descriptor (-1 until known), polled to
+    /// see whether the kernel has more requests waiting.
+    queue: Arc<AtomicI32>,
+    /// Requests served on the session thread and handed to workers
+    /// (logged at unmount).
+    served: [u64; 2],
 }
 
 impl BenchFs {
-    /// A file system served by `backend`.
-    pub fn new(backend: Backend, options: &MountOptions) -> BenchFs {
-        let n = match &backend {
-            Backend::Workers(w) => w.len().max(1) as u64,
-            Backend::Inline(_) => 1,
-        };
-        BenchFs {
+    /// A file system served by `client` on the session thread and by
+    /// `workers`, if any. Set the session's descriptor in the returned
+    /// cell once the session exists.
+    pub fn new(
+        client: Client,
+        workers: Option<Workers>,
+        options: &MountOptions,
+    ) -> (BenchFs, Arc<AtomicI32>) {
+        let queue = Arc::new(AtomicI32::new(-1));
+        let fs = BenchFs {
             shared: Arc::new(Shared {
                 inodes: Mutex::new(Inodes::new()),
                 dirs: Mutex::new(HashMap::new()),
                 next_dir: AtomicU64::new(1),
+                files: Mutex::new(HashMap::new()),
+                next_file: AtomicU64::new(1),
                 owner: Owner::current(),
-                open_files: (0..n).map(|_| AtomicUsize::new(0)).collect(),
                 attr_ttl: options.attr_timeout,
                 entry_ttl: options.entry_timeout,
             }),
-            backend: Some(backend),
-            n,
-            next_worker: 0,
+            client: Some(Box::new(client)),
+            workers,
+            queue: Arc::clone(&queue),
+            served: [0, 0],
+        };
+        (fs, queue)
+    }
+
+    /// Serves `job` on the session thread, or on a worker when the kernel
+    /// has another request waiting.
+    fn serve(&mut self, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
+        if self.workers.is_some() && requests_waiting(self.queue.load(Ordering::Relaxed)) {
+            self.on_worker(job);
+        } else {
+            self.inline(job);
         }
     }
 
-    /// Queues `job` on worker `w`.
-    fn on(&mut self, w: usize, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
-        match &mut self.backend {
-            Some(Backend::Workers(workers)) => {
+    /// Serves a transfer of `len` bytes: on a worker when large.
+    fn serve_io(&mut self, len: u32, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
+        if len > INLINE_IO && self.workers.is_some() {
+            self.on_worker(job);
+        } else {
+            self.serve(job);
+        }
+    }
+
+    fn inline(&mut self, job: impl FnOnce(&mut Client, &Shared)) {
+        self.served[0] += 1;
+        if let Some(client) = self.client.as_deref_mut() {
+            job(client, &self.shared);
+        }
+    }
+
+    fn on_worker(&mut self, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
+        match &self.workers {
+            Some(workers) => {
+                self.served[1] += 1;
                 let shared = Arc::clone(&self.shared);
-                workers.send(w, Box::new(move |c: &mut Client| job(c, &shared)));
+                workers.send(Box::new(move |c: &mut Client| job(c, &shared)));
             }
-            Some(Backend::Inline(client)) => job(client, &self.shared),
-            None => {}
+            None => self.inline(job),
         }
     }
 
-    /// Queues `job` on the next worker in turn.
-    fn on_any(&mut self, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
-        self.next_worker = self.next_worker.wrapping_add(1);
-        self.on(self.next_worker, job);
-    }
-
-    /// The worker for a file being opened: the one with the fewest open
-    /// files (counted now, given back at release or a failed open).
-    fn worker_for_open(&self) -> usize {
-        let counts = &self.shared.open_files;
-        let w = (0..counts.len())
-            .min_by_key(|&i| counts[i].load(Ordering::Relaxed))
-            .unwrap_or(0);
-        if let Some(c) = counts.get(w) {
-            c.fetch_add(1, Ordering::Relaxed);
+    /// The open file of FUSE handle `fh`.
+    fn file<R: Fail>(&self, fh: u64, reply: R) -> Option<(Arc<FileRef>, R)> {
+        match self.shared.files().get(&fh) {
+            Some(f) => Some((Arc::clone(f), reply)),
+            None => {
+                reply.fail(libc::EBADF);
+                None
+            }
         }
-        w
-    }
-
-    /// The worker and client handle of a FUSE file handle.
-    fn split(&self, fh: u64) -> (usize, u64) {
-        ((fh % self.n) as usize, fh / self.n)
     }
 
     fn path<R: Fail>(&self, ino: u64, reply: R) -> Option<(String, R)> {
@@ -235,7 +261,7 @@ impl BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        self.on_any(move |c, s| match remove(c, &path) {
+        self.serve(move |c, s| match remove(c, &path) {
             Ok(()) => {
                 s.inodes().unlinked(&path);
                 reply.ok();
@@ -277,10 +303,16 @@ impl Filesystem for BenchFs {
     }
 
     fn destroy(&mut self) {
-        match self.backend.take() {
-            Some(Backend::Workers(w)) => w.stop(),
-            Some(Backend::Inline(mut c)) => c.disconnect(),
-            None => {}
+        crate::log_line!(
+            "benchfs mount: {} requests served on the session thread, {} by workers",
+            self.served[0],
+            self.served[1]
+        );
+        if let Some(w) = self.workers.take() {
+            w.stop();
+        }
+        if let Some(mut c) = self.client.take() {
+            c.disconnect();
         }
     }
 
@@ -288,7 +320,7 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        self.on_any(move |c, s| match s.stat(c, &path, true) {
+        self.serve(move |c, s| match s.stat(c, &path, true) {
             Ok(attr) => reply.entry(&s.entry_ttl, &attr, 0),
             Err(e) => reply.error(errno_of(&e)),
         });
@@ -309,7 +341,7 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.on_any(move |c, s| match s.stat(c, &path, false) {
+        self.serve(move |c, s| match s.stat(c, &path, false) {
             Ok(mut attr) => {
                 attr.ino = ino;
                 reply.attr(&s.attr_ttl, &attr);
@@ -347,7 +379,7 @@ impl Filesystem for BenchFs {
             atime_unix_ns: atime.map(unix_ns),
             mtime_unix_ns: mtime.map(unix_ns),
         };
-        self.on_any(move |c, s| {
+        self.serve(move |c, s| {
             // A size alone is a truncate, which every daemon supports;
             // nothing to change is a stat.
             let others = SetAttr { size: None, ..set };
@@ -386,12 +418,17 @@ impl Filesystem for BenchFs {
             return;
         };
         let creator = (req.uid(), req.gid());
-        self.on_any(move |c, s| {
+        self.serve(move |c, s| {
             c.set_creator(creator.0, creator.1);
             let r = c
-                .create(&path, mode & !umask & 0o7777, true)
-                .and_then(|h| c.close(h))
-                .and_then(|()| s.stat(c, &path, true));
+                .create_file(&path, mode & !umask & 0o7777, true)
+                .and_then(|(f, made)| {
+                    c.close_file(&f)?;
+                    match made {
+                        Some(a) => Ok(s.attr(&path, &a, true)),
+                        None => s.stat(c, &path, true),
+                    }
+                });
             match r {
                 Ok(attr) => reply.entry(&s.entry_ttl, &attr, 0),
                 Err(e) => reply.error(errno_of(&e)),
@@ -416,7 +453,7 @@ impl Filesystem for BenchFs {
             return;
         };
         let creator = (req.uid(), req.gid());
-        self.on_any(move |c, s| {
+        self.serve(move |c, s| {
             c.set_creator(creator.0, creator.1);
             match c.mkdir(&path, mode & !umask & 0o7777) {
                 Ok(a) => reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0),
@@ -450,7 +487,7 @@ impl Filesystem for BenchFs {
         let Some((to, reply)) = self.child(newparent, newname, reply) else {
             return;
         };
-        self.on_any(move |c, s| {
+        self.serve(move |c, s| {
             if flags & libc::RENAME_NOREPLACE != 0 {
                 match c.stat(&to) {
                     Ok(_) => return reply.error(libc::EEXIST),
@@ -469,7 +506,7 @@ impl Filesystem for BenchFs {
     }
 
     fn statfs(&mut self, _req: &Request<'_>, _ino: u64, reply: ReplyStatfs) {
-        self.on_any(move |c, _| match c.statfs() {
+        self.serve(move |c, _| match c.statfs() {
             Ok(t) => reply.statfs(
                 t.blocks,
                 t.blocks_free,
@@ -488,13 +525,13 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.path(ino, reply) else {
             return;
         };
-        let w = self.worker_for_open();
-        let n = self.n;
-        self.on(w, move |c, s| match c.open(&path, client_flags(flags), 0) {
-            Ok(h) => reply.opened(fuse_handle(h, w, n), 0),
-            Err(e) => {
-                s.closed_on(w);
-                reply.error(errno_of(&e));
+        self.serve(move |c, s| {
+            match c
+                .open(&path, client_flags(flags), 0)
+                .and_then(|h| c.detach(h))
+            {
+                Ok(f) => reply.opened(s.opened(f), 0),
+                Err(e) => reply.error(errno_of(&e)),
             }
         });
     }
@@ -512,26 +549,26 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        let w = self.worker_for_open();
-        let n = self.n;
         let creator = (req.uid(), req.gid());
-        self.on(w, move |c, s| {
+        self.serve(move |c, s| {
             c.set_creator(creator.0, creator.1);
             let exclusive = flags & libc::O_EXCL != 0;
+            // A file this call made is empty: its record is all its
+            // attributes, without asking every daemon for its size.
             let r = c
-                .create(&path, mode & !umask & 0o7777, exclusive)
-                .and_then(|h| {
-                    if flags & libc::O_TRUNC != 0 && !exclusive {
-                        c.truncate(&path, 0)?;
+                .create_file(&path, mode & !umask & 0o7777, exclusive)
+                .and_then(|(f, made)| match made {
+                    Some(a) => Ok((f, s.attr(&path, &a, true))),
+                    None => {
+                        if flags & libc::O_TRUNC != 0 {
+                            c.truncate(&path, 0)?;
+                        }
+                        Ok((f, s.stat(c, &path, true)?))
                     }
-                    Ok((h, s.stat(c, &path, true)?))
                 });
             match r {
-                Ok((h, attr)) => reply.created(&s.entry_ttl, &attr, 0, fuse_handle(h, w, n), 0),
-                Err(e) => {
-                    s.closed_on(w);
-                    reply.error(errno_of(&e));
-                }
+                Ok((f, attr)) => reply.created(&s.entry_ttl, &attr, 0, s.opened(f), 0),
+                Err(e) => reply.error(errno_of(&e)),
             }
         });
     }
@@ -547,14 +584,18 @@ impl Filesystem for BenchFs {
         _lock_owner: Option<u64>,
         reply: ReplyData,
     ) {
-        let (w, h) = self.split(fh);
+        let Some((f, reply)) = self.file(fh, reply) else {
+            return;
+        };
         let Ok(offset) = u64::try_from(offset) else {
             reply.error(libc::EINVAL);
             return;
         };
-        self.on(w, move |c, _| match c.read(h, offset, size as usize) {
-            Ok(data) => reply.data(&data),
-            Err(e) => reply.error(errno_of(&e)),
+        self.serve_io(size, move |c, _| {
+            match c.read_file(&f, offset, size as usize) {
+                Ok(data) => reply.data(&data),
+                Err(e) => reply.error(errno_of(&e)),
+            }
         });
     }
 
@@ -570,15 +611,18 @@ impl Filesystem for BenchFs {
         _lock_owner: Option<u64>,
         reply: ReplyWrite,
     ) {
-        let (w, h) = self.split(fh);
+        let Some((f, reply)) = self.file(fh, reply) else {
+            return;
+        };
         let Ok(offset) = u64::try_from(offset) else {
             reply.error(libc::EINVAL);
             return;
         };
         // The kernel's buffer is reused for the next request: copy once.
+        let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
         let data = data.to_vec();
-        self.on(w, move |c, _| {
-            match c.write_buf(h, offset, SharedBuf::from_vec(data)) {
+        self.serve_io(len, move |c, _| {
+            match c.write_file(&f, offset, SharedBuf::from_vec(data)) {
                 Ok(n) => reply.written(u32::try_from(n).unwrap_or(u32::MAX)),
                 Err(e) => reply.error(errno_of(&e)),
             }
@@ -608,13 +652,15 @@ impl Filesystem for BenchFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        let (w, h) = self.split(fh);
-        self.on(w, move |c, s| {
-            s.closed_on(w);
-            match c.close(h) {
-                Ok(()) => reply.ok(),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+        // The kernel sends no request on a handle after its release; jobs
+        // already queued hold their own reference.
+        let Some(f) = self.shared.files().remove(&fh) else {
+            reply.error(libc::EBADF);
+            return;
+        };
+        self.serve(move |c, _| match c.close_file(&f) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno_of(&e)),
         });
     }
 
@@ -626,8 +672,10 @@ impl Filesystem for BenchFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let (w, h) = self.split(fh);
-        self.on(w, move |c, _| match c.fsync(h) {
+        let Some((f, reply)) = self.file(fh, reply) else {
+            return;
+        };
+        self.serve(move |c, _| match c.fsync_file(&f) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno_of(&e)),
         });
@@ -637,7 +685,7 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.on_any(move |c, s| match c.readdir(&path) {
+        self.serve(move |c, s| match c.readdir(&path) {
             Ok(entries) => {
                 let list: Vec<DirEntry> = {
                     let inodes = s.inodes();
@@ -707,6 +755,12 @@ impl Filesystem for BenchFs {
         self.shared.dirs().remove(&fh);
         reply.ok();
     }
+}
+
+/// Whether the kernel has a request waiting on `/dev/fuse` descriptor `fd`
+/// (none when it is not known yet).
+fn requests_waiting(fd: RawFd) -> bool {
+    fd >= 0 && crate::sys::readable_now(fd)
 }
 
 /// A time the kernel sets, in nanoseconds since the epoch ("now" is read

@@ -2,9 +2,10 @@
 //! (docs/MOUNT.md). The only module that knows FUSE (the `fuser` crate).
 //!
 //! * [`options`]: the settings and the FUSE mount options they become.
-//! * [`workers`]: the threads issuing RPCs, each with its own client.
-//! * [`fs`]: the FUSE operations, handed from the session thread to the
-//!   workers.
+//! * [`workers`]: the threads carrying large transfers (and requests that
+//!   would wait), each with its own client.
+//! * [`fs`]: the FUSE operations, served on the session thread or handed
+//!   to a worker.
 //! * [`inodes`]: node ids to paths, with the kernel's lookup counts.
 //! * [`attr`], [`errno`]: engine attributes and errors to the kernel's.
 
@@ -15,7 +16,9 @@ pub mod inodes;
 pub mod options;
 pub mod workers;
 
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -78,8 +81,8 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
     } else {
         None
     };
-    // The session, and with `threads == 0` the one client, live on the
-    // session thread: nothing of theirs crosses to another thread.
+    // The session and its own client live on the session thread: nothing
+    // of theirs crosses to another thread.
     let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<Result<()>>(1);
     let setup = Setup {
         registry_dir: registry_dir.to_owned(),
@@ -145,25 +148,24 @@ struct Setup {
 }
 
 impl Setup {
-    /// Connects (worker threads, or one client on this thread) and mounts.
+    /// Connects (the worker threads and this thread's client) and mounts.
     fn session(self) -> Result<fuser::Session<fs::BenchFs>> {
-        let backend = if self.options.threads == 0 {
-            fs::Backend::Inline(Box::new(Client::connect(
-                &self.registry_dir,
-                self.expected,
-                self.client_options,
-            )?))
-        } else {
-            fs::Backend::Workers(workers::Workers::start(
-                self.options.threads,
+        let workers = match self.options.threads {
+            0 => None,
+            n => Some(workers::Workers::start(
+                n,
                 &self.registry_dir,
                 &self.expected,
                 &self.client_options,
-            )?)
+            )?),
         };
-        let filesystem = fs::BenchFs::new(backend, &self.options);
-        fuser::Session::new(filesystem, &self.mountpoint, &self.options.fuse_options())
-            .map_err(|e| Error::from_io(&e, "mount", self.mountpoint.display().to_string()))
+        let client = Client::connect(&self.registry_dir, self.expected, self.client_options)?;
+        let (filesystem, queue) = fs::BenchFs::new(client, workers, &self.options);
+        let session =
+            fuser::Session::new(filesystem, &self.mountpoint, &self.options.fuse_options())
+                .map_err(|e| Error::from_io(&e, "mount", self.mountpoint.display().to_string()))?;
+        queue.store(session.as_fd().as_raw_fd(), Ordering::Relaxed);
+        Ok(session)
     }
 }
 

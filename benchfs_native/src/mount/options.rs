@@ -20,8 +20,9 @@ pub struct MountOptions {
     /// The kernel checks modes and owners against the attributes
     /// (`default_permissions`).
     pub default_permissions: bool,
-    /// Threads that issue RPCs, each with its own client; 0: the session
-    /// thread issues them itself, one request at a time.
+    /// Worker threads, each with its own client, for reads and writes
+    /// over 128 KiB and for requests that arrive while the session thread
+    /// is busy; 0: the session thread serves every request itself.
     pub threads: usize,
     /// How long the kernel may reuse an attribute reply.
     pub attr_timeout: Duration,

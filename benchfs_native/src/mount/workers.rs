@@ -1,8 +1,10 @@
-//! The threads that issue RPCs: each owns a [`Client`] (whose UCX worker
-//! belongs to the thread that made it) and runs the jobs sent to it in
-//! order, replying to the kernel itself.
+//! The threads that carry large transfers: each owns a [`Client`] (whose
+//! UCX worker belongs to the thread that made it) and runs the jobs sent
+//! to it in order, replying to the kernel itself.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
 use std::thread::JoinHandle;
 
@@ -18,6 +20,8 @@ pub type Job = Box<dyn FnOnce(&mut Client) + Send>;
 pub struct Workers {
     senders: Vec<Sender<Job>>,
     threads: Vec<JoinHandle<()>>,
+    /// Jobs queued or running, per worker.
+    queued: Arc<Vec<AtomicUsize>>,
 }
 
 impl Workers {
@@ -33,6 +37,7 @@ impl Workers {
         let mut workers = Workers {
             senders: Vec::with_capacity(n),
             threads: Vec::with_capacity(n),
+            queued: Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect()),
         };
         let mut ready = Vec::with_capacity(n);
         for i in 0..n {
@@ -75,12 +80,22 @@ impl Workers {
         self.senders.is_empty()
     }
 
-    /// Queues `job` on worker `i % len`. A job that cannot be queued (the
-    /// worker is gone) is dropped, and with it its reply, which tells the
-    /// kernel `EIO`.
-    pub fn send(&self, i: usize, job: Job) {
-        if let Some(tx) = self.senders.get(i % self.senders.len().max(1)) {
-            let _ = tx.send(job);
+    /// Queues `job` on the worker with the fewest jobs. A job that cannot
+    /// be queued (the worker is gone) is dropped, and with it its reply,
+    /// which tells the kernel `EIO`.
+    pub fn send(&self, job: Job) {
+        let queued = &self.queued;
+        let Some(i) = (0..queued.len()).min_by_key(|&i| queued[i].load(Ordering::Relaxed)) else {
+            return;
+        };
+        queued[i].fetch_add(1, Ordering::Relaxed);
+        let counts = Arc::clone(queued);
+        let counted: Job = Box::new(move |c: &mut Client| {
+            job(c);
+            counts[i].fetch_sub(1, Ordering::Relaxed);
+        });
+        if let Some(tx) = self.senders.get(i) {
+            let _ = tx.send(counted);
         }
     }
 

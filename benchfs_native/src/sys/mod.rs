@@ -17,6 +17,7 @@
 //! * [`random`]: `getrandom` (session keys, nonces, channel tokens) and
 //!   the effective uid.
 //! * [`lock`]: `flock`, the data directory's one-daemon lock.
+//! * [`poll`]: whether a descriptor has input now.
 
 pub mod beneath;
 pub mod epoll;
@@ -26,6 +27,7 @@ pub mod host;
 pub mod lock;
 pub mod mmap;
 pub mod mount;
+pub mod poll;
 pub mod random;
 pub mod signals;
 
@@ -36,5 +38,6 @@ pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs, set_time
 pub use host::hostname;
 pub use lock::try_lock_exclusive;
 pub use mmap::AnonMapping;
+pub use poll::readable_now;
 pub use random::{effective_gid, effective_uid, fill_random, random_u64};
 pub use signals::{SavedAction, preserving_errno, set_handler};

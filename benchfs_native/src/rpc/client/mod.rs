@@ -113,6 +113,19 @@ struct OpenFile {
     flags: i32,
 }
 
+/// An open file apart from the client that opened it: the daemons keep no
+/// state per open file, so any client of the same membership reads,
+/// writes, syncs and closes it ([`Client::detach`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRef {
+    /// Its path when opened (names it in errors and traces).
+    pub path: String,
+    /// Its id (names its data, wherever the path moves).
+    pub ino: u64,
+    /// The `open(2)` flags it was opened with (access mode, `O_SYNC`).
+    pub flags: i32,
+}
+
 /// A client of one membership of daemons.
 #[derive(Debug)]
 pub struct Client {

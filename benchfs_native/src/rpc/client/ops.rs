@@ -17,7 +17,7 @@ use crate::namespace::split_parent;
 use super::buf::SharedBuf;
 use super::inflight::{Answer, Call, Entry, Outcome};
 use super::split::split;
-use super::{Client, OpenFile};
+use super::{Client, FileRef, OpenFile};
 use crate::error::{Error, Result};
 use crate::rpc::wire::{Attr, FileKind, Request};
 
@@ -165,6 +165,28 @@ impl Client {
         Ok(self.new_handle(path, attr.ino, libc::O_RDWR | libc::O_CREAT))
     }
 
+    /// [`Client::create`], detached ([`Client::detach`]): the file, and
+    /// its attributes when this call made it (empty: size 0 and no data on
+    /// any daemon, so no stat is needed); `None` when it already existed.
+    pub fn create_file(
+        &mut self,
+        path: &str,
+        mode: u32,
+        exclusive: bool,
+    ) -> Result<(FileRef, Option<Attr>)> {
+        self.check_connected("create")?;
+        let (attr, created) = self.create_record(path, mode, exclusive)?;
+        if attr.kind == FileKind::Dir {
+            return Err(Error::os(libc::EISDIR, "create", path));
+        }
+        let file = FileRef {
+            path: path.to_owned(),
+            ino: attr.ino,
+            flags: libc::O_RDWR | libc::O_CREAT,
+        };
+        Ok((file, created.then_some(attr)))
+    }
+
     /// Opens file `path` with `open(2)` flags: `O_CREAT` creates it (with
     /// `mode`; with `O_EXCL`, `EEXIST` if it exists), `O_TRUNC` empties it.
     /// A directory is `EISDIR` (list it with [`Client::readdir`]).
@@ -209,9 +231,20 @@ impl Client {
     }
 
     /// [`Client::write`] of a whole [`SharedBuf`] (no copy).
-    pub fn write_buf(&mut self, handle: u64, offset: u64, mut buf: SharedBuf) -> Result<u64> {
+    pub fn write_buf(&mut self, handle: u64, offset: u64, buf: SharedBuf) -> Result<u64> {
         self.check_connected("write")?;
         let f = self.file(handle, "write")?;
+        self.write_open(&f, offset, buf)
+    }
+
+    /// [`Client::write_buf`] to a file opened by any client.
+    pub fn write_file(&mut self, file: &FileRef, offset: u64, buf: SharedBuf) -> Result<u64> {
+        self.check_connected("write")?;
+        let f = self.open_file(file);
+        self.write_open(&f, offset, buf)
+    }
+
+    fn write_open(&mut self, f: &OpenFile, offset: u64, mut buf: SharedBuf) -> Result<u64> {
         if f.flags & libc::O_ACCMODE == libc::O_RDONLY {
             return Err(Error::os(
                 libc::EBADF,
@@ -257,6 +290,17 @@ impl Client {
     pub fn read(&mut self, handle: u64, offset: u64, len: usize) -> Result<Vec<u8>> {
         self.check_connected("read")?;
         let f = self.file(handle, "read")?;
+        self.read_open(&f, offset, len)
+    }
+
+    /// [`Client::read`] of a file opened by any client.
+    pub fn read_file(&mut self, file: &FileRef, offset: u64, len: usize) -> Result<Vec<u8>> {
+        self.check_connected("read")?;
+        let f = self.open_file(file);
+        self.read_open(&f, offset, len)
+    }
+
+    fn read_open(&mut self, f: &OpenFile, offset: u64, len: usize) -> Result<Vec<u8>> {
         if f.flags & libc::O_ACCMODE == libc::O_WRONLY {
             return Err(Error::os(
                 libc::EBADF,
@@ -321,7 +365,17 @@ impl Client {
     pub fn fsync(&mut self, handle: u64) -> Result<()> {
         self.check_connected("fsync")?;
         let f = self.file(handle, "fsync")?;
-        self.fan_out_data(f.ino, &f.path, |p| Request::Fsync {
+        self.fsync_data(f.ino, &f.path)
+    }
+
+    /// [`Client::fsync`] of a file opened by any client.
+    pub fn fsync_file(&mut self, file: &FileRef) -> Result<()> {
+        self.check_connected("fsync")?;
+        self.fsync_data(file.ino, &file.path)
+    }
+
+    fn fsync_data(&mut self, ino: u64, file: &str) -> Result<()> {
+        self.fan_out_data(ino, file, |p| Request::Fsync {
             path: p,
             datasync: false,
         })
@@ -337,6 +391,42 @@ impl Client {
         let r = if sync { self.fsync(handle) } else { Ok(()) };
         self.files.remove(&handle);
         r
+    }
+
+    /// Takes an open handle out of this client: the returned [`FileRef`]
+    /// serves any client of the same daemons (it holds no daemon state),
+    /// and [`Client::close_file`] closes it.
+    pub fn detach(&mut self, handle: u64) -> Result<FileRef> {
+        let f = self
+            .files
+            .remove(&handle)
+            .ok_or_else(|| Error::os(libc::EBADF, "detach", format!("handle {handle}")))?;
+        Ok(FileRef {
+            path: f.path.to_string(),
+            ino: f.ino,
+            flags: f.flags,
+        })
+    }
+
+    /// [`Client::close`] of a detached file: an fsync when closing a
+    /// written file asks for one.
+    pub fn close_file(&mut self, file: &FileRef) -> Result<()> {
+        let writable = file.flags & libc::O_ACCMODE != libc::O_RDONLY;
+        if writable && !self.conn.is_closed() && self.fsync_on_close()? {
+            return self.fsync_file(file);
+        }
+        Ok(())
+    }
+
+    /// The per-call form of a detached file.
+    fn open_file(&self, f: &FileRef) -> OpenFile {
+        OpenFile {
+            path: Rc::from(f.path.as_str()),
+            ino: f.ino,
+            data: Rc::from(data_name(f.ino)),
+            start: self.placement.data_start(f.ino),
+            flags: f.flags,
+        }
     }
 
     /// Whether closing a written file fsyncs it first.

@@ -1,0 +1,86 @@
+"""A full disk under the mount: a program writing through it gets ENOSPC
+(not EIO, not a hang), and the mount goes on working and unmounts."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_cluster import Cluster
+from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse
+
+from benchfs.mount import MountSettings
+
+pytestmark = pytest.mark.core_claim
+
+#: The daemons' data directories share this much space.
+SMALL = "16m"
+
+FILL = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o600)
+block = bytes(range(256)) * 4096
+offset = 0
+try:
+    while offset < (1 << 30):
+        offset += os.pwrite(fd, block, offset)
+except OSError as e:
+    print("errno", e.errno, "after", offset, flush=True)
+    sys.exit(3)
+print("no error after", offset, flush=True)
+"""
+
+
+@pytest.fixture
+def full_disk_mount(tmp_path: Path) -> Iterator[Mounted]:
+    skip_without_fuse()
+    data = tmp_path / "data"
+    data.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={SMALL},mode=0700", "tmpfs", str(data)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a {SMALL} tmpfs for the daemons: {done.stderr.strip()}")
+    m = Mounted(Cluster(tmp_path, "shm"), tmp_path, MountSettings(rpc_deadline_s=10.0))
+    try:
+        m.start()
+        yield m
+    finally:
+        try:
+            m.stop()
+        finally:
+            subprocess.run(["umount", "-l", str(data)], check=False)
+
+
+def test_a_full_disk_is_enospc_and_the_mount_survives(full_disk_mount: Mounted) -> None:
+    m = full_disk_mount
+    big = m.point / "fill"
+    done = subprocess.run(
+        [sys.executable, "-c", FILL, str(big)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+        check=False,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.split()[:2] == ["errno", str(errno.ENOSPC)], done.stdout
+    # The mount still works: the space comes back, and a new file holds
+    # what is written to it.
+    big.unlink()
+    assert not big.exists()
+    small = m.point / "after"
+    data = os.urandom(300_000)
+    small.write_bytes(data)
+    assert small.read_bytes() == data
+    assert sorted(os.listdir(m.point)) == ["after"]
+    m.stop()
+    assert not m.is_mounted()
+    assert m.process is not None and m.process.returncode == 0
