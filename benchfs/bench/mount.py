@@ -4,11 +4,16 @@ one run on the same four local daemons.
 - fio on the mount against the native client's ``run_phase`` with the same
   pattern: 4 jobs (ranks) of 1 MiB sequential writes then reads, one
   transfer outstanding per job on both sides (fio ``psync``, a client window
-  of 1), and one job of 4 KiB writes then reads at queue depth 1 (fio
-  random, the native phase sequential: each 4 KiB transfer is one RPC to one
-  daemon either way);
+  of 1), and one job of 4 KiB sequential writes then reads at queue depth 1
+  on both sides (``run_phase`` has no random order, so fio does not use one
+  either; each 4 KiB transfer is one RPC to one daemon either way);
 - fio on the mount against the same fio jobs in a directory on the disk the
   daemons store their data on.
+
+fio runs with ``direct=1`` (``O_DIRECT``: no page cache on the mount or on
+the disk); the daemons store with ``O_DIRECT`` (their default), so no side
+is answered from a cache. Every case names the tool, queue depth and
+caching of each side.
 
 Bandwidth is compared as a ratio (target: mount >= 0.80x native), 4 KiB
 latency as the difference of medians (target: mount <= native + 40 us).
@@ -45,7 +50,7 @@ LATENCY_TARGET_US = 40.0
 class MountBenchSettings:
     jobs: int = 4
     seq_bytes_per_job: int = 128 * MiB
-    rand_ops: int = 2000
+    small_ops: int = 2000
     threads: int = 4
     rounds: int = 3
 
@@ -59,6 +64,8 @@ class MountCase:
     reference: float
     reference_name: str  # "native" or "local disk"
     unit: str  # "MiB/s" or "us"
+    mount_side: str  # tool, queue depth and caching of the mount's figure
+    reference_side: str  # the same of the reference's figure
 
     @property
     def higher_is_better(self) -> bool:
@@ -138,20 +145,29 @@ def _medians(rounds: list[dict[str, float]]) -> dict[str, float]:
     return {name: statistics.median(r[name] for r in rounds) for name in rounds[0]}
 
 
+SEQ_CASES = ("1 MiB sequential write", "1 MiB sequential read")
+SMALL_CASES = ("4 KiB sequential write p50, QD1", "4 KiB sequential read p50, QD1")
+
+FIO_SEQ = "fio psync direct=1 (O_DIRECT), 4 jobs, QD1 each"
+FIO_SMALL = "fio psync direct=1 (O_DIRECT), 1 job, QD1"
+NATIVE_SEQ = "run_phase, 4 ranks, 1 transfer in flight each; daemons store O_DIRECT"
+NATIVE_SMALL = "run_phase, 1 rank, QD1 (max_in_flight=1); daemons store O_DIRECT"
+
+
 def _cases(
     native: dict[str, float], on_mount: dict[str, float], on_disk: dict[str, float]
 ) -> list[MountCase]:
     cases = []
-    for name, unit in (
-        ("1 MiB sequential write", "MiB/s"),
-        ("1 MiB sequential read", "MiB/s"),
-        ("4 KiB write p50, QD1", "us"),
-        ("4 KiB read p50, QD1", "us"),
-    ):
-        cases.append(MountCase(name, on_mount[name], native[name], "native", unit))
+    for name in (*SEQ_CASES, *SMALL_CASES):
+        unit, fio_side, native_side = (
+            ("MiB/s", FIO_SEQ, NATIVE_SEQ) if name in SEQ_CASES else ("us", FIO_SMALL, NATIVE_SMALL)
+        )
+        cases.append(
+            MountCase(name, on_mount[name], native[name], "native", unit, fio_side, native_side)
+        )
     for name, value in on_mount.items():
-        unit = "MiB/s" if name.startswith("1 MiB") else "us"
-        cases.append(MountCase(name, value, on_disk[name], "local disk", unit))
+        unit, fio_side = ("MiB/s", FIO_SEQ) if name in SEQ_CASES else ("us", FIO_SMALL)
+        cases.append(MountCase(name, value, on_disk[name], "local disk", unit, fio_side, fio_side))
     return cases
 
 
@@ -218,11 +234,11 @@ def _native(registry: Path, settings: MountBenchSettings) -> dict[str, float]:
         for phase in ("write", "read"):
             r = c.run_phase(
                 phase=phase,
-                file_name="native-4k",
+                file_name="native-4k",  # sequential, as fio's jobs
                 transfer_size=4 * KiB,
-                block_size=4 * KiB * settings.rand_ops,
+                block_size=4 * KiB * settings.small_ops,
             )
-            out[f"4 KiB {phase} p50, QD1"] = r["p50_ns"] / 1e3
+            out[f"4 KiB sequential {phase} p50, QD1"] = r["p50_ns"] / 1e3
     return out
 
 
@@ -268,29 +284,29 @@ def _parallel_phase(
 
 def _fio_jobs(settings: MountBenchSettings) -> list[FioJob]:
     seq = {"filename_format": "seq.$jobnum"}
-    rand = {"filename_format": "rand.0", "randrepeat": "0"}
+    small = {"filename_format": "small.0"}
     common: dict[str, Any] = {"iodepth": 1, "direct": True, "ioengine": "psync", "unlink": False}
     return [
         FioJob("seq-write", "write", "1M", size=settings.seq_bytes_per_job,
                numjobs=settings.jobs, extra=seq, **common),
         FioJob("seq-read", "read", "1M", size=settings.seq_bytes_per_job,
                numjobs=settings.jobs, extra=seq, **common),
-        FioJob("rand-write", "randwrite", "4k", size=4 * KiB * settings.rand_ops,
-               extra=rand, **common),
-        FioJob("rand-read", "randread", "4k", size=4 * KiB * settings.rand_ops,
-               extra=rand, **common),
+        FioJob("small-write", "write", "4k", size=4 * KiB * settings.small_ops,
+               extra=small, **common),
+        FioJob("small-read", "read", "4k", size=4 * KiB * settings.small_ops,
+               extra=small, **common),
     ]  # fmt: skip
 
 
 def _fio_figures(directory: Path, settings: MountBenchSettings, raw: Path) -> dict[str, float]:
     report: FioReport = run_fio(_fio_jobs(settings), directory, timeout_s=3600, raw_output=raw)
     out = {
-        "1 MiB sequential write": report.job("seq-write").write.bw_mib_s,
-        "1 MiB sequential read": report.job("seq-read").read.bw_mib_s,
+        SEQ_CASES[0]: report.job("seq-write").write.bw_mib_s,
+        SEQ_CASES[1]: report.job("seq-read").read.bw_mib_s,
     }
     for job, direction, name in (
-        ("rand-write", "write", "4 KiB write p50, QD1"),
-        ("rand-read", "read", "4 KiB read p50, QD1"),
+        ("small-write", "write", SMALL_CASES[0]),
+        ("small-read", "read", SMALL_CASES[1]),
     ):
         clat = report.job(job).directions[direction].clat
         if clat is None or clat.p50_ns is None:

@@ -385,7 +385,9 @@ def mount(
     seq_size: Annotated[
         str, typer.Option(help="Bytes per job of the 1 MiB sequential cases (e.g. 256MiB).")
     ] = "128MiB",
-    rand_ops: Annotated[int, typer.Option(min=100, help="4 KiB operations at QD1.")] = 2000,
+    small_ops: Annotated[
+        int, typer.Option(min=100, help="4 KiB sequential operations at QD1.")
+    ] = 2000,
     threads: Annotated[
         int, typer.Option(min=0, max=256, help="Mount worker threads (0: none).")
     ] = 4,
@@ -398,7 +400,7 @@ def mount(
 
     settings = MountBenchSettings(
         seq_bytes_per_job=_size(seq_size, "--seq-size"),
-        rand_ops=rand_ops,
+        small_ops=small_ops,
         threads=threads,
         rounds=rounds,
     )
@@ -417,3 +419,11 @@ def mount(
             f"{case.reference:,.1f}", f"{case.ratio:.2f}", target,
         )  # fmt: skip
     console.print(table)
+    sides = dict.fromkeys(
+        (c.name, c.reference_name, c.mount_side, c.reference_side) for c in report.cases
+    )
+    for name, against, mount_side, reference_side in sides:
+        console.print(
+            f"{name} vs {against}: mount = {mount_side}; {against} = {reference_side}",
+            highlight=False,
+        )
