@@ -11,6 +11,10 @@
 //! A FUSE file handle names a [`FileRef`] in a table shared by all
 //! threads: the daemons keep nothing per open file, so any client serves
 //! any handle.
+//!
+//! A file this mount has open is not removed when unlinked or renamed
+//! over: it is renamed to a hidden name in its directory and removed at its
+//! last release, as NFS clients do (see [`super::unlinked`]).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -30,6 +34,7 @@ use super::attr::{Owner, engine_ino, file_attr, file_type, root_attr};
 use super::errno::errno_of;
 use super::inodes::{Inodes, ROOT, join};
 use super::options::{MAX_IO, MountOptions};
+use super::unlinked::{Unlinked, hidden_name, is_hidden};
 use super::workers::Workers;
 use crate::error::Result;
 use crate::rpc::client::{Attr, Client, FileRef, SetAttr, SharedBuf};
@@ -82,6 +87,10 @@ struct Shared {
     /// Open files by FUSE file handle.
     files: Mutex<HashMap<u64, Arc<FileRef>>>,
     next_file: AtomicU64,
+    /// Open files unlinked or renamed over, under their hidden names.
+    /// Held across the rename or remove that changes it, so that an
+    /// unlink and the last release of one file do not interleave.
+    unlinked: Mutex<Unlinked>,
     owner: Owner,
     attr_ttl: Duration,
     entry_ttl: Duration,
@@ -103,6 +112,46 @@ impl Shared {
         let fh = self.next_file.fetch_add(1, Ordering::Relaxed);
         self.files().insert(fh, Arc::new(file));
         fh
+    }
+
+    fn unlinked(&self) -> MutexGuard<'_, Unlinked> {
+        self.unlinked.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The engine id of `path` if this mount has it open.
+    fn open_ino(&self, path: &str) -> Option<u64> {
+        let ino = self.inodes().known(path)?;
+        self.files().values().any(|f| f.ino == ino).then_some(ino)
+    }
+
+    /// Moves `path`, open here as file `ino`, out of the way to its hidden
+    /// name, where its open handles go on using it until the last release.
+    fn hide(
+        &self,
+        client: &mut Client,
+        unlinked: &mut Unlinked,
+        path: &str,
+        ino: u64,
+    ) -> Result<()> {
+        let hidden = hidden_name(path, ino);
+        client.rename(path, &hidden)?;
+        self.inodes().renamed(path, &hidden);
+        unlinked.insert(ino, hidden);
+        Ok(())
+    }
+
+    /// After `file`'s handle left the table: removes the file if it was
+    /// unlinked while open and this was its last handle here.
+    fn release_last(&self, client: &mut Client, file: &FileRef) -> Result<()> {
+        let mut unlinked = self.unlinked();
+        if self.files().values().any(|f| f.ino == file.ino) {
+            return Ok(());
+        }
+        let Some(hidden) = unlinked.remove(file.ino) else {
+            return Ok(());
+        };
+        self.inodes().unlinked(&hidden);
+        client.unlink(&hidden)
     }
 
     fn dirs(&self) -> MutexGuard<'_, HashMap<u64, Arc<Vec<DirEntry>>>> {
@@ -179,6 +228,7 @@ impl BenchFs {
                 next_dir: AtomicU64::new(1),
                 files: Mutex::new(HashMap::new()),
                 next_file: AtomicU64::new(1),
+                unlinked: Mutex::new(Unlinked::default()),
                 owner: Owner::current(),
                 attr_ttl: options.attr_timeout,
                 entry_ttl: options.entry_timeout,
@@ -312,6 +362,13 @@ impl Filesystem for BenchFs {
             w.stop();
         }
         if let Some(mut c) = self.client.take() {
+            // Files still open at unmount were never released: remove
+            // the ones unlinked while open.
+            for hidden in self.shared.unlinked().drain() {
+                if let Err(e) = c.unlink(&hidden) {
+                    crate::log_line!("benchfs mount: {hidden} left behind: {e}");
+                }
+            }
             c.disconnect();
         }
     }
@@ -344,6 +401,9 @@ impl Filesystem for BenchFs {
         self.serve(move |c, s| match s.stat(c, &path, false) {
             Ok(mut attr) => {
                 attr.ino = ino;
+                if is_hidden(&path) {
+                    attr.nlink = 0; // unlinked, open (fstat)
+                }
                 reply.attr(&s.attr_ttl, &attr);
             }
             Err(e) => reply.error(errno_of(&e)),
@@ -437,7 +497,24 @@ impl Filesystem for BenchFs {
     }
 
     fn unlink(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
-        self.remove_child(parent, name, reply, Client::unlink);
+        let Some((path, reply)) = self.child(parent, name, reply) else {
+            return;
+        };
+        self.serve(move |c, s| {
+            let mut unlinked = s.unlinked();
+            let r = match s.open_ino(&path) {
+                // Already hidden and still open: NFS answers EBUSY too.
+                Some(ino) if unlinked.path(ino) == Some(path.as_str()) => {
+                    return reply.error(libc::EBUSY);
+                }
+                Some(ino) => s.hide(c, &mut unlinked, &path, ino),
+                None => c.unlink(&path).map(|()| s.inodes().unlinked(&path)),
+            };
+            match r {
+                Ok(()) => reply.ok(),
+                Err(e) => reply.error(errno_of(&e)),
+            }
+        });
     }
 
     fn mkdir(
@@ -495,9 +572,21 @@ impl Filesystem for BenchFs {
                     Err(e) => return reply.error(errno_of(&e)),
                 }
             }
+            // A target open here is moved aside first (not atomic: for
+            // a moment `to` is absent, as with NFS).
+            let mut unlinked = s.unlinked();
+            if let Some(ino) = s.open_ino(&to)
+                && s.open_ino(&from) != Some(ino)
+                && let Err(e) = s.hide(c, &mut unlinked, &to, ino)
+            {
+                return reply.error(errno_of(&e));
+            }
             match c.rename(&from, &to) {
                 Ok(()) => {
                     s.inodes().renamed(&from, &to);
+                    if let Some(ino) = s.inodes().known(&to) {
+                        unlinked.moved(ino, &to);
+                    }
                     reply.ok();
                 }
                 Err(e) => reply.error(errno_of(&e)),
@@ -658,10 +747,12 @@ impl Filesystem for BenchFs {
             reply.error(libc::EBADF);
             return;
         };
-        self.serve(move |c, _| match c.close_file(&f) {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno_of(&e)),
-        });
+        self.serve(
+            move |c, s| match c.close_file(&f).and_then(|()| s.release_last(c, &f)) {
+                Ok(()) => reply.ok(),
+                Err(e) => reply.error(errno_of(&e)),
+            },
+        );
     }
 
     fn fsync(
@@ -691,6 +782,7 @@ impl Filesystem for BenchFs {
                     let inodes = s.inodes();
                     entries
                         .into_iter()
+                        .filter(|e| !is_hidden(&e.name))
                         .map(|e| {
                             let child = join(&path, &e.name);
                             let engine = (e.ino != 0).then_some(e.ino);

@@ -7,6 +7,8 @@
 //! * [`fs`]: the FUSE operations, served on the session thread or handed
 //!   to a worker.
 //! * [`inodes`]: node ids to paths, with the kernel's lookup counts.
+//! * [`unlinked`]: open files unlinked or renamed over, kept under hidden
+//!   names until their last release.
 //! * [`attr`], [`errno`]: engine attributes and errors to the kernel's.
 
 pub mod attr;
@@ -14,6 +16,7 @@ pub mod errno;
 pub mod fs;
 pub mod inodes;
 pub mod options;
+pub mod unlinked;
 pub mod workers;
 
 use std::os::fd::{AsFd, AsRawFd};
