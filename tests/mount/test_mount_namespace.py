@@ -193,3 +193,37 @@ def test_ino_is_stable_across_rename(ns: Path) -> None:
     os.rename(ns / "a", ns / "b")
     assert os.stat(ns / "b").st_ino == ino
     assert {e.name: e.inode() for e in os.scandir(ns)}["b"] == ino
+
+
+def test_ls_find_and_du_see_real_sizes_though_readdir_carries_none(ns: Path) -> None:
+    # readdir entries carry only a name, type and ino; these tools stat
+    # each entry, so they see the size, blocks and mode from the daemons.
+    sizes = {"empty": 0, "small": 100, "large": 3 * CHUNK + 5}
+    for name, size in sizes.items():
+        (ns / name).write_bytes(os.urandom(size))
+    listed = subprocess.run(
+        ["ls", "-ln", str(ns)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[1:]
+    assert {line.split()[-1]: int(line.split()[4]) for line in listed} == sizes
+    assert all(line.startswith("-rw") for line in listed)
+
+    def find(*test: str) -> set[str]:
+        out = subprocess.run(
+            ["find", str(ns), "-type", "f", *test], capture_output=True, text=True, check=True
+        ).stdout
+        return {Path(p).name for p in out.split()}
+
+    assert find("-size", "100c") == {"small"}
+    assert find("-size", f"+{CHUNK}c") == {"large"}
+    assert find("-empty") == {"empty"}
+    apparent = subprocess.run(
+        ["du", "-b", "--apparent-size", str(ns / "large")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert int(apparent.split()[0]) == sizes["large"]
+    used = subprocess.run(
+        ["du", "-B1", str(ns / "large")], capture_output=True, text=True, check=True
+    ).stdout
+    assert int(used.split()[0]) >= sizes["large"]
