@@ -127,3 +127,23 @@ def test_unlinking_a_closed_file_removes_its_data_at_once(mounted: Mounted, mnt:
     path.unlink()
     assert not data_objects(mounted, ino)
     assert not [n for n in os.listdir(mnt) if n.startswith(HIDDEN_PREFIX)]
+
+
+def test_a_directory_holding_an_open_unlinked_file_is_not_empty_until_the_close(
+    mounted: Mounted, mnt: Path
+) -> None:
+    d = mnt / "rmdir-while-open"
+    d.mkdir()
+    fd = written(d / "f", b"z")
+    try:
+        ino = os.fstat(fd).st_ino
+        (d / "f").unlink()
+        assert os.listdir(d) == []
+        with pytest.raises(OSError) as not_empty:
+            d.rmdir()
+        assert not_empty.value.errno == errno.ENOTEMPTY
+    finally:
+        os.close(fd)
+    wait_for(lambda: not data_objects(mounted, ino), "removal at the last close")
+    d.rmdir()
+    assert not d.exists()

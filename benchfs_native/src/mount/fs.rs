@@ -140,11 +140,26 @@ impl Shared {
         Ok(())
     }
 
+    /// Undoes [`Shared::hide`] of `path` (the rename it made room for
+    /// failed), so that a failed rename leaves both names as they were.
+    fn unhide(&self, client: &mut Client, unlinked: &mut Unlinked, path: &str, ino: u64) {
+        let Some(hidden) = unlinked.remove(ino) else {
+            return;
+        };
+        match client.rename(&hidden, path) {
+            Ok(()) => self.inodes().renamed(&hidden, path),
+            Err(e) => {
+                crate::log_line!("benchfs mount: {path} stays at {hidden}: {e}");
+                unlinked.insert(ino, hidden);
+            }
+        }
+    }
+
     /// After `file`'s handle left the table: removes the file if it was
     /// unlinked while open and this was its last handle here.
     fn release_last(&self, client: &mut Client, file: &FileRef) -> Result<()> {
         let mut unlinked = self.unlinked();
-        if self.files().values().any(|f| f.ino == file.ino) {
+        if unlinked.path(file.ino).is_none() || self.files().values().any(|f| f.ino == file.ino) {
             return Ok(());
         }
         let Some(hidden) = unlinked.remove(file.ino) else {
@@ -575,12 +590,15 @@ impl Filesystem for BenchFs {
             // A target open here is moved aside first (not atomic: for
             // a moment `to` is absent, as with NFS).
             let mut unlinked = s.unlinked();
-            if let Some(ino) = s.open_ino(&to)
-                && s.open_ino(&from) != Some(ino)
-                && let Err(e) = s.hide(c, &mut unlinked, &to, ino)
-            {
-                return reply.error(errno_of(&e));
-            }
+            let hidden = match s.open_ino(&to) {
+                Some(ino) if s.open_ino(&from) != Some(ino) => {
+                    if let Err(e) = s.hide(c, &mut unlinked, &to, ino) {
+                        return reply.error(errno_of(&e));
+                    }
+                    Some(ino)
+                }
+                _ => None,
+            };
             match c.rename(&from, &to) {
                 Ok(()) => {
                     s.inodes().renamed(&from, &to);
@@ -589,7 +607,12 @@ impl Filesystem for BenchFs {
                     }
                     reply.ok();
                 }
-                Err(e) => reply.error(errno_of(&e)),
+                Err(e) => {
+                    if let Some(ino) = hidden {
+                        s.unhide(c, &mut unlinked, &to, ino);
+                    }
+                    reply.error(errno_of(&e));
+                }
             }
         });
     }
