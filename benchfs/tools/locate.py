@@ -63,8 +63,10 @@ def find_tool(
         if _executable(candidate):
             return candidate
     places = ", ".join(["PATH", *search_dirs(tool, environ)])
+    variable = f" (or ${IO500_DIR_VARIABLE})" if tool == "io500" else ""
     raise ToolError(
-        f"{tool} not found on {places}: set {setting} to the {tool} binary or its directory"
+        f"{tool} not found on {places}: set {setting}{variable} to the {tool} binary or its "
+        "directory"
     )
 
 

@@ -79,5 +79,8 @@ def test_a_missing_binary_names_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ToolError, match=r"io500 not found: .*suite.tool_path = "):
         find_tool("io500", str(tmp_path / "nowhere"), setting="suite.tool_path")
     environ = {"PATH": str(tmp_path)}
-    with pytest.raises(ToolError, match=r"io500 not found on PATH: set suite.tool_path to the"):
+    with pytest.raises(
+        ToolError,
+        match=r"io500 not found on PATH: set suite.tool_path \(or \$IO500_BIN_DIR\) to the io500",
+    ):
         find_tool("io500", None, environ, setting="suite.tool_path")
