@@ -54,8 +54,11 @@ def _integer(value: str | None) -> int | None:
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
-def phase_row(line: Io500Phase, result: Io500Result, log: Io500Log, tasks: int) -> dict[str, Any]:
-    """One scored phase's row, with the binary's verdict and its reasons."""
+def phase_row(
+    line: Io500Phase, result: Io500Result, log: Io500Log, tasks: int, stonewall_s: float
+) -> dict[str, Any]:
+    """One scored phase's row, with the binary's verdict and its reasons; a
+    write phase that ran as long as the stonewall counts as stonewalled."""
     family, _, operation = line.name.rpartition("-")
     pairs = log.pairs.get(line.name, {})
     if line.name.startswith("ior-"):
@@ -67,7 +70,7 @@ def phase_row(line: Io500Phase, result: Io500Result, log: Io500Log, tasks: int) 
     return {
         **row,
         "tool_version": result.version,
-        "stonewalled": line.name in STONEWALLED_PHASES,
+        "stonewalled": line.name in STONEWALLED_PHASES and 0 < stonewall_s <= line.time_s,
         "command": pairs.get("exe"),
         "io500_rate": line.value,
         "io500_unit": UNITS[GROUPS[line.name]],
@@ -85,10 +88,16 @@ def binary_suite_document(
     result: Io500Result, log: Io500Log, suite: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``workload/summary.json`` of a suite the io500 binary ran; ``suite``
-    says what ran (``tasks`` among it)."""
+    says what ran (``tasks`` among it, and ``stonewall_s``: the binary's
+    ``stonewall-time``, whole seconds)."""
     tasks = int(suite["tasks"])
+    stonewall_s = float(suite.get("stonewall_s") or 0.0)
     lines = {line.name: line for line in result.phases if line.scored}
-    rows = [phase_row(lines[name], result, log, tasks) for name in PHASE_NAMES if name in lines]
+    rows = [
+        phase_row(lines[name], result, log, tasks, stonewall_s)
+        for name in PHASE_NAMES
+        if name in lines
+    ]
     missing = [name for name in PHASE_NAMES if name not in lines]
     reasons = list(log.reasons.get(RUN_SECTION, ()))
     if missing:

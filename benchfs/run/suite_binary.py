@@ -28,6 +28,7 @@ from benchfs.errors import ToolError
 from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
 from benchfs.run.tool_workload import ToolJob, ToolRun, wait_for_jobs
+from benchfs.tools.io500_argv import whole_seconds
 from benchfs.tools.io500_ini import INI_NAME, RESULT_DIR, io500_argv, io500_ini
 from benchfs.tools.locate import find_tool
 from benchfs.workload.io500_rank import applied_checks
@@ -99,7 +100,9 @@ def run_io500_binary(
     run.version = result.version
     tasks = len(hosts) * tasks_per_node
     suite = {**plan.sizes.to_json(), "target": f"posix:{target.parent}", "tasks": tasks,
-             "tasks_per_node": tasks_per_node, "checks": applied_checks("io500", True)}  # fmt: skip
+             "tasks_per_node": tasks_per_node, "checks": applied_checks("io500", True),
+             # What the binary ran with: its stonewall-time is whole seconds.
+             "stonewall_s": float(whole_seconds(plan.sizes.stonewall_s))}  # fmt: skip
     document = binary_suite_document(result, log, suite)
     write_json_atomic(layout.summary, document)
     return document

@@ -53,7 +53,8 @@ def test_the_score_recomputed_from_the_binarys_phases_is_the_binarys() -> None:
 
 def test_the_summary_has_the_suites_rows_and_the_binarys_verdicts() -> None:
     result, log = load_io500_results(DATA)
-    document = binary_suite_document(result, log, {"name": "io500-quick", "tasks": 2})
+    suite = {"name": "io500-quick", "tasks": 2, "stonewall_s": 2.0}
+    document = binary_suite_document(result, log, suite)
     rows = {row["phase"]: row for row in document["phases"]}
     assert list(rows) == list(PHASE_NAMES)
     for phase, row in rows.items():
@@ -72,6 +73,10 @@ def test_the_summary_has_the_suites_rows_and_the_binarys_verdicts() -> None:
         "Runtime of phase (0.889258) is below stonewall time. This shouldn't happen!",
         "Runtime is smaller than expected minimum runtime",
     ]
+    # The writes that ran as long as the 2 s stonewall: the mdtest ones.
+    assert [p for p, row in rows.items() if row["stonewalled"]] == [
+        "mdtest-easy-write", "mdtest-hard-write"
+    ]  # fmt: skip
     assert rows["find"]["tool"] == "io500" and rows["find"]["found"] == 58
     assert rows["find"]["items"] == 11677
     assert rows["mdtest-easy-stat"]["command"].startswith("./mdtest --dataPacketType=timestamp")
