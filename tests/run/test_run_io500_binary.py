@@ -128,3 +128,19 @@ def test_a_missing_io500_binary_is_named_before_anything_starts(tmp_path: Path) 
     assert line.startswith("error: io500 not found: ") and "suite.tool_path = " in line, line
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "results").exists() or run_dirs(tmp_path / "results") == []
+
+
+@needs_io500
+@needs_mount
+def test_the_binary_on_the_mount_across_hosts_is_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("localhost\n")
+    args = binary_args(tmp_path, "--interface", "mount", "--set", "launcher.name=mpirun")
+    done = benchfs_run(["--nodes", str(hostfile), *args], timeout=60)
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        "error: suite.tool = 'io500' on the mount needs every node on this machine"
+    ), line
