@@ -26,9 +26,10 @@ DATA_SKIP = frozenset({"TestID", "ReferenceNumber", "segmentCount", "blockSize",
                        "taskPerNodeOffset", "reorderTasksRandom", "reorderTasksRandomSeed",
                        "OPsMax", "OPsMin", "OPsSD", "xsizeMiB"})  # fmt: skip
 
-Tool = Literal["ior", "mdtest", "fio", "benchfs"]
+# io500: a phase the reference's io500 binary ran itself (its find).
+Tool = Literal["ior", "mdtest", "fio", "benchfs", "io500"]
 Kind = Literal["data", "metadata"]
-TOOLS: tuple[str, ...] = ("ior", "mdtest", "fio", "benchfs")
+TOOLS: tuple[str, ...] = ("ior", "mdtest", "fio", "benchfs", "io500")
 KINDS: tuple[str, ...] = ("data", "metadata")
 
 # The fields every phase row carries besides its figures.

@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from benchfs.config.metadata import MetadataConfig
 from benchfs.config.sizes import parse_size
-from benchfs.config.suite import SuiteConfig
+from benchfs.config.suite import EXTERNAL_TOOLS, SuiteConfig
 
 # Limits the engine enforces (benchfs_native/src: the store's options, the
 # daemon's buffer pool, the client's largest I/O), checked here so a bad value
@@ -224,16 +224,16 @@ class RunConfig(Section):
         if suite.name != "none" and tool != "builtin":
             raise ValueError(
                 f"suite.name = {suite.name!r} runs its own phases: workload.tool must be "
-                f'"builtin" (suite.tool = "ior" runs IOR and mdtest)'
+                f'"builtin" (suite.tool = "ior" runs IOR and mdtest, "io500" the io500 binary)'
             )
         if suite.name != "none" and self.metadata.mode != "off":
             raise ValueError(
                 f"suite.name = {suite.name!r} runs its own metadata phases: "
                 'metadata.mode must be "off"'
             )
-        if suite.tool == "ior" and not self.workload.mounted:
+        if suite.tool in EXTERNAL_TOOLS and not self.workload.mounted:
             raise ValueError(
-                'suite.tool = "ior" runs on a mounted file system: set workload.target = '
-                '"posix:PATH" or workload.interface = "mount"'
+                f'suite.tool = "{suite.tool}" runs on a mounted file system: set '
+                'workload.target = "posix:PATH" or workload.interface = "mount"'
             )
         return self

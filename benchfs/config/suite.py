@@ -16,8 +16,11 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from benchfs.config.sizes import parse_size
 
 SuiteName = Literal["none", "io500", "io500-quick"]
-# builtin: BenchFS's own loops; ior: IOR and mdtest with IO500's arguments.
-SuiteTool = Literal["builtin", "ior"]
+# builtin: BenchFS's own loops; ior: IOR and mdtest with IO500's arguments;
+# io500: the reference's own io500 binary with an ini made from these settings.
+SuiteTool = Literal["builtin", "ior", "io500"]
+# The tools that run on a mounted file system as one MPI job, with a stonewall.
+EXTERNAL_TOOLS = ("ior", "io500")
 MAX_SIZE = 1 << 40  # the engine's largest block per rank
 MAX_ITEMS = 1 << 32
 # IO500's fixed shapes (its phase_ior_hard.c and phase_mdtest_hard.c).
@@ -76,7 +79,8 @@ class SuiteConfig(BaseModel):
     ior_hard_segments: _Items | None = None
     mdtest_easy_files: _Items | None = None
     mdtest_hard_files: _Items | None = None
-    # tool = "ior": the directory holding ior and mdtest (None: PATH, $IOR_BIN_DIR, /opt/ior/bin).
+    # tool = "ior": the directory holding ior and mdtest (None: PATH, $IOR_BIN_DIR, /opt/ior/bin);
+    # tool = "io500": the io500 binary or its directory (None: PATH, $IO500_BIN_DIR).
     tool_path: Annotated[str, Field(min_length=1)] | None = None
 
     @model_validator(mode="after")
@@ -90,13 +94,15 @@ class SuiteConfig(BaseModel):
             if given:
                 raise ValueError(f"{given[0]} needs a suite: set suite.name (io500 or io500-quick)")
             return self
-        if self.tool_path is not None and self.tool != "ior":
-            raise ValueError('tool_path needs tool = "ior" (IOR and mdtest)')
+        if self.tool_path is not None and self.tool not in EXTERNAL_TOOLS:
+            raise ValueError(
+                'tool_path needs tool = "ior" (IOR and mdtest) or tool = "io500" (the io500 binary)'
+            )
         sizes = self.sizes()
-        if self.tool == "ior" and sizes.stonewall_s <= 0:
+        if self.tool in EXTERNAL_TOOLS and sizes.stonewall_s <= 0:
             # IOR refuses its wear-out (stoneWallingWearOut) without a deadline (-D).
             raise ValueError(
-                'stonewall_s must be above 0 with tool = "ior": IOR and mdtest run the '
+                f'stonewall_s must be above 0 with tool = "{self.tool}": IOR and mdtest run the '
                 "write phases with a stonewall and wear-out"
             )
         if sizes.ior_easy_block_size % sizes.ior_easy_transfer_size:

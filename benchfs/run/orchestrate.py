@@ -56,6 +56,7 @@ from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
 from benchfs.run.space import fit_block_to_space, fit_suite_to_space
 from benchfs.run.stragglers import straggler_record
+from benchfs.run.suite_binary import Io500BinaryPlan, plan_io500_binary
 from benchfs.run.suite_tools import SuiteToolPlan, plan_suite_tools
 from benchfs.run.tool_point import run_tool_point
 from benchfs.run.tool_workload import ToolPlan, plan_tool
@@ -63,6 +64,11 @@ from benchfs.run.workload import RunFailed, run_workload, target_record, write_s
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 from benchfs.workload.io500_rank import applied_checks
 from benchfs.workload.spec import WorkloadSpec, run_seed, workload_spec
+
+# What a point runs instead of the built-in ranks.
+ExternalPlan = ToolPlan | SuiteToolPlan | Io500BinaryPlan
+# Those that run a suite: its sizes fitted to the free space as the built-in suite's.
+SuitePlans = (SuiteToolPlan, Io500BinaryPlan)
 
 
 def run_token() -> str:
@@ -115,13 +121,15 @@ def _partial_summary(spec: WorkloadSpec, result: PointResult) -> list[str]:
     return [f"the summary and report cover what finished before the failure: {done} phase runs"]
 
 
-def _check_tool_on_mount(tool: ToolPlan | SuiteToolPlan, launcher: Launcher) -> None:
+def _check_tool_on_mount(tool: ExternalPlan, launcher: Launcher) -> None:
     """A tool works in directories this process makes through the mounts (and
     the suite's find and timestamp run here): the nodes' mount points must be
     on this machine."""
     if not launcher.capabilities.runs_here:
         setting = (
-            f"workload.tool = {tool.tool!r}" if isinstance(tool, ToolPlan) else "suite.tool = 'ior'"
+            f"workload.tool = {tool.tool!r}"
+            if isinstance(tool, ToolPlan)
+            else f"suite.tool = {'io500' if isinstance(tool, Io500BinaryPlan) else 'ior'!r}"
         )
         raise ConfigError(
             f"{setting} on the mount needs every node on this machine "
@@ -141,7 +149,7 @@ def run_point(
     env: Mapping[str, str],
     observer: RunObserver,
     started: list[PointResult],
-    tool: ToolPlan | SuiteToolPlan | None = None,
+    tool: ExternalPlan | None = None,
 ) -> PointResult:
     """One point; its result goes into ``started`` as soon as its results
     directory exists, so a failed point still gets its notes and report."""
@@ -181,13 +189,13 @@ def run_point(
         record.preflight(outcome.record, hosts, outcome.excluded)
         for line in outcome.lines:
             observer.step(line)
-        if tool is None or isinstance(tool, SuiteToolPlan):
+        if tool is None or isinstance(tool, SuitePlans):
             ranks = len(hosts) * config.workload.tasks_per_node
             fit = fit_block_to_space if config.suite.name == "none" else fit_suite_to_space
             config, space_note = fit(config, ranks, launcher)
             if space_note is not None and config.suite.name != "none":
                 record.suite(suite_record(config))
-                if isinstance(tool, SuiteToolPlan):
+                if isinstance(tool, SuitePlans):
                     tool = replace(tool, sizes=config.suite.sizes())
             if space_note is not None:
                 point_notes.append(space_note)
@@ -325,10 +333,11 @@ def run_plan(
     points = expand_sweep(plan)
     first = points[0].config
     resolve_nodes(nodes_spec, env, local_nodes=first.cluster.local_nodes)  # fail before anything
-    # A missing tool too: a tool run's, or a suite's IOR and mdtest.
-    tools = [
+    # A missing tool too: a tool run's, a suite's IOR and mdtest, or its io500 binary.
+    tools: list[ExternalPlan | None] = [
         plan_tool(point.config.workload)
         or plan_suite_tools(point.config, run_seed(f"{plan.source}@{point.index}"))
+        or plan_io500_binary(point.config)
         for point in points
     ]
     base = Path(first.output.results_dir)

@@ -1,9 +1,9 @@
 """One sweep point whose workload is a tool (``workload.tool``, or the
-IO500 suite with ``suite.tool = "ior"``) on a mounted file system: a
+IO500 suite with ``suite.tool = "ior"`` or ``"io500"``) on a mounted file system: a
 ``posix:PATH`` target (no daemons), the tool in ``PATH/benchfs-<token>-p<k>/``;
 or BenchFS through its mount (``workload.interface = "mount"``), the tool in
 ``benchfs-<token>-p<k>/`` of the cluster, reached through each node's own
-mount point (fio) or the first node's (IOR's and mdtest's one job, every node
+mount point (fio) or the first node's (IOR's, mdtest's or io500's one job, every node
 on this machine). iostat on every host; what ran in the manifest's ``tool``."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from benchfs.results.atomic import write_json_atomic
 from benchfs.results.manifest import ManifestRecorder
 from benchfs.run.cluster import process_environment
 from benchfs.run.stragglers import straggler_record
+from benchfs.run.suite_binary import Io500BinaryPlan, run_io500_binary
 from benchfs.run.suite_tools import SuiteToolPlan, run_suite_tools
 from benchfs.run.tool_workload import ToolPlan, ToolRun, run_tool_workload
 from benchfs.tools.iostat import IostatWatch, IostatWatches
@@ -31,7 +32,7 @@ from benchfs.tools.iostat import IostatWatch, IostatWatches
 
 def run_tool_point(
     life: Lifecycle,
-    plan: ToolPlan | SuiteToolPlan,
+    plan: ToolPlan | SuiteToolPlan | Io500BinaryPlan,
     config: RunConfig,
     hosts: Sequence[Host],
     launcher: Launcher,
@@ -58,6 +59,8 @@ def run_tool_point(
                                    "env": process_environment(env), "run": run}  # fmt: skip
         if isinstance(plan, SuiteToolPlan):
             summary = run_suite_tools(life, plan, *common, **options)
+        elif isinstance(plan, Io500BinaryPlan):
+            summary = run_io500_binary(life, plan, *common, **options)
         else:
             summary = run_tool_workload(life, plan, *common, host_dirs=host_dirs, **options)
         # What the tool ran on, in every phase row: a mount figure is never taken for another.

@@ -66,9 +66,10 @@ class ToolRun:
     commands: dict[str, list[str]] = field(default_factory=dict)  # node (or "job") -> argv
     launched: dict[str, list[str]] = field(default_factory=dict)  # the launcher's argv
     outputs: list[str] = field(default_factory=list)  # relative to the results directory
+    ini: str | None = None  # the io500 binary's configuration, as given to it
 
     def record(self) -> dict[str, Any]:
-        return {
+        record = {
             "name": self.tool,
             "binary": self.binary,
             "version": self.version,
@@ -76,6 +77,7 @@ class ToolRun:
             "launched": self.launched,
             "outputs": self.outputs,
         }
+        return record if self.ini is None else {**record, "ini": self.ini}
 
     @classmethod
     def of(cls, plan: ToolPlan) -> ToolRun:

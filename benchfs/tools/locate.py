@@ -1,8 +1,9 @@
-"""Find the binary of a benchmark tool (fio, IOR, mdtest) and its version line.
+"""Find the binary of a benchmark tool (fio, IOR, mdtest, io500) and its version line.
 
 ``workload.tool_path`` names the binary or the directory holding it; without
 it the tool is looked for on PATH, then (IOR and mdtest, which are not
-packaged and usually built by hand) in ``$IOR_BIN_DIR`` and ``/opt/ior/bin``.
+packaged and usually built by hand) in ``$IOR_BIN_DIR`` and ``/opt/ior/bin``,
+and (the io500 binary, built by its own ``prepare.sh``) in ``$IO500_BIN_DIR``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from benchfs.tools.process import run_tool
 
 IOR_DIRS_VARIABLE = "IOR_BIN_DIR"
 IOR_DEFAULT_DIR = "/opt/ior/bin"
+IO500_DIR_VARIABLE = "IO500_BIN_DIR"
 _IOR_FAMILY = frozenset({"ior", "mdtest"})
 VERSION_TIMEOUT_S = 30.0
 SETTING = "workload.tool_path"
@@ -25,6 +27,8 @@ SETTING = "workload.tool_path"
 def search_dirs(tool: str, environ: Mapping[str, str] | None = None) -> list[str]:
     """Where ``tool`` is looked for when no path is set, in order (PATH aside)."""
     environ = os.environ if environ is None else environ
+    if tool == "io500":
+        return [environ[IO500_DIR_VARIABLE]] if environ.get(IO500_DIR_VARIABLE) else []
     if tool not in _IOR_FAMILY:
         return []
     found = [environ[IOR_DIRS_VARIABLE]] if environ.get(IOR_DIRS_VARIABLE) else []
@@ -59,8 +63,10 @@ def find_tool(
         if _executable(candidate):
             return candidate
     places = ", ".join(["PATH", *search_dirs(tool, environ)])
+    variable = f" (or ${IO500_DIR_VARIABLE})" if tool == "io500" else ""
     raise ToolError(
-        f"{tool} not found on {places}: set {setting} to the {tool} binary or its directory"
+        f"{tool} not found on {places}: set {setting}{variable} to the {tool} binary or its "
+        "directory"
     )
 
 

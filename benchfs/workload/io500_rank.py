@@ -54,7 +54,7 @@ def applied_checks(tool: str, posix_calls: bool) -> dict[str, Any]:
     flags ask (IOR ``-e`` and ``-R``, mdtest ``-Y`` and ``-X``), for the
     summary and the manifest. ``posix_calls``: the ranks make POSIX calls
     (a ``posix:`` target or the mount), else the engine's client."""
-    if tool == "ior":
+    if tool in ("ior", "io500"):
         sync = "mdtest -Y: sync(2) on each rank's host"
     elif posix_calls:
         sync = "sync(2) on each rank's host"
@@ -64,7 +64,10 @@ def applied_checks(tool: str, posix_calls: bool) -> dict[str, Any]:
         "fsync_after_write": ["ior-easy-write", "ior-hard-write"],
         "sync_after_create": {"phases": ["mdtest-easy-write", "mdtest-hard-write"], "how": sync},
         "verify_read": ["ior-easy-read", "ior-hard-read", "mdtest-hard-read"],
-        "by": "IOR -e -R, mdtest -Y -X" if tool == "ior" else "the built-in loops",
+        "by": {
+            "ior": "IOR -e -R, mdtest -Y -X",
+            "io500": "the io500 binary's IOR -e -R, mdtest -Y -X",
+        }.get(tool, "the built-in loops"),
     }
 
 

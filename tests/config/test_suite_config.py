@@ -64,6 +64,22 @@ def test_a_suite_runs_its_own_phases_only() -> None:
     assert 'suite.tool = "ior" runs on a mounted file system' in error_of(
         '[suite]\nname = "io500"\ntool = "ior"\n'
     )
+    assert 'suite.tool = "io500" runs on a mounted file system' in error_of(
+        '[suite]\nname = "io500"\ntool = "io500"\n'
+    )
+    assert 'stonewall_s must be above 0 with tool = "io500"' in error_of(
+        '[suite]\nname = "io500-quick"\ntool = "io500"\nstonewall_s = 0\n'
+        '[workload]\ntarget = "posix:/tmp"\n'
+    )
+    assert 'tool_path needs tool = "ior" (IOR and mdtest) or tool = "io500"' in error_of(
+        '[suite]\nname = "io500"\ntool_path = "/opt/io500"\n'
+    )
+    binary = parse_config(
+        '[suite]\nname = "io500-quick"\ntool = "io500"\ntool_path = "/opt/io500"\n'
+        '[workload]\ntarget = "posix:/tmp"\n',
+        "run.toml",
+    ).base.suite
+    assert (binary.tool, binary.tool_path, binary.sizes().tool) == ("io500", "/opt/io500", "io500")
     mounted = parse_config('[suite]\nname = "io500"\n[workload]\ninterface = "mount"\n', "run.toml")
     assert mounted.base.suite.name == "io500" and mounted.base.workload.interface == "mount"
 
