@@ -340,6 +340,15 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchResult> {
             };
             driver.push(op, file as u32, now);
             issued += 1;
+            // Each operation goes to the kernel as soon as its buffer is
+            // free, as fio's default `iodepth_batch_submit=1` does: a batch
+            // of refills issued in one `io_uring_enter` reaches the disk
+            // together, completes together and leaves the queue short while
+            // the loop waits for the burst (about 10% fewer 4 KiB random
+            // reads on the virtio disk, for fio forced to batch as well).
+            driver
+                .submit_and_wait(0)
+                .map_err(|e| Error::from_io(&e, "io_uring_enter", &root_str))?;
         }
         driver
             .submit_and_wait(1)
