@@ -210,7 +210,7 @@ def _run_engine(root: Path, case: StorageCase, trace_dir: Path | None = None) ->
     )
     setup = Setup(
         tool="engine",
-        ioengine="io_uring, registered buffers",
+        ioengine=f"io_uring {result['ring_setup']}, fixed buffers",
         queue_depth=result["queue_depth"],
         direct=result["direct"],
     )

@@ -130,6 +130,8 @@ pub struct BenchResult {
     pub io_depth_mean: f64,
     /// Whether O_DIRECT was used.
     pub direct: bool,
+    /// The ring's setup flags.
+    pub ring_setup: &'static str,
 }
 
 /// splitmix64: a cheap, well-mixed PRNG.
@@ -378,6 +380,7 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchResult> {
     }
     let seconds = start.elapsed().as_secs_f64().max(1e-9);
     let snapshot = counters.snapshot();
+    let ring_setup = driver.setup().flags();
     drop(driver);
     let mib = bytes as f64 / (1024.0 * 1024.0);
     Ok(BenchResult {
@@ -397,6 +400,7 @@ pub fn run(cfg: &BenchConfig) -> Result<BenchResult> {
             snapshot.sqes as f64 / snapshot.submits as f64
         },
         direct: cfg.direct,
+        ring_setup,
     })
 }
 

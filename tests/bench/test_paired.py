@@ -44,7 +44,7 @@ def _side(mibps: float) -> Side:
 
 
 def test_report_json_carries_rounds_spread_and_setups() -> None:
-    engine = Setup("engine", "io_uring, registered buffers", 32, True)
+    engine = Setup("engine", "io_uring SINGLE_ISSUER|DEFER_TASKRUN, fixed buffers", 32, True)
     fio = Setup("fio-3.33", "ioengine=io_uring", 32, True)
     rounds = [
         Round(_side(e), _side(f), 1.5, engine_first=i % 2 == 0)
@@ -71,11 +71,12 @@ def test_report_json_carries_rounds_spread_and_setups() -> None:
     assert (case["engine_MiBps"], case["fio_MiBps"]) == (100.0, 100.0)
     assert case["engine_setup"] == {
         "tool": "engine",
-        "ioengine": "io_uring, registered buffers",
+        "ioengine": "io_uring SINGLE_ISSUER|DEFER_TASKRUN, fixed buffers",
         "queue_depth": 32,
         "direct": True,
     }
     assert case["fio_setup"]["tool"] == "fio-3.33"
     assert report.to_json()["trace_overhead_ratio"] == 1.0
     assert report.to_json()["trace_overhead"]["min"] == 0.99
-    assert engine.describe() == "engine: io_uring, registered buffers, QD 32, O_DIRECT"
+    described = "engine: io_uring SINGLE_ISSUER|DEFER_TASKRUN, fixed buffers, QD 32, O_DIRECT"
+    assert engine.describe() == described
