@@ -1,9 +1,10 @@
 """The engine's chunk store against fio on the same directory, in one run.
 
 Each case runs the engine's native bulk loop and fio (io_uring, O_DIRECT)
-with the same pattern, block size, queue depth and byte count, one after the
-other on the same file system, and reports the ratio engine / fio. Ratios
-from one run are what to compare: absolute figures drift with the machine.
+with the same pattern, block size, queue depth and byte count, in pairs of
+rounds on the same file system, and reports per round the ratio engine /
+fio, their median and spread. Paired ratios are what to compare: absolute
+figures drift with the machine and with the host's cache behind the disk.
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from benchfs.bench.paired import PairedRatios
 from benchfs.errors import ToolError
 from benchfs.tools.fio import FioJob, run_fio
 
 Pattern = Literal["write", "read", "randwrite", "randread"]
 MiB = 1024 * 1024
 T = TypeVar("T")
+# Enough pairs that the median of their ratios is steadier than one round
+# (the spread shows how much), in a few minutes at the default sizes.
+DEFAULT_ROUNDS = 7
+DEFAULT_TRACE_REPEATS = 5
 
 
 @dataclass(frozen=True)
@@ -45,42 +51,109 @@ class Side:
 
 
 @dataclass(frozen=True)
-class CaseResult:
-    name: str
+class Setup:
+    """How one side ran: the tool and what decides its speed."""
+
+    tool: str
+    ioengine: str
+    queue_depth: int
+    direct: bool
+
+    def describe(self) -> str:
+        caching = "O_DIRECT" if self.direct else "page cache"
+        return f"{self.tool}: {self.ioengine}, QD {self.queue_depth}, {caching}"
+
+
+@dataclass(frozen=True)
+class Round:
+    """One pair: the engine's and fio's run of a case, back to back."""
+
     engine: Side
     fio: Side
-    io_depth_mean: float
+    engine_io_depth_mean: float
+    engine_first: bool
 
     @property
     def ratio(self) -> float:
         return self.engine.MiBps / self.fio.MiBps if self.fio.MiBps > 0 else 0.0
 
 
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    rounds: list[Round]
+    engine_setup: Setup
+    fio_setup: Setup
+
+    @property
+    def paired(self) -> PairedRatios:
+        return PairedRatios.of(
+            [r.engine.MiBps for r in self.rounds], [r.fio.MiBps for r in self.rounds]
+        )
+
+    @property
+    def ratio(self) -> float:
+        """The median of the per-round ratios engine / fio."""
+        return self.paired.median
+
+    @property
+    def engine(self) -> Side:
+        """The engine's median round (by throughput), with its own latencies."""
+        return _median_run([r.engine for r in self.rounds], key=lambda side: side.MiBps)
+
+    @property
+    def fio(self) -> Side:
+        return _median_run([r.fio for r in self.rounds], key=lambda side: side.MiBps)
+
+    @property
+    def io_depth_mean(self) -> float:
+        return statistics.median(r.engine_io_depth_mean for r in self.rounds)
+
+
 @dataclass
 class StorageBenchReport:
     directory: str
     cases: list[CaseResult] = field(default_factory=list)
-    trace_overhead_ratio: float | None = None
+    trace_overhead: PairedRatios | None = None
+
+    @property
+    def trace_overhead_ratio(self) -> float | None:
+        """Median of the paired on/off throughput ratios."""
+        return None if self.trace_overhead is None else self.trace_overhead.median
 
     def to_json(self) -> dict[str, Any]:
+        overhead = self.trace_overhead
         return {
             "directory": self.directory,
-            "cases": [
-                {
-                    "name": case.name,
-                    "engine_MiBps": round(case.engine.MiBps, 1),
-                    "fio_MiBps": round(case.fio.MiBps, 1),
-                    "ratio": round(case.ratio, 3),
-                    "engine": asdict(case.engine),
-                    "fio": asdict(case.fio),
-                    "engine_io_depth_mean": round(case.io_depth_mean, 2),
-                }
-                for case in self.cases
-            ],
-            "trace_overhead_ratio": (
-                None if self.trace_overhead_ratio is None else round(self.trace_overhead_ratio, 3)
-            ),
+            "cases": [_case_json(case) for case in self.cases],
+            "trace_overhead_ratio": None if overhead is None else round(overhead.median, 3),
+            "trace_overhead": None if overhead is None else overhead.to_json(),
         }
+
+
+def _case_json(case: CaseResult) -> dict[str, Any]:
+    return {
+        "name": case.name,
+        "engine_MiBps": round(case.engine.MiBps, 1),
+        "fio_MiBps": round(case.fio.MiBps, 1),
+        "ratio": round(case.ratio, 3),
+        "paired_ratio": case.paired.to_json(),
+        "engine": asdict(case.engine),
+        "fio": asdict(case.fio),
+        "engine_setup": asdict(case.engine_setup),
+        "fio_setup": asdict(case.fio_setup),
+        "engine_io_depth_mean": round(case.io_depth_mean, 2),
+        "rounds": [
+            {
+                "first": "engine" if r.engine_first else "fio",
+                "engine": asdict(r.engine),
+                "fio": asdict(r.fio),
+                "ratio": round(r.ratio, 3),
+                "engine_io_depth_mean": round(r.engine_io_depth_mean, 2),
+            }
+            for r in case.rounds
+        ],
+    }
 
 
 def standard_cases(seq_bytes: int, rand_bytes: int, queue_depth: int = 32) -> list[StorageCase]:
@@ -115,7 +188,14 @@ def _engine_side(result: dict[str, Any]) -> Side:
     )
 
 
-def _run_engine(root: Path, case: StorageCase, trace_dir: Path | None = None) -> tuple[Side, float]:
+@dataclass(frozen=True)
+class _EngineRun:
+    side: Side
+    io_depth_mean: float
+    setup: Setup
+
+
+def _run_engine(root: Path, case: StorageCase, trace_dir: Path | None = None) -> _EngineRun:
     import benchfs_native
 
     result = benchfs_native.bench_storage(
@@ -128,10 +208,16 @@ def _run_engine(root: Path, case: StorageCase, trace_dir: Path | None = None) ->
         direct=True,
         trace_dir=None if trace_dir is None else str(trace_dir),
     )
-    return _engine_side(dict(result)), float(result["io_depth_mean"])
+    setup = Setup(
+        tool="engine",
+        ioengine=f"io_uring {result['ring_setup']}, fixed buffers",
+        queue_depth=result["queue_depth"],
+        direct=result["direct"],
+    )
+    return _EngineRun(_engine_side(dict(result)), result["io_depth_mean"], setup)
 
 
-def _run_fio(root: Path, case: StorageCase) -> Side:
+def _run_fio(root: Path, case: StorageCase) -> tuple[Side, Setup]:
     job = FioJob(
         name=case.name,
         rw=case.pattern,
@@ -143,48 +229,69 @@ def _run_fio(root: Path, case: StorageCase) -> Side:
         unlink=False,  # the read cases read what the write cases laid out
         extra={"filename": "fio.data"},
     )
-    result = run_fio([job], root, timeout_s=600).jobs[0]
+    report = run_fio([job], root, timeout_s=600)
+    result = report.jobs[0]
     figures = result.read if "read" in case.pattern else result.write
     clat = figures.clat
-    return Side(
+    side = Side(
         MiBps=figures.bw_mib_s,
         iops=figures.iops,
         p50_us=(clat.p50_ns or 0.0) / 1000 if clat else 0.0,
         p99_us=(clat.p99_ns or 0.0) / 1000 if clat else 0.0,
     )
+    setup = Setup(
+        tool=report.fio_version or "fio",
+        ioengine=f"ioengine={job.ioengine}",
+        queue_depth=job.iodepth,
+        direct=job.direct,
+    )
+    return side, setup
 
 
 def run_storage_bench(
     directory: Path | None,
     cases: list[StorageCase],
     *,
-    rounds: int = 3,
-    trace_repeats: int = 3,
+    rounds: int = DEFAULT_ROUNDS,
+    trace_repeats: int = DEFAULT_TRACE_REPEATS,
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> StorageBenchReport:
-    """Run every case on the engine and on fio, then the trace on/off comparison.
+    """Run every case on the engine and on fio in ``rounds`` pairs, then the
+    trace on/off comparison.
 
-    Engine and fio alternate ``rounds`` times per case so that drift of the
-    machine hits both alike; each side reports its median round.
+    Each round runs the engine and fio back to back, so that both meet the
+    same state of the machine and of the host's cache; which goes first
+    alternates from round to round, so that neither always inherits the
+    other's after-effects (dirty pages, a warm host cache).
     """
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
     with bench_directory(directory) as root:
         engine_dir, fio_dir = root / "engine", root / "fio"
         engine_dir.mkdir()
         fio_dir.mkdir()
         report = StorageBenchReport(directory=str(root.parent))
         for case in cases:
-            engine_runs: list[tuple[Side, float]] = []
-            fio_runs: list[Side] = []
-            for round_ in range(1, rounds + 1):
-                on_progress(f"{case.name}: engine, round {round_}/{rounds}")
-                engine_runs.append(_run_engine(engine_dir, case))
-                on_progress(f"{case.name}: fio, round {round_}/{rounds}")
-                fio_runs.append(_run_fio(fio_dir, case))
-            engine, depth = _median_run(engine_runs, key=lambda run: run[0].MiBps)
-            fio = _median_run(fio_runs, key=lambda side: side.MiBps)
-            report.cases.append(CaseResult(case.name, engine, fio, depth))
+            pairs: list[Round] = []
+            for index in range(rounds):
+                engine_first = index % 2 == 0
+                label = f"{case.name}, round {index + 1}/{rounds}"
+                if engine_first:
+                    on_progress(f"{label}: engine")
+                    engine_run = _run_engine(engine_dir, case)
+                    on_progress(f"{label}: fio")
+                    fio_side, fio_setup = _run_fio(fio_dir, case)
+                else:
+                    on_progress(f"{label}: fio")
+                    fio_side, fio_setup = _run_fio(fio_dir, case)
+                    on_progress(f"{label}: engine")
+                    engine_run = _run_engine(engine_dir, case)
+                pairs.append(
+                    Round(engine_run.side, fio_side, engine_run.io_depth_mean, engine_first)
+                )
+            report.cases.append(CaseResult(case.name, pairs, engine_run.setup, fio_setup))
         if trace_repeats > 0:
-            report.trace_overhead_ratio = _trace_overhead(
+            report.trace_overhead = _trace_overhead(
                 engine_dir, root / "traces", cases, trace_repeats, on_progress
             )
         return report
@@ -201,11 +308,10 @@ def _trace_overhead(
     cases: list[StorageCase],
     repeats: int,
     on_progress: Callable[[str], None],
-) -> float | None:
-    """Throughput with the event log on divided by off, on the most op-heavy case.
+) -> PairedRatios | None:
+    """Throughput with the event log on over off, per pair, on the most op-heavy case.
 
-    On and off runs alternate so that drift of the machine hits both alike;
-    the ratio is of the medians.
+    Which of the two goes first alternates from pair to pair.
     """
     random_reads = [case for case in cases if case.pattern == "randread"]
     if not random_reads:
@@ -215,8 +321,11 @@ def _trace_overhead(
     off: list[float] = []
     for repeat in range(repeats):
         on_progress(f"trace overhead: {case.name} {repeat + 1}/{repeats}")
-        off.append(_run_engine(engine_dir, case)[0].MiBps)
-        trace_dir.mkdir(exist_ok=True)
-        on.append(_run_engine(engine_dir, case, trace_dir)[0].MiBps)
-        shutil.rmtree(trace_dir, ignore_errors=True)
-    return statistics.median(on) / statistics.median(off)
+        for traced in (False, True) if repeat % 2 == 0 else (True, False):
+            if traced:
+                trace_dir.mkdir(exist_ok=True)
+                on.append(_run_engine(engine_dir, case, trace_dir).side.MiBps)
+                shutil.rmtree(trace_dir, ignore_errors=True)
+            else:
+                off.append(_run_engine(engine_dir, case).side.MiBps)
+    return PairedRatios.of(on, off)

@@ -53,12 +53,16 @@ def storage(
     rand_size: Annotated[str, typer.Option(help="Bytes per random 4 KiB case.")] = "1GiB",
     queue_depth: Annotated[int, typer.Option(min=1, max=1024, help="Operations in flight.")] = 32,
     rounds: Annotated[
-        int, typer.Option(min=1, help="Alternating engine/fio rounds per case; medians are shown.")
-    ] = 3,
+        int,
+        typer.Option(
+            min=1,
+            help="Engine/fio pairs per case; the ratio is the median of the per-pair ratios.",
+        ),
+    ] = 7,
     trace_repeats: Annotated[
         int,
         typer.Option(min=0, help="On/off pairs for the event log overhead (0 to skip)."),
-    ] = 3,
+    ] = 5,
 ) -> None:
     """Run the engine and fio (io_uring, direct) on the same four cases and compare."""
     from benchfs.bench.storage import run_storage_bench, standard_cases
@@ -78,14 +82,17 @@ def storage(
     if json_output:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        console.print(_table(report, cases[0].total_bytes, cases[-1].total_bytes))
+        console.print(_table(report, cases[0].total_bytes, cases[-1].total_bytes, rounds))
 
 
-def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int) -> Table:
+def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int, rounds: int) -> Table:
     """Two rows a case, engine over fio, so it stays readable in 80 columns:
-    figures keep their full width, only the case names wrap."""
+    figures keep their full width, only the case names wrap. Each side shows
+    its median round; the ratio is the median of the per-round ratios, with
+    their range under it."""
     rows: list[tuple[str, ...]] = []
     for case in report.cases:
+        paired = case.paired
         for tool, side in (("engine", case.engine), ("fio", case.fio)):
             engine_row = tool == "engine"
             rows.append(
@@ -96,15 +103,17 @@ def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int) -> Table
                     f"{side.iops:,.0f}",
                     f"{side.p50_us / 1000:.2f}",
                     f"{side.p99_us / 1000:.2f}",
-                    f"{case.ratio:.2f}" if engine_row else "",
+                    f"{paired.median:.2f}" if engine_row else f"{paired.low:.2f}-{paired.high:.2f}",
                     f"{case.io_depth_mean:.1f}" if engine_row else "",
                 )
             )
     table = Table(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
+        collapse_padding=True,
         title=f"engine vs fio on {report.directory} "
-        f"(sequential {format_size(seq_bytes)}, random {format_size(rand_bytes)})",
+        f"(sequential {format_size(seq_bytes)}, random {format_size(rand_bytes)}, "
+        f"{rounds} paired rounds)",
     )
     table.add_column("case", overflow="fold")
     headers = ("tool", "MiB/s", "IOPS", "p50 ms", "p99 ms", "ratio", "io_depth")
@@ -115,8 +124,17 @@ def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int) -> Table
         )
     for row in rows:
         table.add_row(*row, end_section=row[1] == "fio")
-    if report.trace_overhead_ratio is not None:
-        table.caption = f"event log on/off throughput: {report.trace_overhead_ratio:.3f}"
+    caption = ["ratio: median of engine/fio per round, min-max below it"]
+    if report.cases:
+        first = report.cases[0]
+        caption += [first.engine_setup.describe(), first.fio_setup.describe()]
+    if report.trace_overhead is not None:
+        overhead = report.trace_overhead
+        caption.append(
+            f"event log on/off throughput: {overhead.median:.3f} "
+            f"({overhead.low:.3f}-{overhead.high:.3f}, {overhead.rounds} pairs)"
+        )
+    table.caption = "\n".join(caption)
     return table
 
 

@@ -17,7 +17,7 @@ runner = CliRunner()
 def bench_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     directory = tmp_path_factory.mktemp("bench")
     args = ["bench", "storage", "--dir", str(directory), "--json"]
-    args += ["--seq-size", "32m", "--rand-size", "8m", "--trace-repeats", "1", "--rounds", "1"]
+    args += ["--seq-size", "32m", "--rand-size", "8m", "--trace-repeats", "2", "--rounds", "2"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert list(directory.iterdir()) == [], "the benchmark must remove its files"
@@ -37,16 +37,29 @@ def test_reports_the_four_cases_with_both_sides(bench_json: dict[str, object]) -
     for case in cases:
         assert case["engine_MiBps"] > 0
         assert case["fio_MiBps"] > 0
-        assert case["ratio"] == pytest.approx(case["engine_MiBps"] / case["fio_MiBps"], rel=0.01)
         assert case["engine"]["p99_us"] >= case["engine"]["p50_us"] > 0
         assert case["fio"]["p99_us"] >= case["fio"]["p50_us"] > 0
         assert case["engine_io_depth_mean"] >= 1
+        paired = case["paired_ratio"]
+        assert paired["rounds"] == 2 == len(case["rounds"])
+        assert paired["min"] <= case["ratio"] <= paired["max"]
+        per_round = [r["engine"]["MiBps"] / r["fio"]["MiBps"] for r in case["rounds"]]
+        assert paired["per_round"] == pytest.approx(per_round, abs=0.001)
+        assert [r["first"] for r in case["rounds"]] == ["engine", "fio"]
+        for side in ("engine_setup", "fio_setup"):
+            assert case[side]["queue_depth"] == 32
+            assert case[side]["direct"] is True
+        assert case["fio_setup"]["tool"].startswith("fio")
 
 
 def test_trace_overhead_is_measured(bench_json: dict[str, object]) -> None:
     ratio = bench_json["trace_overhead_ratio"]
     assert isinstance(ratio, float)
     assert ratio > 0
+    overhead = bench_json["trace_overhead"]
+    assert isinstance(overhead, dict)
+    assert overhead["rounds"] == 2
+    assert overhead["min"] <= ratio <= overhead["max"]
 
 
 def test_table_output_names_cases(tmp_path: Path) -> None:
@@ -59,6 +72,11 @@ def test_table_output_names_cases(tmp_path: Path) -> None:
     assert any(row.split()[:2] == ["rand_read_4KiB", "engine"] for row in rows if row.strip())
     assert any(row.split()[:1] == ["fio"] for row in rows if row.strip())
     assert "MiB/s" in result.stdout and "p99 ms" in result.stdout
+    assert "2 paired rounds" in result.stdout
+    assert "QD 32, O_DIRECT" in result.stdout and "ioengine=io_uring" in result.stdout
+    fio_rows = [row.split() for row in rows if row.split()[:1] == ["fio"]]
+    low, high = (float(x) for x in fio_rows[-1][5].split("-"))
+    assert low <= high, "the fio row's ratio column is the paired ratios' range"
 
 
 def test_missing_directory_is_named(tmp_path: Path) -> None:

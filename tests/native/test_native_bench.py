@@ -36,6 +36,8 @@ def test_patterns_and_result_shape(tmp_path: Path) -> None:
         assert r["MiBps"] > 0 and r["iops"] > 0 and r["seconds"] > 0
         assert 1 <= r["io_depth_mean"] <= 8
         assert r["direct"] is False
+        known = {"SINGLE_ISSUER|DEFER_TASKRUN", "SINGLE_ISSUER|COOP_TASKRUN", "COOP_TASKRUN"}
+        assert r["ring_setup"] in known | {"no setup flags"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench.0", "bench.1"]
     assert (tmp_path / "bench.1").stat().st_size == 2 << 20
 

@@ -58,6 +58,7 @@ class StorageBenchResult(TypedDict):
     latency: LatencyStats
     io_depth_mean: float
     direct: bool
+    ring_setup: str
 
 
 class NodeInfo(TypedDict):

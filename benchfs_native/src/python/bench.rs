@@ -81,5 +81,6 @@ fn result_dict<'py>(py: Python<'py>, r: &BenchResult) -> BoundaryResult<Bound<'p
     d.set_item("latency", lat)?;
     d.set_item("io_depth_mean", r.io_depth_mean)?;
     d.set_item("direct", r.direct)?;
+    d.set_item("ring_setup", r.ring_setup)?;
     Ok(d)
 }

@@ -57,6 +57,18 @@ pub enum RingSetup {
     Plain,
 }
 
+impl RingSetup {
+    /// The setup flags, as the kernel names them.
+    pub fn flags(self) -> &'static str {
+        match self {
+            RingSetup::DeferTaskrun => "SINGLE_ISSUER|DEFER_TASKRUN",
+            RingSetup::CoopTaskrun => "SINGLE_ISSUER|COOP_TASKRUN",
+            RingSetup::CoopOnly => "COOP_TASKRUN",
+            RingSetup::Plain => "no setup flags",
+        }
+    }
+}
+
 /// One finished operation.
 #[derive(Debug)]
 pub struct Completion<T> {
