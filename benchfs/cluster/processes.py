@@ -29,6 +29,15 @@ Output = Path | int | IO[Any] | None
 _PR_SET_PDEATHSIG = 1
 
 
+def process_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of launcher processes started here."""
+    merged = dict(env)
+    if os.geteuid() == 0:  # mpirun refuses root without both
+        merged.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        merged.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return merged
+
+
 @dataclass
 class ManagedProcess:
     """A started process and how it ended (``ending`` is None while running)."""

@@ -16,7 +16,13 @@ from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.private import make_private_dir, user_temp_root
-from benchfs.cluster.processes import describe_status, start_process, stop_processes, wait_process
+from benchfs.cluster.processes import (
+    describe_status,
+    process_environment,
+    start_process,
+    stop_processes,
+    wait_process,
+)
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import needs_daemon_restart
 from benchfs.errors import LaunchError
@@ -45,15 +51,6 @@ def forwarded_environment(env: Mapping[str, str]) -> dict[str, str]:
         for key, value in sorted(env.items())
         if key.startswith(("UCX_", "BENCHFS_")) and key != "BENCHFS_NODE_NAME"
     }
-
-
-def process_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment of launcher processes started here."""
-    merged = dict(env)
-    if os.geteuid() == 0:  # mpirun refuses root without both
-        merged.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        merged.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    return merged
 
 
 def data_base(config: RunConfig) -> Path:

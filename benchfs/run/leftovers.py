@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
 from benchfs.cluster.private import make_private_dir, user_temp_root
+from benchfs.cluster.processes import process_environment
 from benchfs.config.model import LauncherConfig
 from benchfs.errors import BenchfsError
 from benchfs.launchers.base import launcher_class
@@ -254,10 +255,7 @@ def sweep_hosts(remote: RemoteHosts, token: str, paths: list[str], result: Clean
     except (BenchfsError, TypeError, ValueError) as error:
         result.problems.append(f"cannot reach the run's {len(hosts)} hosts: {error}")
         return
-    env = dict(os.environ)
-    if os.geteuid() == 0:  # mpirun refuses root without both
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env = process_environment(os.environ)
     what = f"the sweep of {len(hosts)} hosts through {remote.launcher}"
     try:
         done = subprocess.run(

@@ -18,11 +18,11 @@ from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.private import make_private_dir
+from benchfs.cluster.processes import process_environment
 from benchfs.config.model import RunConfig
 from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
 from benchfs.results.manifest import ManifestRecorder
-from benchfs.run.cluster import process_environment
 from benchfs.run.stragglers import straggler_record
 from benchfs.run.suite_binary import Io500BinaryPlan, run_io500_binary
 from benchfs.run.suite_tools import SuiteToolPlan, run_suite_tools

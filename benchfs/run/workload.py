@@ -16,12 +16,17 @@ import numpy as np
 
 from analysis.layout import SUMMARY_FILE
 from benchfs.cluster.lifecycle import Lifecycle
-from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
+from benchfs.cluster.processes import (
+    ManagedProcess,
+    describe_status,
+    process_environment,
+    stop_processes,
+)
 from benchfs.config.model import RunConfig
 from benchfs.errors import BenchfsError, LaunchError
 from benchfs.launchers.programs import workload_job
 from benchfs.results.atomic import write_json_atomic
-from benchfs.run.cluster import STOP_MARGIN_S, Cluster, process_environment
+from benchfs.run.cluster import STOP_MARGIN_S, Cluster
 from benchfs.run.daemons import log_tail, ranks_named
 from benchfs.run.observer import RunObserver
 from benchfs.workload.io500_summary import summarize_suite
