@@ -193,6 +193,47 @@ def test_rename_moves_records_not_data(cluster: Cluster) -> None:
         assert read_file(c, f"{top}/b/victim") == data
 
 
+def missing_parent(top: str, nodes: int, apart: bool) -> str:
+    """A target under a missing directory whose record's owner is (apart) or
+    is not the owner of the target's own record."""
+    return next(
+        f"{d}/f"
+        for i in range(1000)
+        if (bn.metadata_owner(d := f"{top}/gone{i}", nodes) != bn.metadata_owner(f"{d}/f", nodes))
+        == apart
+    )
+
+
+@pytest.mark.parametrize("apart", [True, False], ids=["parent-elsewhere", "parent-here"])
+def test_a_failed_rename_leaves_both_names_as_they_were(cluster: Cluster, apart: bool) -> None:
+    # With the parent on another daemon, the target's record is linked before
+    # the parent check fails and must be unlinked again; on the same daemon
+    # the link itself refuses.
+    top = f"rename-undo-{cluster.transport}-{apart}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        data = payload(3, 2 * CHUNK + 7)
+        write_file(c, f"{top}/src", data)
+        ino = c.stat(f"{top}/src")["ino"]
+        target = missing_parent(top, len(cluster.names), apart)
+        with pytest.raises(FileNotFoundError):
+            c.rename(f"{top}/src", target)
+        assert read_file(c, f"{top}/src") == data
+        assert c.stat(f"{top}/src")["ino"] == ino
+        # The directory made afterwards is empty: no record of the target stayed.
+        parent = target.rsplit("/", 1)[0]
+        c.mkdir(parent)
+        assert names(c, parent) == []
+        with pytest.raises(FileNotFoundError):
+            c.stat(target)
+        # A parent that is a file: ENOTDIR, and again nothing moved.
+        write_file(c, f"{top}/plain", b"x")
+        with pytest.raises(NotADirectoryError):
+            c.rename(f"{top}/src", f"{top}/plain/f")
+        assert names(c, top) == sorted(["src", "plain", parent.rsplit("/", 1)[1]])
+        assert read_file(c, f"{top}/src") == data
+
+
 def racer(cluster: Cluster, path: str, start: threading.Barrier, out: list[object]) -> None:
     with cluster.client(name="racer") as c:
         for i in range(len(out)):
