@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 CRATE := benchfs_native
 DEB_PACKAGES := fio fuse3 sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
-	openmpi-bin libopenmpi-dev iproute2 iputils-ping e2fsprogs util-linux
+	openmpi-bin libopenmpi-dev iproute2 iputils-ping e2fsprogs util-linux rsync
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 

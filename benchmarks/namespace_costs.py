@@ -6,7 +6,8 @@
 - a create in a directory whose metadata owner is another daemon vs the same one
   (the create's own owner is what the name hashes to; the parent check goes to the
   directory's owner);
-- a mkdir, an rmdir of an empty directory and a rename across directories.
+- a mkdir, an rmdir of an empty directory and a rename across directories;
+- a symlink, readlink, stat, rename across directories and unlink of a symbolic link.
 
 Starts `--nodes` daemons (`benchfs daemon --config`, shared memory transport, 1 MiB
 chunks) in a temporary directory, runs every measure from one client, prints one JSON
@@ -132,6 +133,15 @@ def run(c: bn.Client, nodes: int, entries: int) -> dict[str, Any]:
         c.close(c.create(f"ren/a{i}"))
     c.mkdir("ren2")
     out["rename_across_dirs"] = measure(c, lambda i: c.rename(f"ren/a{i}", f"ren2/b{i}"), 2000)
+    c.mkdir("links")
+    c.mkdir("links2")
+    out["symlink"] = measure(c, lambda i: c.symlink(f"../ren2/b{i}", f"links/l{i}"), 2000)
+    out["readlink"] = measure(c, lambda i: c.readlink(f"links/l{i}"), 2000)
+    out["stat_symlink"] = measure(c, lambda i: c.stat(f"links/l{i}"), 2000)
+    out["rename_symlink_across_dirs"] = measure(
+        c, lambda i: c.rename(f"links/l{i}", f"links2/m{i}"), 2000
+    )
+    out["unlink_symlink"] = measure(c, lambda i: c.unlink(f"links2/m{i}"), 2000)
     return out
 
 

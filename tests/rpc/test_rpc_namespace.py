@@ -376,3 +376,114 @@ def test_open_creat_trunc_of_a_new_file_touches_no_data(cluster: Cluster) -> Non
         c.close(c.open(f"{top}/old", flags))
         assert c.stat(f"{top}/old")["size"] == 0
         assert read_file(c, f"{top}/old") == b""
+
+
+def owned_by(prefix: str, node: int, nodes: int) -> str:
+    """A name under ``prefix`` whose record the daemon ``node`` holds."""
+    return next(p for i in range(1000) if bn.metadata_owner(p := f"{prefix}/l{i}", nodes) == node)
+
+
+def test_symbolic_links_are_records_with_targets(cluster: Cluster) -> None:
+    top = f"links-{cluster.transport}"
+    nodes = len(cluster.names)
+    with cluster.client() as c:
+        c.mkdir(top)
+        write_file(c, f"{top}/file", b"data behind a link")
+        file_owner = bn.metadata_owner(f"{top}/file", nodes)
+        # A link on every daemon, to a file whose record another one holds.
+        for node in range(nodes):
+            path = owned_by(top, node, nodes)
+            a = c.symlink("file", path)
+            assert (a["kind"], a["size"], a["nlink"]) == ("symlink", 4, 1)
+            assert stat.S_ISLNK(a["mode"]) and stat.S_IMODE(a["mode"]) == 0o777
+            assert c.stat(path) == a
+            assert c.readlink(path) == "file"
+        assert file_owner in range(nodes)
+        # Dangling and absolute targets are kept as given, never resolved.
+        c.symlink("../no/such/thing", f"{top}/dangling")
+        assert c.readlink(f"{top}/dangling") == "../no/such/thing"
+        c.symlink("/etc/passwd", f"{top}/absolute")
+        assert c.stat(f"{top}/absolute")["size"] == len("/etc/passwd")
+        kinds = {e["name"]: e["kind"] for e in c.readdir(top)}
+        assert kinds["file"] == "file" and kinds["dangling"] == "symlink"
+        assert list(kinds.values()).count("symlink") == nodes + 2
+        # The name is taken; strict parents as for create.
+        for taken in ("dangling", "file"):
+            with pytest.raises(FileExistsError):
+                c.symlink("x", f"{top}/{taken}")
+        with pytest.raises(FileExistsError):
+            c.create(f"{top}/dangling")
+        with pytest.raises(FileNotFoundError):
+            c.symlink("x", f"{top}/missing/l")
+        with pytest.raises(NotADirectoryError):
+            c.symlink("x", f"{top}/file/l")
+        # Targets: at most 4095 bytes (PATH_MAX with its NUL), never empty.
+        longest = "t/" * 2047 + "x"
+        assert len(longest) == 4095
+        c.symlink(longest, f"{top}/longest")
+        assert c.readlink(f"{top}/longest") == longest
+        with pytest.raises(OSError) as e:
+            c.symlink(longest + "y", f"{top}/too-long")
+        assert e.value.errno == errno.ENAMETOOLONG
+        with pytest.raises(FileNotFoundError):
+            c.symlink("", f"{top}/empty")
+        # readlink of what is no link; the engine never follows one.
+        for not_a_link in ("file", ""):
+            with pytest.raises(OSError) as e:
+                c.readlink(f"{top}/{not_a_link}".rstrip("/"))
+            assert e.value.errno == errno.EINVAL
+        with pytest.raises(FileNotFoundError):
+            c.readlink(f"{top}/nothing")
+        with pytest.raises(OSError) as e:
+            c.open(f"{top}/dangling", os.O_RDONLY)
+        assert e.value.errno == errno.ELOOP
+        with pytest.raises(NotADirectoryError):
+            c.readdir(f"{top}/dangling")
+        names_before = names(c, top)
+        assert "too-long" not in names_before and "empty" not in names_before
+
+
+def test_rename_and_unlink_of_symbolic_links(cluster: Cluster) -> None:
+    top = f"link-moves-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        c.mkdir(f"{top}/other")
+        c.symlink("target/of/a", f"{top}/a")
+        ino = c.stat(f"{top}/a")["ino"]
+        # Renamed across directories (and daemons): record and target move.
+        c.rename(f"{top}/a", f"{top}/other/b")
+        moved = c.stat(f"{top}/other/b")
+        assert (moved["ino"], moved["kind"]) == (ino, "symlink")
+        assert c.readlink(f"{top}/other/b") == "target/of/a"
+        with pytest.raises(FileNotFoundError):
+            c.stat(f"{top}/a")
+        # Over a file: the file's data goes, as for any rename over a file.
+        data = payload(3, 2 * CHUNK)
+        write_file(c, f"{top}/victim", data)
+        victim = c.stat(f"{top}/victim")["ino"]
+        assert backing_files(cluster, victim)
+        c.rename(f"{top}/other/b", f"{top}/victim")
+        assert c.readlink(f"{top}/victim") == "target/of/a"
+        assert backing_files(cluster, victim) == []
+        # A file over a link: the file keeps its data.
+        write_file(c, f"{top}/f", data)
+        c.rename(f"{top}/f", f"{top}/victim")
+        assert c.stat(f"{top}/victim")["kind"] == "file"
+        assert read_file(c, f"{top}/victim") == data
+        # unlink removes a link (nothing of its target).
+        c.symlink("victim", f"{top}/to-victim")
+        c.unlink(f"{top}/to-victim")
+        assert names(c, top) == ["other", "victim"]
+        assert read_file(c, f"{top}/victim") == data
+        # chown and times of a link are its own; its mode stays 0777.
+        c.symlink("victim", f"{top}/l")
+        a = c.setattr(f"{top}/l", mode=0o600, uid=4321, mtime_ns=5_000_000_000)
+        assert (a["uid"], a["mtime_unix_ns"], stat.S_IMODE(a["mode"])) == (
+            4321,
+            5_000_000_000,
+            0o777,
+        )
+        with pytest.raises(OSError) as e:
+            c.setattr(f"{top}/l", size=1)
+        assert e.value.errno == errno.EINVAL
+        assert c.stat(f"{top}/victim")["uid"] != 4321

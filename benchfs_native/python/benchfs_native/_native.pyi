@@ -214,7 +214,8 @@ class Client:
         over the daemons), blocks, mode, uid, gid, nlink and the three times."""
 
     def unlink(self, path: str) -> None:
-        """Remove file ``path``: its record, then its data on every daemon."""
+        """Remove file or symbolic link ``path``: its record, then a file's
+        data on every daemon."""
 
     def set_creator(self, uid: int, gid: int) -> None:
         """Owner (uid, gid) of the files and directories created from now on."""
@@ -226,7 +227,17 @@ class Client:
         """Remove the empty directory ``path``."""
 
     def rename(self, src: str, dst: str) -> None:
-        """Rename file ``src`` to ``dst`` (replacing a file there)."""
+        """Rename file or symbolic link ``src`` to ``dst`` (replacing a file
+        or link there)."""
+
+    def symlink(self, target: str, path: str) -> FileAttr:
+        """Create the symbolic link ``path`` to ``target`` (kept as given,
+        never resolved); return its attributes (kind ``"symlink"``, size
+        the target's length)."""
+
+    def readlink(self, path: str) -> str:
+        """The target of symbolic link ``path`` (``OSError`` ``EINVAL`` if it
+        is not a link)."""
 
     def setattr(
         self,
@@ -247,7 +258,8 @@ class Client:
 
     def readdir(self, path: str = "") -> list[DirEntry]:
         """Entries directly under directory ``path`` ("" = the root), sorted by name,
-        with their kind (``"file"``/``"dir"``) and id; ``NotADirectoryError`` for a file."""
+        with their kind (``"file"``/``"dir"``/``"symlink"``) and id;
+        ``NotADirectoryError`` for a file."""
 
     def truncate(self, path: str, size: int) -> None:
         """Set the size of file ``path`` (which must exist)."""

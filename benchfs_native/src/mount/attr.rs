@@ -41,6 +41,7 @@ pub fn file_type(kind: FileKind) -> FileType {
     match kind {
         FileKind::Dir => FileType::Directory,
         FileKind::File => FileType::RegularFile,
+        FileKind::Symlink => FileType::Symlink,
     }
 }
 

@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::fd::RawFd;
+use std::path::Path;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -556,6 +557,55 @@ impl Filesystem for BenchFs {
 
     fn rmdir(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
         self.remove_child(parent, name, reply, Client::rmdir);
+    }
+
+    fn symlink(
+        &mut self,
+        req: &Request<'_>,
+        parent: u64,
+        link_name: &OsStr,
+        target: &Path,
+        reply: ReplyEntry,
+    ) {
+        // Targets are kept as UTF-8 text, like names.
+        let Some(target) = target.to_str().map(str::to_owned) else {
+            reply.error(libc::EINVAL);
+            return;
+        };
+        let Some((path, reply)) = self.child(parent, link_name, reply) else {
+            return;
+        };
+        let creator = (req.uid(), req.gid());
+        self.serve(move |c, s| {
+            c.set_creator(creator.0, creator.1);
+            match c.symlink(&target, &path) {
+                Ok(a) => reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0),
+                Err(e) => reply.error(errno_of(&e)),
+            }
+        });
+    }
+
+    fn readlink(&mut self, _req: &Request<'_>, ino: u64, reply: ReplyData) {
+        let Some((path, reply)) = self.path(ino, reply) else {
+            return;
+        };
+        self.serve(move |c, _| match c.readlink(&path) {
+            Ok((target, _)) => reply.data(target.as_bytes()),
+            Err(e) => reply.error(errno_of(&e)),
+        });
+    }
+
+    fn link(
+        &mut self,
+        _req: &Request<'_>,
+        _ino: u64,
+        _newparent: u64,
+        _newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        // No hard links in the engine: POSIX's answer of a file system
+        // that does not support them.
+        reply.error(libc::EPERM);
     }
 
     fn rename(

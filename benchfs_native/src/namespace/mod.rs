@@ -62,6 +62,8 @@ pub struct Namespace {
     records: HashMap<String, Record>,
     /// Parent directory -> names of its entries held here.
     children: HashMap<String, BTreeSet<String>>,
+    /// Path -> target of each symbolic link held here.
+    targets: HashMap<String, Box<str>>,
     root: Record,
     ids: IdSource,
 }
@@ -73,6 +75,7 @@ impl Namespace {
         Namespace {
             records: HashMap::new(),
             children: HashMap::new(),
+            targets: HashMap::new(),
             root: Record::root(now, uid, gid),
             ids,
         }
@@ -105,6 +108,12 @@ impl Namespace {
         }
     }
 
+    /// Inserts `rec` as `path`, with its target when it is a link.
+    fn insert_link(&mut self, path: &str, rec: Record, target: &str) {
+        self.targets.insert(path.to_owned(), target.into());
+        self.insert(path, rec);
+    }
+
     fn insert(&mut self, path: &str, rec: Record) {
         let (parent, name) = split_parent(path);
         self.children
@@ -116,6 +125,9 @@ impl Namespace {
 
     fn remove(&mut self, path: &str) -> Option<Record> {
         let rec = self.records.remove(path)?;
+        if rec.kind == Kind::Symlink {
+            self.targets.remove(path);
+        }
         let (parent, name) = split_parent(path);
         if let Some(set) = self.children.get_mut(parent) {
             set.remove(name);
@@ -127,8 +139,9 @@ impl Namespace {
     }
 
     /// Creates the file record `path`, or returns the file there when not
-    /// `exclusive`; `true` when it was created. `EEXIST` (exclusive),
-    /// `EISDIR` (a directory is there).
+    /// `exclusive`; `true` when it was created. `EEXIST` (exclusive, or a
+    /// symbolic link is there: it is not followed), `EISDIR` (a directory
+    /// is there).
     pub fn create(
         &mut self,
         path: &str,
@@ -143,6 +156,7 @@ impl Namespace {
                 Kind::Dir => Err(libc::EISDIR),
                 Kind::File if exclusive => Err(libc::EEXIST),
                 Kind::File => Ok((*r, false)),
+                Kind::Symlink => Err(libc::EEXIST),
             };
         }
         let rec = Record::new(Kind::File, self.ids.next_id(), mode, owner, now);
@@ -166,6 +180,35 @@ impl Namespace {
         Ok(rec)
     }
 
+    /// Creates the symbolic link record `path` pointing at `target` (kept
+    /// as given; the caller checked its length). `EEXIST` if the name
+    /// exists.
+    pub fn symlink(
+        &mut self,
+        path: &str,
+        target: &str,
+        owner: (u32, u32),
+        now: u64,
+    ) -> Result<Record, Errno> {
+        if self.get(path).is_some() {
+            return Err(libc::EEXIST);
+        }
+        let mut rec = Record::new(Kind::Symlink, self.ids.next_id(), 0o777, owner, now);
+        rec.target_len = u32::try_from(target.len()).map_err(|_| libc::ENAMETOOLONG)?;
+        self.insert_link(path, rec, target);
+        Ok(rec)
+    }
+
+    /// The record and target of symbolic link `path`. `ENOENT`, `EINVAL`
+    /// (not a link, as `readlink(2)`).
+    pub fn readlink(&self, path: &str) -> Result<(Record, &str), Errno> {
+        let r = self.get(path).ok_or(libc::ENOENT)?;
+        match self.targets.get(path) {
+            Some(t) if r.kind == Kind::Symlink => Ok((*r, t)),
+            _ => Err(libc::EINVAL),
+        }
+    }
+
     /// Whether `path` may take new entries: `ENOENT` when missing or being
     /// removed, `ENOTDIR` when a file.
     pub fn check_parent(&self, path: &str) -> Result<(), Errno> {
@@ -177,14 +220,15 @@ impl Namespace {
         }
     }
 
-    /// Removes the file record `path` (only if its id is `ino`, unless 0);
-    /// returns its id. `ENOENT`, `EISDIR`.
+    /// Removes the file or symbolic link record `path` (only if its id is
+    /// `ino`, unless 0); returns the id of the data to remove (0 for a
+    /// link: [`Record::data_id`]). `ENOENT`, `EISDIR`.
     pub fn unlink(&mut self, path: &str, ino: u64) -> Result<u64, Errno> {
         match self.get(path) {
             None => Err(libc::ENOENT),
             Some(r) if r.kind == Kind::Dir => Err(libc::EISDIR),
             Some(r) if ino != 0 && r.ino != ino => Err(libc::ENOENT),
-            Some(_) => Ok(self.remove(path).map_or(0, |r| r.ino)),
+            Some(_) => Ok(self.remove(path).map_or(0, |r| r.data_id())),
         }
     }
 
@@ -239,33 +283,55 @@ impl Namespace {
         }
     }
 
-    /// Inserts `rec` (a file record) as `path`, replacing a file there;
-    /// returns the replaced file's id (0: none). `EISDIR` if a directory
-    /// is there.
-    pub fn link(&mut self, path: &str, mut rec: Record, now: u64) -> Result<u64, Errno> {
+    /// Inserts `rec` as `path`: a file record when `target` is `None`, a
+    /// symbolic link to `target` otherwise; a file or link there is
+    /// replaced. Returns the id of the data to remove (0: nothing was
+    /// replaced, or a link was: [`Record::data_id`]). `EISDIR` if a
+    /// directory is there.
+    pub fn link(
+        &mut self,
+        path: &str,
+        mut rec: Record,
+        target: Option<&str>,
+        now: u64,
+    ) -> Result<u64, Errno> {
         let replaced = match self.get(path) {
             Some(r) if r.kind == Kind::Dir => return Err(libc::EISDIR),
-            Some(r) => r.ino,
-            None => 0,
+            Some(_) => self.remove(path),
+            None => None,
         };
-        if replaced != 0 {
-            self.remove(path);
-        }
-        rec.kind = Kind::File;
         rec.removing = false;
         rec.ctime = now;
-        self.insert(path, rec);
-        Ok(replaced)
+        match target {
+            Some(t) => {
+                rec.kind = Kind::Symlink;
+                rec.mode = 0o777;
+                rec.target_len = u32::try_from(t.len()).map_err(|_| libc::ENAMETOOLONG)?;
+                self.insert_link(path, rec, t);
+            }
+            None => {
+                rec.kind = Kind::File;
+                rec.target_len = 0;
+                self.insert(path, rec);
+            }
+        }
+        Ok(replaced.map_or(0, |r| r.data_id()))
     }
 
     /// Applies `c` to the record of `path`; returns the new record.
-    /// `ENOENT`, `EISDIR` (a size for a directory).
+    /// `ENOENT`, `EISDIR` (a size for a directory), `EINVAL` (a size for a
+    /// symbolic link). A link's permission bits stay 0777, as on Linux.
     pub fn setattr(&mut self, path: &str, c: &Changes, now: u64) -> Result<Record, Errno> {
         let r = self.get_mut(path).ok_or(libc::ENOENT)?;
         if c.resized && r.kind == Kind::Dir {
             return Err(libc::EISDIR);
         }
-        if let Some(m) = c.mode {
+        if c.resized && r.kind == Kind::Symlink {
+            return Err(libc::EINVAL);
+        }
+        if let Some(m) = c.mode
+            && r.kind != Kind::Symlink
+        {
             r.mode = record::permission_bits(m);
         }
         if let Some(u) = c.uid {

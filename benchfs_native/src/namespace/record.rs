@@ -3,13 +3,16 @@
 /// The root directory's id.
 pub const ROOT_INO: u64 = 1;
 
-/// File or directory.
+/// File, directory or symbolic link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A regular file (its data on the data daemons, by id).
     File,
     /// A directory (its entries are the records whose parent it is).
     Dir,
+    /// A symbolic link: its target is kept beside the record, never
+    /// followed here.
+    Symlink,
 }
 
 /// The permission bits a caller may give: never set-user-ID, set-group-ID
@@ -40,6 +43,8 @@ pub struct Record {
     pub ctime: u64,
     /// A directory an rmdir is removing: it takes no new entries.
     pub removing: bool,
+    /// A symbolic link's target length (its size); 0 for the others.
+    pub target_len: u32,
 }
 
 impl Record {
@@ -55,6 +60,7 @@ impl Record {
             mtime: now,
             ctime: now,
             removing: false,
+            target_len: 0,
         }
     }
 
@@ -63,11 +69,20 @@ impl Record {
         Record::new(Kind::Dir, ROOT_INO, 0o755, (uid, gid), now)
     }
 
-    /// Links: files 1, directories 2.
+    /// Links: files and symbolic links 1, directories 2.
     pub fn nlink(&self) -> u32 {
         match self.kind {
-            Kind::File => 1,
+            Kind::File | Kind::Symlink => 1,
             Kind::Dir => 2,
+        }
+    }
+
+    /// The id whose data a removal of this record must remove: a file's;
+    /// 0 for a symbolic link, which has no data.
+    pub fn data_id(&self) -> u64 {
+        match self.kind {
+            Kind::Symlink => 0,
+            _ => self.ino,
         }
     }
 }

@@ -123,11 +123,11 @@ fn link_replaces_a_file_but_not_a_directory() {
     let (a, _) = n.create("a", 0o600, ME, true, 1).unwrap();
     let (b, _) = n.create("b", 0o644, ME, true, 1).unwrap();
     n.mkdir("d", 0o755, ME, 1).unwrap();
-    assert_eq!(n.link("d", a, 9), Err(libc::EISDIR));
-    assert_eq!(n.link("b", a, 9), Ok(b.ino));
+    assert_eq!(n.link("d", a, None, 9), Err(libc::EISDIR));
+    assert_eq!(n.link("b", a, None, 9), Ok(b.ino));
     let moved = n.get("b").unwrap();
     assert_eq!((moved.ino, moved.mode, moved.ctime), (a.ino, 0o600, 9));
-    assert_eq!(n.link("c", a, 9), Ok(0));
+    assert_eq!(n.link("c", a, None, 9), Ok(0));
 }
 
 #[test]
@@ -154,6 +154,102 @@ fn setattr_masks_mode_and_stamps_ctime() {
     assert_eq!(n.setattr("d", &resized, 60), Err(libc::EISDIR));
     assert_eq!(n.setattr("x", &c, 60), Err(libc::ENOENT));
     assert_eq!(n.setattr("", &c, 60).unwrap().mode, 0o755);
+}
+
+#[test]
+fn a_symlink_keeps_its_target_and_size_and_is_never_followed() {
+    let mut n = ns();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    let (f, _) = n.create("d/f", 0o644, ME, true, 1).unwrap();
+    let l = n.symlink("d/l", "../x/y", (7, 8), 5).unwrap();
+    assert_eq!(
+        (
+            l.kind,
+            l.mode,
+            l.uid,
+            l.gid,
+            l.mtime,
+            l.target_len,
+            l.nlink()
+        ),
+        (Kind::Symlink, 0o777, 7, 8, 5, 6, 1)
+    );
+    assert_ne!(l.ino, f.ino);
+    assert_eq!(n.readlink("d/l"), Ok((l, "../x/y")));
+    assert_eq!(n.readlink("d/f"), Err(libc::EINVAL));
+    assert_eq!(n.readlink("d"), Err(libc::EINVAL));
+    assert_eq!(n.readlink("d/nope"), Err(libc::ENOENT));
+    // The name is taken, whatever the target.
+    assert_eq!(n.symlink("d/l", "z", ME, 6), Err(libc::EEXIST));
+    assert_eq!(n.symlink("d/f", "z", ME, 6), Err(libc::EEXIST));
+    assert_eq!(n.symlink("d", "z", ME, 6), Err(libc::EEXIST));
+    assert_eq!(n.create("d/l", 0o644, ME, false, 6), Err(libc::EEXIST));
+    assert_eq!(n.mkdir("d/l", 0o755, ME, 6), Err(libc::EEXIST));
+    // A link is not a directory: it takes no entries, is not rmdir'ed.
+    assert_eq!(n.check_parent("d/l"), Err(libc::ENOTDIR));
+    assert_eq!(n.rmdir_mark("d/l"), Err(libc::ENOTDIR));
+    let listed = n.readdir("d", 0, 10);
+    let kinds: Vec<_> = listed
+        .entries
+        .iter()
+        .map(|(m, r)| (m.as_str(), r.kind))
+        .collect();
+    assert_eq!(kinds, [("f", Kind::File), ("l", Kind::Symlink)]);
+}
+
+#[test]
+fn unlinking_a_symlink_frees_its_target_and_names_no_data() {
+    let mut n = ns();
+    let l = n.symlink("l", "t", ME, 1).unwrap();
+    assert_eq!(n.unlink("l", l.ino + 1), Err(libc::ENOENT));
+    assert_eq!(n.unlink("l", l.ino), Ok(0));
+    assert_eq!(n.readlink("l"), Err(libc::ENOENT));
+    assert!(n.is_empty() && n.targets.is_empty());
+    // A new link under the old name has its own target.
+    n.symlink("l", "u", ME, 2).unwrap();
+    assert_eq!(n.readlink("l").unwrap().1, "u");
+}
+
+#[test]
+fn link_moves_a_symlink_and_replaces_links_and_files() {
+    let mut n = ns();
+    let l = n.symlink("l", "target", ME, 1).unwrap();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    // rename l -> m: the record and target under the new name, then the
+    // old name removed by id.
+    assert_eq!(n.link("m", l, Some("target"), 9), Ok(0));
+    assert_eq!(n.unlink("l", l.ino), Ok(0));
+    let (moved, t) = n.readlink("m").unwrap();
+    assert_eq!((moved.ino, moved.ctime, t), (l.ino, 9, "target"));
+    // A link over a file names the file's data; a file over a link none.
+    assert_eq!(n.link("f", moved, Some("target"), 10), Ok(f.ino));
+    assert_eq!(n.readlink("f").unwrap().1, "target");
+    assert_eq!(n.link("f", f, None, 11), Ok(0));
+    assert_eq!(
+        n.get("f").map(|r| (r.kind, r.target_len)),
+        Some((Kind::File, 0))
+    );
+    assert_eq!(n.readlink("f"), Err(libc::EINVAL));
+    assert_eq!(n.targets.len(), 1);
+}
+
+#[test]
+fn setattr_of_a_symlink_keeps_its_mode_and_refuses_a_size() {
+    let mut n = ns();
+    n.symlink("l", "t", ME, 1).unwrap();
+    let c = Changes {
+        mode: Some(0o600),
+        uid: Some(7),
+        mtime: Some(3),
+        ..Changes::default()
+    };
+    let r = n.setattr("l", &c, 50).unwrap();
+    assert_eq!((r.mode, r.uid, r.mtime, r.ctime), (0o777, 7, 3, 50));
+    let resized = Changes {
+        resized: true,
+        ..Changes::default()
+    };
+    assert_eq!(n.setattr("l", &resized, 60), Err(libc::EINVAL));
 }
 
 #[test]

@@ -238,7 +238,8 @@ impl PyClient {
         attr_dict(py, &a)
     }
 
-    /// Remove file ``path``: its record, then its data on every daemon.
+    /// Remove file or symbolic link ``path``: its record, then a file's
+    /// data on every daemon.
     fn unlink(&mut self, py: Python<'_>, path: &str) -> BoundaryResult<()> {
         self.run(py, |c| c.unlink(path))
     }
@@ -273,9 +274,29 @@ impl PyClient {
         self.run(py, |c| c.rmdir(path))
     }
 
-    /// Rename file ``src`` to ``dst`` (replacing a file there).
+    /// Rename file or symbolic link ``src`` to ``dst`` (replacing a file
+    /// or link there).
     fn rename(&mut self, py: Python<'_>, src: &str, dst: &str) -> BoundaryResult<()> {
         self.run(py, |c| c.rename(src, dst))
+    }
+
+    /// Create the symbolic link ``path`` to ``target`` (kept as given,
+    /// never resolved); return its attributes (kind ``"symlink"``, size
+    /// the target's length).
+    fn symlink<'py>(
+        &mut self,
+        py: Python<'py>,
+        target: &str,
+        path: &str,
+    ) -> BoundaryResult<Bound<'py, PyDict>> {
+        let a = self.run(py, |c| c.symlink(target, path))?;
+        attr_dict(py, &a)
+    }
+
+    /// The target of symbolic link ``path`` (``OSError`` ``EINVAL`` if it
+    /// is not a link).
+    fn readlink(&mut self, py: Python<'_>, path: &str) -> BoundaryResult<String> {
+        self.run(py, |c| c.readlink(path).map(|(target, _)| target))
     }
 
     /// Change attributes of ``path``; return the new ones.

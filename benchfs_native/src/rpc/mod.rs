@@ -46,6 +46,8 @@ pub fn trace_op(op: Op) -> OpCode {
         Op::Link => OpCode::Link,
         Op::Setattr => OpCode::Setattr,
         Op::Statfs => OpCode::Statfs,
+        Op::Symlink => OpCode::Symlink,
+        Op::Readlink => OpCode::Readlink,
     }
 }
 

@@ -75,6 +75,10 @@ pub enum OpCode {
     Setattr = 18,
     /// RPC: statfs.
     Statfs = 19,
+    /// RPC: symlink.
+    Symlink = 20,
+    /// RPC: readlink.
+    Readlink = 21,
 }
 
 /// The header's `kinds` table, in the documented order.
@@ -86,7 +90,7 @@ pub const KINDS: [(u8, &str, [&str; 3]); 4] = [
 ];
 
 /// The header's `ops` table.
-pub const OPS: [(u8, &str); 19] = [
+pub const OPS: [(u8, &str); 21] = [
     (1, "write"),
     (2, "read"),
     (3, "fsync"),
@@ -106,6 +110,8 @@ pub const OPS: [(u8, &str); 19] = [
     (17, "link"),
     (18, "setattr"),
     (19, "statfs"),
+    (20, "symlink"),
+    (21, "readlink"),
 ];
 
 /// One 48-byte record.

@@ -392,7 +392,8 @@ pub fn attr(r: Reply<'_>) -> wire::Attr {
         | Reply::Open(a)
         | Reply::Stat(a)
         | Reply::Mkdir(a)
-        | Reply::Setattr(a) => a,
+        | Reply::Setattr(a)
+        | Reply::Symlink(a) => a,
         other => panic!("expected attributes, got {other:?}"),
     }
 }

@@ -111,7 +111,18 @@ fn seed_requests() -> Vec<Request<'static>> {
                 mode: 0o100644,
                 ..Default::default()
             },
+            target_len: 0,
             parent_here: false,
+        },
+        Request::Link {
+            path: "f/m",
+            record: wire::Record {
+                ino: 0xac,
+                mode: 0o120777,
+                ..Default::default()
+            },
+            target_len: 3,
+            parent_here: true,
         },
         Request::Setattr {
             path: "f/a",
@@ -125,6 +136,14 @@ fn seed_requests() -> Vec<Request<'static>> {
             data: false,
         },
         Request::Statfs,
+        Request::Symlink {
+            path: "f/l",
+            uid: 0,
+            gid: 0,
+            len: 5,
+            parent_here: false,
+        },
+        Request::Readlink { path: "f/l" },
     ]
 }
 

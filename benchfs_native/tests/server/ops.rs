@@ -269,6 +269,7 @@ fn every_op() {
         let link = |path| Request::Link {
             path,
             record,
+            target_len: 0,
             parent_here: false,
         };
         let f2 = attr(c.call(&stat("f2"), Vec::new()).ok());
@@ -375,5 +376,137 @@ fn every_op() {
         let summary = d.join();
         assert!(summary.drained);
         assert!(!d.record_exists(), "record left behind");
+    });
+}
+
+#[test]
+fn symlinks() {
+    watchdog(120, || {
+        let mut d = Daemon::start("links", |_| {});
+        let mut c = RawClient::connect(&d.record);
+        let symlink = |path, len: usize, parent_here| Request::Symlink {
+            path,
+            uid: 7,
+            gid: 8,
+            len: len as u64,
+            parent_here,
+        };
+        let call_symlink = |c: &mut RawClient, path, target: &str, here| {
+            c.call(
+                &symlink(path, target.len(), here),
+                target.as_bytes().to_vec(),
+            )
+        };
+        let stat = |path| Request::Stat { path, data: false };
+        let readlink = |path| Request::Readlink { path };
+        // Made with its target, reported as a link: size the target's.
+        let l = attr(call_symlink(&mut c, "l", "no/such/target", false).ok());
+        assert_eq!(
+            (l.kind, l.mode, l.size, l.nlink, l.uid, l.gid),
+            (FileKind::Symlink, libc::S_IFLNK | 0o777, 14, 1, 7, 8)
+        );
+        assert_eq!(attr(c.call(&stat("l"), Vec::new()).ok()), l);
+        let got = c.call(&readlink("l"), Vec::new());
+        match got.ok() {
+            Reply::Readlink { attr, len } => assert_eq!((attr, len), (l, 14)),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(got.payload, b"no/such/target");
+        // A long target travels by rendezvous like any payload.
+        let long = "t/".repeat(wire::MAX_TARGET / 2) + "x";
+        assert_eq!(long.len(), wire::MAX_TARGET);
+        call_symlink(&mut c, "long", &long, false).ok();
+        assert_eq!(
+            c.call(&readlink("long"), Vec::new()).payload,
+            long.as_bytes()
+        );
+        // The name is taken; the parent is checked with the insert.
+        assert_eq!(call_symlink(&mut c, "l", "x", false).errno(), libc::EEXIST);
+        c.call(
+            &Request::Create {
+                path: "f",
+                mode: 0o644,
+                uid: 0,
+                gid: 0,
+                exclusive: true,
+                parent_here: false,
+            },
+            Vec::new(),
+        )
+        .ok();
+        assert_eq!(
+            call_symlink(&mut c, "f/l", "x", true).errno(),
+            libc::ENOTDIR
+        );
+        assert_eq!(call_symlink(&mut c, "n/l", "x", true).errno(), libc::ENOENT);
+        // A target the daemon cannot keep: a NUL, not UTF-8.
+        let got = call_symlink(&mut c, "bad", "a\0b", false);
+        assert_eq!(got.errno(), libc::EINVAL);
+        let got = c.call(&symlink("bad", 2, false), vec![0xff, 0xfe]);
+        assert_eq!(got.errno(), libc::EINVAL);
+        assert!(got.message().contains("UTF-8"), "{}", got.message());
+        // readlink of what is not a link; open of a link is never followed.
+        assert_eq!(c.call(&readlink("f"), Vec::new()).errno(), libc::EINVAL);
+        assert_eq!(c.call(&readlink("gone"), Vec::new()).errno(), libc::ENOENT);
+        let open = Request::Open {
+            path: "l",
+            flags: libc::O_RDONLY as u32,
+        };
+        assert_eq!(c.call(&open, Vec::new()).errno(), libc::ELOOP);
+        // rename's insert of a link record with its target, over a file:
+        // the file's data is named for removal.
+        let f = attr(c.call(&stat("f"), Vec::new()).ok());
+        let record = wire::Record {
+            ino: l.ino,
+            mode: l.mode,
+            uid: l.uid,
+            gid: l.gid,
+            atime_unix_ns: 1,
+            mtime_unix_ns: 2,
+            ctime_unix_ns: 3,
+        };
+        let link = Request::Link {
+            path: "f",
+            record,
+            target_len: 6,
+            parent_here: false,
+        };
+        match c.call(&link, b"moved!".to_vec()).ok() {
+            Reply::Link { replaced } => assert_eq!(replaced, f.ino),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(c.call(&readlink("f"), Vec::new()).payload, b"moved!");
+        // unlink of a link names no data; the link is gone.
+        let unlink = |path, ino| Request::Unlink {
+            path,
+            ino,
+            data: false,
+        };
+        match c.call(&unlink("l", l.ino), Vec::new()).ok() {
+            Reply::Unlink { ino } => assert_eq!(ino, 0),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(c.call(&readlink("l"), Vec::new()).errno(), libc::ENOENT);
+        // A link's size cannot be set.
+        let set = Request::Setattr {
+            path: "f",
+            mask: wire::SET_SIZE,
+            mode: 0,
+            uid: 0,
+            gid: 0,
+            size: 1,
+            atime_unix_ns: 0,
+            mtime_unix_ns: 0,
+            data: false,
+        };
+        assert_eq!(c.call(&set, Vec::new()).errno(), libc::EINVAL);
+        let s = c.stats();
+        assert_eq!(s["requests"]["symlink"], 7);
+        assert_eq!(s["errors"]["symlink"], 5);
+        assert_eq!(s["decode_errors"], 0);
+        // long, f (now a link)
+        assert_eq!(s["namespace_records"], 2);
+        c.shutdown(false);
+        d.join();
     });
 }

@@ -279,7 +279,7 @@ fn layout_is_pinned() {
     .unwrap();
     let want: Vec<u8> = [
         &b"BFSW"[..],
-        &[3, 0],                                           // version
+        &[4, 0],                                           // version
         &[5, 0],                                           // op write, reserved
         &[0x04, 0],                                        // flags: SYNC
         &[16, 0],                                          // fixed_len
@@ -303,5 +303,80 @@ fn layout_is_pinned() {
         assert_eq!(Op::from_code(op.code()), Some(*op));
     }
     assert_eq!(Op::from_code(0), None);
-    assert_eq!(Op::from_code(19), None);
+    assert_eq!(Op::from_code(21), None);
+}
+
+#[test]
+fn link_targets_are_bounded_both_ways() {
+    let route = Route::new(1, 1);
+    let symlink = |len| Request::Symlink {
+        path: "l",
+        uid: 0,
+        gid: 0,
+        len,
+        parent_here: false,
+    };
+    let mut out = Vec::new();
+    for len in [0, wire::MAX_TARGET as u64 + 1] {
+        let e = encode_request(&mut out, route, &symlink(len)).unwrap_err();
+        assert_eq!(e.errno(), Some(libc::ENAMETOOLONG), "{e}");
+    }
+    assert!(out.is_empty());
+    // The decoder refuses the same lengths, at payload_len.
+    encode_request(&mut out, route, &symlink(5)).unwrap();
+    for len in [0u64, wire::MAX_TARGET as u64 + 1] {
+        let mut b = out.clone();
+        b[32..40].copy_from_slice(&len.to_le_bytes());
+        let e = err(&b);
+        assert_eq!((e.offset, e.field), (32, "payload_len"), "{e}");
+    }
+    // A link of a file carries no target, a link of a symlink one.
+    let record = |mode| wire::Record {
+        ino: 5,
+        mode,
+        ..Default::default()
+    };
+    let link = |mode, target_len| Request::Link {
+        path: "to",
+        record: record(mode),
+        target_len,
+        parent_here: false,
+    };
+    let mut out = Vec::new();
+    for (mode, len) in [
+        (libc::S_IFREG | 0o644, 3),
+        (libc::S_IFLNK | 0o777, 0),
+        (libc::S_IFDIR | 0o755, 0),
+    ] {
+        assert!(encode_request(&mut out, route, &link(mode, len)).is_err());
+    }
+    assert!(out.is_empty());
+    encode_request(&mut out, route, &link(libc::S_IFLNK | 0o777, 3)).unwrap();
+    let mut b = out.clone();
+    b[32..40].copy_from_slice(&0u64.to_le_bytes());
+    assert_eq!(err(&b).field, "payload_len");
+    let mut b = out.clone();
+    let mode_at = HEADER_LEN + 8;
+    b[mode_at..mode_at + 4].copy_from_slice(&(libc::S_IFDIR | 0o755).to_le_bytes());
+    assert_eq!((err(&b).offset, err(&b).field), (mode_at, "mode"));
+    // A readlink reply is a link's attributes and its target.
+    let attr = wire::Attr {
+        ino: 9,
+        kind: wire::FileKind::Symlink,
+        mode: libc::S_IFLNK | 0o777,
+        size: 4,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    let file = wire::Attr {
+        kind: wire::FileKind::File,
+        ..attr
+    };
+    assert!(encode_reply(&mut out, route, &Reply::Readlink { attr: file, len: 4 }).is_err());
+    assert!(encode_reply(&mut out, route, &Reply::Readlink { attr, len: 0 }).is_err());
+    encode_reply(&mut out, route, &Reply::Readlink { attr, len: 4 }).unwrap();
+    let mut b = out.clone();
+    let mode_at = HEADER_LEN + 24;
+    b[mode_at..mode_at + 4].copy_from_slice(&(libc::S_IFREG | 0o777).to_le_bytes());
+    assert_eq!((err(&b).offset, err(&b).field), (mode_at, "mode"));
 }

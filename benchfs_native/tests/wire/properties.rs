@@ -40,7 +40,10 @@ proptest! {
         prop_assert!(!h.is_reply());
         prop_assert_eq!(h.message_len(), buf.len());
         let payload = match req {
-            Request::Write { len, .. } | Request::Ping { len, .. } => len,
+            Request::Write { len, .. }
+            | Request::Ping { len, .. }
+            | Request::Symlink { len, .. }
+            | Request::Link { target_len: len, .. } => len,
             _ => 0,
         };
         prop_assert_eq!(h.payload_len, payload);

@@ -2,8 +2,8 @@
 //! descriptions they produce.
 
 use benchfs_native::rpc::wire::{
-    Attr, DIR_ENTRY_FIXED, FileKind, Op, Record, Reply, Request, RmdirStep, Route, SET_ALL,
-    StatFsReply, encode_reply, encode_request,
+    Attr, DIR_ENTRY_FIXED, FileKind, MAX_TARGET, Op, Record, Reply, Request, RmdirStep, Route,
+    SET_ALL, StatFsReply, encode_reply, encode_request,
 };
 use proptest::prelude::*;
 
@@ -20,48 +20,65 @@ pub fn dir_path() -> impl Strategy<Value = String> {
     prop_oneof![Just(String::new()), path()]
 }
 
-/// A file record as a link request carries it.
-pub fn record() -> impl Strategy<Value = Record> {
+/// A symbolic link target's length.
+pub fn target_len() -> impl Strategy<Value = u64> {
+    1..=MAX_TARGET as u64
+}
+
+/// A file record as a link request carries it (no target), or a symbolic
+/// link's with its target's length.
+pub fn record() -> impl Strategy<Value = (Record, u64)> {
     (
         any::<u64>(),
-        0..0o10000u32,
+        prop_oneof![
+            (0..0o10000u32).prop_map(|perm| (libc::S_IFREG | perm, 0)),
+            target_len().prop_map(|len| (libc::S_IFLNK | 0o777, len)),
+        ],
         any::<u32>(),
         any::<u32>(),
         any::<[u64; 3]>(),
     )
-        .prop_map(|(ino, perm, uid, gid, [a, m, c])| Record {
-            ino,
-            mode: libc::S_IFREG | perm,
-            uid,
-            gid,
-            atime_unix_ns: a,
-            mtime_unix_ns: m,
-            ctime_unix_ns: c,
+        .prop_map(|(ino, (mode, len), uid, gid, [a, m, c])| {
+            let r = Record {
+                ino,
+                mode,
+                uid,
+                gid,
+                atime_unix_ns: a,
+                mtime_unix_ns: m,
+                ctime_unix_ns: c,
+            };
+            (r, len)
         })
 }
 
+pub fn kind() -> impl Strategy<Value = FileKind> {
+    prop::sample::select(vec![FileKind::File, FileKind::Dir, FileKind::Symlink])
+}
+
 pub fn attr() -> impl Strategy<Value = Attr> {
+    kind().prop_flat_map(attr_of)
+}
+
+pub fn attr_of(kind: FileKind) -> impl Strategy<Value = Attr> {
     (
-        (any::<u64>(), any::<bool>(), any::<u64>(), any::<u64>()),
+        (any::<u64>(), any::<u64>(), any::<u64>()),
         (0..0o10000u32, any::<u32>(), any::<u32>(), any::<u32>()),
         (any::<u64>(), any::<u64>(), any::<u64>()),
     )
         .prop_map(
-            |((ino, dir, size, blocks), (perm, uid, gid, nlink), (atime, mtime, ctime))| {
-                let kind = if dir { FileKind::Dir } else { FileKind::File };
-                Attr {
-                    ino,
-                    kind,
-                    size,
-                    blocks,
-                    mode: kind.type_bits() | perm,
-                    uid,
-                    gid,
-                    nlink,
-                    atime_unix_ns: atime,
-                    mtime_unix_ns: mtime,
-                    ctime_unix_ns: ctime,
-                }
+            move |((ino, size, blocks), (perm, uid, gid, nlink), (atime, mtime, ctime))| Attr {
+                ino,
+                kind,
+                size,
+                blocks,
+                mode: kind.type_bits() | perm,
+                uid,
+                gid,
+                nlink,
+                atime_unix_ns: atime,
+                mtime_unix_ns: mtime,
+                ctime_unix_ns: ctime,
             },
         )
 }
@@ -84,9 +101,11 @@ pub enum Req {
     Mkdir(String, u32, u32, u32, bool),
     Rmdir(String, RmdirStep, u64),
     CheckParent(String),
-    Link(String, Record, bool),
+    Link(String, Record, u64, bool),
     Setattr(String, [u32; 4], [u64; 3], bool),
     Statfs,
+    Symlink(String, u32, u32, u64, bool),
+    Readlink(String),
 }
 
 impl Req {
@@ -158,9 +177,10 @@ impl Req {
                 ino: *ino,
             },
             Req::CheckParent(p) => Request::CheckParent { path: p },
-            Req::Link(p, record, here) => Request::Link {
+            Req::Link(p, record, target_len, here) => Request::Link {
                 path: p,
                 record: *record,
+                target_len: *target_len,
                 parent_here: *here,
             },
             Req::Setattr(p, [mask, mode, uid, gid], [size, atime, mtime], data) => {
@@ -177,6 +197,14 @@ impl Req {
                 }
             }
             Req::Statfs => Request::Statfs,
+            Req::Symlink(p, uid, gid, len, here) => Request::Symlink {
+                path: p,
+                uid: *uid,
+                gid: *gid,
+                len: *len,
+                parent_here: *here,
+            },
+            Req::Readlink(p) => Request::Readlink { path: p },
         }
     }
 }
@@ -233,7 +261,7 @@ pub fn request() -> impl Strategy<Value = Req> {
         )
             .prop_map(|(p, s, i)| Req::Rmdir(p, s, i)),
         dir_path().prop_map(Req::CheckParent),
-        (path(), record(), any::<bool>()).prop_map(|(p, r, h)| Req::Link(p, r, h)),
+        (path(), record(), any::<bool>()).prop_map(|(p, (r, l), h)| Req::Link(p, r, l, h)),
         (
             dir_path(),
             (0..=SET_ALL, any::<u32>(), any::<u32>(), any::<u32>()),
@@ -242,6 +270,15 @@ pub fn request() -> impl Strategy<Value = Req> {
         )
             .prop_map(|(p, (m, mo, u, g), t, d)| Req::Setattr(p, [m, mo, u, g], t, d)),
         Just(Req::Statfs),
+        (
+            path(),
+            any::<u32>(),
+            any::<u32>(),
+            target_len(),
+            any::<bool>()
+        )
+            .prop_map(|(p, u, g, l, h)| Req::Symlink(p, u, g, l, h)),
+        path().prop_map(Req::Readlink),
     ]
 }
 
@@ -310,6 +347,9 @@ pub fn reply() -> impl Strategy<Value = Rep> {
         ),
         len.prop_map(|l| Rep::Plain(Reply::Stats { json_len: l })),
         Just(Rep::Plain(Reply::Shutdown)),
+        attr().prop_map(|a| Rep::Plain(Reply::Symlink(a))),
+        (attr_of(FileKind::Symlink), target_len())
+            .prop_map(|(attr, len)| Rep::Plain(Reply::Readlink { attr, len })),
         (op(), 1..=4095i32, ".{0,64}").prop_map(|(o, e, m)| Rep::Error(o, e, m)),
     ]
 }

@@ -2,12 +2,13 @@
 //! rename, attribute changes and the cluster's totals.
 
 use super::Client;
+use super::buf::SharedBuf;
 use super::inflight::{Answer, Call};
 use super::ops::{check_path, unexpected};
 use crate::error::{Error, Result};
 use crate::rpc::wire::{
     Attr, FileKind, MAX_NAME, Record, Request, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME,
-    SET_SIZE, SET_UID,
+    SET_SIZE, SET_UID, check_target,
 };
 
 /// Attribute changes of [`Client::setattr`]; `None` leaves a field as it
@@ -136,15 +137,79 @@ impl Client {
         }
     }
 
-    /// Renames file `from` to `to`, replacing a file there (whose data is
-    /// then removed); no data moves. A directory source is `EXDEV`, a
-    /// directory target `EISDIR`. The record is inserted under `to` first,
-    /// then removed under `from` (docs/NAMESPACE.md).
+    /// Creates the symbolic link `path` to `target`, kept as given (never
+    /// resolved: a dangling or relative target is fine). `EEXIST` if the
+    /// name exists, `ENOENT` / `ENOTDIR` if its parent is missing / not a
+    /// directory, `ENAMETOOLONG` for a target over 4095 bytes, `ENOENT`
+    /// for an empty one. Inserted on its owner, then the parent checked,
+    /// as a create.
+    pub fn symlink(&mut self, target: &str, path: &str) -> Result<Attr> {
+        self.check_connected("symlink")?;
+        check_path("symlink", path, false)?;
+        check_target(target)
+            .map_err(|e| Error::os(e.posix_errno(), "symlink", format!("{path}: {e}")))?;
+        let owner = self.placement.metadata_owner(path);
+        let (uid, gid) = self.creator;
+        let req = Request::Symlink {
+            path,
+            uid,
+            gid,
+            len: target.len() as u64,
+            parent_here: self.parent_here(path),
+        };
+        let attr = match self.call_with_target(owner, &req, target)? {
+            Answer::Attr(a) => a,
+            a => return Err(unexpected("symlink", &a)),
+        };
+        if let Err(e) = self.check_parent(path) {
+            let undo = Request::Unlink {
+                path,
+                ino: attr.ino,
+                data: false,
+            };
+            let _ = self.call_one(owner, &undo);
+            return Err(e);
+        }
+        Ok(attr)
+    }
+
+    /// The target of symbolic link `path` and the link's attributes.
+    /// `EINVAL` if `path` is not a link, `ENOENT`.
+    pub fn readlink(&mut self, path: &str) -> Result<(String, Attr)> {
+        self.check_connected("readlink")?;
+        check_path("readlink", path, false)?;
+        let owner = self.placement.metadata_owner(path);
+        match self.call_one(owner, &Request::Readlink { path })? {
+            Answer::Link(attr, target) => Ok((target, attr)),
+            a => Err(unexpected("readlink", &a)),
+        }
+    }
+
+    /// One call carrying a link target as its payload.
+    fn call_with_target(&mut self, node: u32, req: &Request<'_>, target: &str) -> Result<Answer> {
+        let mut buf = SharedBuf::from_vec(target.as_bytes().to_vec());
+        let call = Call::new(&self.conn, node, req, 0)?.with_payload(buf.piece(0, target.len()));
+        let mut out = self.window.run_all(&self.conn, vec![call], |_| false)?;
+        match out.pop() {
+            Some(o) => o.result,
+            None => Err(Error::os(libc::EIO, "rpc", "no outcome")),
+        }
+    }
+
+    /// Renames file or symbolic link `from` to `to`, replacing a file or
+    /// link there (a file's data is then removed); no data moves. A
+    /// directory source is `EXDEV`, a directory target `EISDIR`. The
+    /// record is inserted under `to` first, then removed under `from`
+    /// (docs/NAMESPACE.md); a link's target goes with its record.
     pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
         self.check_connected("rename")?;
         check_path("rename", from, false)?;
         check_path("rename", to, false)?;
-        let src = self.record(from)?;
+        let mut src = self.record(from)?;
+        let mut target = String::new();
+        if src.kind == FileKind::Symlink {
+            (target, src) = self.readlink(from)?;
+        }
         if src.kind == FileKind::Dir {
             return Err(Error::os(
                 libc::EXDEV,
@@ -168,14 +233,21 @@ impl Client {
         let link = Request::Link {
             path: to,
             record,
+            target_len: target.len() as u64,
             parent_here: self.parent_here(to),
         };
-        let replaced = match self.call_one(to_owner, &link)? {
+        let answer = if target.is_empty() {
+            self.call_one(to_owner, &link)?
+        } else {
+            self.call_with_target(to_owner, &link, &target)?
+        };
+        let replaced = match answer {
             Answer::Id(id) => id,
             a => return Err(unexpected("rename", &a)),
         };
         // A replaced file kept the parent non-empty throughout: no rmdir
-        // can have removed it. Otherwise check it like a create does.
+        // can have removed it. Otherwise (nothing replaced, or a link,
+        // which reports no data) check it like a create does.
         if replaced == 0
             && let Err(e) = self.check_parent(to)
         {

@@ -494,8 +494,9 @@ impl Client {
         Ok(attr)
     }
 
-    /// Removes file `path`: its record on the metadata owner, then its data
-    /// from every daemon. `EISDIR` for a directory.
+    /// Removes file or symbolic link `path`: its record on the metadata
+    /// owner, then a file's data from every daemon. `EISDIR` for a
+    /// directory.
     pub fn unlink(&mut self, path: &str) -> Result<()> {
         self.check_connected("unlink")?;
         check_path("unlink", path, false)?;
@@ -506,6 +507,8 @@ impl Client {
             data: false,
         };
         match self.call_one(owner, &req)? {
+            // A symbolic link has no data (the owner reports none).
+            Answer::Id(0) => Ok(()),
             Answer::Id(ino) => self.remove_data(ino, path),
             a => Err(unexpected("unlink", &a)),
         }

@@ -11,9 +11,9 @@ const BACKOFF_BASE: Duration = Duration::from_millis(20);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 /// Whether repeating `op` cannot change the outcome (read, stat, open,
-/// readdir, ping, stats, check_parent, statfs). Creates, writes, truncates,
-/// unlinks, fsyncs, shutdowns and every namespace change (mkdir, rmdir,
-/// link, setattr) are never repeated.
+/// readdir, ping, stats, check_parent, statfs, readlink). Creates, writes,
+/// truncates, unlinks, fsyncs, shutdowns and every namespace change (mkdir,
+/// rmdir, link, setattr, symlink) are never repeated.
 pub fn idempotent(op: Op) -> bool {
     matches!(
         op,
@@ -25,6 +25,7 @@ pub fn idempotent(op: Op) -> bool {
             | Op::Stats
             | Op::CheckParent
             | Op::Statfs
+            | Op::Readlink
     )
 }
 
@@ -76,6 +77,7 @@ mod tests {
                     | Op::Stats
                     | Op::CheckParent
                     | Op::Statfs
+                    | Op::Readlink
             );
             assert_eq!(idempotent(op), want, "{op}");
         }

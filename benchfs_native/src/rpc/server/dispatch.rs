@@ -107,7 +107,8 @@ pub enum Work {
     },
     /// Whether the path takes new entries.
     CheckParent,
-    /// Insert a file record (rename).
+    /// Insert a file or symbolic link record (rename); a link's target is
+    /// the job's buffer.
     Link {
         /// The record.
         record: wire::Record,
@@ -118,6 +119,17 @@ pub enum Work {
     Setattr(SetFields),
     /// The daemon's totals.
     Statfs,
+    /// Create a symbolic link record; its target is the job's buffer.
+    Symlink {
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+        /// Check the parent here, with the insert.
+        parent_here: bool,
+    },
+    /// A symbolic link's record; its target goes into the job's buffer.
+    Readlink,
 }
 
 /// The fields of a setattr request.
@@ -160,6 +172,8 @@ impl Work {
             Work::Link { .. } => Op::Link,
             Work::Setattr(_) => Op::Setattr,
             Work::Statfs => Op::Statfs,
+            Work::Symlink { .. } => Op::Symlink,
+            Work::Readlink => Op::Readlink,
             Work::Echo { .. } => Op::Ping,
         }
     }
@@ -174,15 +188,18 @@ pub struct Job {
     pub path: String,
     /// What to do.
     pub work: Work,
-    /// Write: the data. Read and readdir: filled with the reply payload.
+    /// Write: the data; symlink, link: a link's target. Read, readdir and
+    /// readlink: filled with the reply payload.
     pub buf: Vec<u8>,
 }
 
 /// A successful result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Done {
-    /// Create, open, stat, mkdir, setattr.
+    /// Create, open, stat, mkdir, setattr, symlink.
     Attr(Attr),
+    /// Readlink: the link's attributes; its target is in the buffer.
+    Link(Attr),
     /// Create: the record, and whether this request made it.
     Created(Attr, bool),
     /// Unlink (the removed id), link (the replaced id).
@@ -427,7 +444,9 @@ impl Storage {
             | Work::CheckParent
             | Work::Link { .. }
             | Work::Setattr(_)
-            | Work::Statfs => self.run_names(work, path, buf),
+            | Work::Statfs
+            | Work::Symlink { .. }
+            | Work::Readlink => self.run_names(work, path, buf),
             Work::Write {
                 chunk,
                 offset,

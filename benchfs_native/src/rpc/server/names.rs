@@ -15,16 +15,17 @@ use crate::rpc::wire::{
 use crate::sys;
 
 /// The attributes of a record (a file's size, blocks and data times are
-/// the data daemons').
+/// the data daemons'; a symbolic link's size is its target's length).
 pub(super) fn record_attr(r: &Record) -> Attr {
     let kind = match r.kind {
         Kind::File => FileKind::File,
         Kind::Dir => FileKind::Dir,
+        Kind::Symlink => FileKind::Symlink,
     };
     Attr {
         ino: r.ino,
         kind,
-        size: 0,
+        size: u64::from(r.target_len),
         blocks: 0,
         mode: kind.type_bits() | r.mode,
         uid: r.uid,
@@ -34,6 +35,15 @@ pub(super) fn record_attr(r: &Record) -> Attr {
         mtime_unix_ns: r.mtime,
         ctime_unix_ns: r.ctime,
     }
+}
+
+/// The target a symlink or link request brought (its payload, checked:
+/// UTF-8, no NUL, the length the decoder bounded).
+fn link_target<'b>(work: &Work, path: &str, buf: &'b [u8]) -> Result<&'b str, Failure> {
+    let target = std::str::from_utf8(buf)
+        .map_err(|_| fail(work, path, libc::EINVAL, "the link target is not UTF-8"))?;
+    wire::check_target(target).map_err(|e| fail(work, path, e.posix_errno(), &e.to_string()))?;
+    Ok(target)
 }
 
 fn pick<T>(mask: u32, bit: u32, v: T) -> Option<T> {
@@ -81,6 +91,9 @@ impl Storage {
         }
         | Work::Link {
             parent_here: true, ..
+        }
+        | Work::Symlink {
+            parent_here: true, ..
         } = work
         {
             // Under the same lock as the insert: no rmdir can slip between.
@@ -103,6 +116,11 @@ impl Storage {
                 if r.kind == Kind::Dir && writable {
                     return Err(no(libc::EISDIR));
                 }
+                // Never followed here: as `O_NOFOLLOW` (the kernel follows
+                // links on a mount before it opens).
+                if r.kind == Kind::Symlink {
+                    return Err(no(libc::ELOOP));
+                }
                 Ok(Done::Attr(record_attr(r)))
             }
             Work::Stat { .. } => ns
@@ -124,6 +142,10 @@ impl Storage {
             .map_err(no),
             Work::CheckParent => ns.check_parent(path).map(|()| Done::Unit).map_err(no),
             Work::Link { record, .. } => {
+                let target = match wire::FileKind::of_mode(record.mode) {
+                    FileKind::Symlink => Some(link_target(work, path, buf)?),
+                    _ => None,
+                };
                 let rec = Record {
                     kind: Kind::File,
                     ino: record.ino,
@@ -134,8 +156,21 @@ impl Storage {
                     mtime: record.mtime_unix_ns,
                     ctime: record.ctime_unix_ns,
                     removing: false,
+                    target_len: 0,
                 };
-                ns.link(path, rec, now).map(Done::Id).map_err(no)
+                ns.link(path, rec, target, now).map(Done::Id).map_err(no)
+            }
+            Work::Symlink { uid, gid, .. } => {
+                let target = link_target(work, path, buf)?;
+                ns.symlink(path, target, (uid, gid), now)
+                    .map(|r| Done::Attr(record_attr(&r)))
+                    .map_err(no)
+            }
+            Work::Readlink => {
+                let (r, target) = ns.readlink(path).map_err(no)?;
+                buf.clear();
+                buf.extend_from_slice(target.as_bytes());
+                Ok(Done::Link(record_attr(&r)))
             }
             Work::Setattr(f) => ns
                 .setattr(path, &changes(&f), now)

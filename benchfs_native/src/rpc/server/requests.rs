@@ -164,6 +164,7 @@ impl Server<'_> {
             Request::CheckParent { .. } => (Work::CheckParent, 0, false),
             Request::Link {
                 record,
+                target_len,
                 parent_here,
                 ..
             } => (
@@ -171,9 +172,25 @@ impl Server<'_> {
                     record,
                     parent_here,
                 },
-                0,
-                false,
+                usize::try_from(target_len).unwrap_or(usize::MAX),
+                target_len > 0,
             ),
+            Request::Symlink {
+                uid,
+                gid,
+                len,
+                parent_here,
+                ..
+            } => (
+                Work::Symlink {
+                    uid,
+                    gid,
+                    parent_here,
+                },
+                usize::try_from(len).unwrap_or(usize::MAX),
+                true,
+            ),
+            Request::Readlink { .. } => (Work::Readlink, 0, false),
             Request::Setattr {
                 mask,
                 mode,
@@ -286,6 +303,7 @@ impl Server<'_> {
                 Op::Open => Reply::Open(a),
                 Op::Mkdir => Reply::Mkdir(a),
                 Op::Setattr => Reply::Setattr(a),
+                Op::Symlink => Reply::Symlink(a),
                 _ => Reply::Stat(a),
             },
             Ok(Done::Id(id)) => match op {
@@ -296,6 +314,12 @@ impl Server<'_> {
             Ok(Done::Written(n)) => {
                 self.stats.bytes_in += n;
                 Reply::Write { written: n }
+            }
+            Ok(Done::Link(attr)) => {
+                let len = buf.len() as u64;
+                let meta = *meta;
+                self.send(meta, &Reply::Readlink { attr, len }, buf, true, token, 0);
+                return;
             }
             Ok(Done::Data) => {
                 let len = buf.len() as u64;

@@ -30,15 +30,16 @@ pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, enc
 pub use header::{Header, Route, decode_header};
 pub use op::Op;
 pub use reply::{Attr, FileKind, Reply, StatFsReply, decode_reply, encode_reply};
-pub use request::{Record, Request, RmdirStep, decode_request, encode_request};
+pub use request::{Record, Request, RmdirStep, check_target, decode_request, encode_request};
 
 /// First four bytes of every message.
 pub const MAGIC: [u8; 4] = *b"BFSW";
 /// The protocol version this build speaks; a message of another version is
 /// rejected (see the version policy in docs/WIRE_PROTOCOL.md).
 /// 2: the channel token in the header. 3: the namespace (directories,
-/// rename, attributes, file data addressed by file id).
-pub const VERSION: u16 = 3;
+/// rename, attributes, file data addressed by file id). 4: symbolic links
+/// (symlink, readlink, a link's record moved by link).
+pub const VERSION: u16 = 4;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
@@ -49,6 +50,9 @@ pub const STATFS_LEN: usize = 56;
 pub const FIXED_MAX: usize = 64;
 /// Longest path (or error text) the encoder produces (Linux `PATH_MAX`).
 pub const MAX_PATH: usize = 4096;
+/// Longest symbolic link target (Linux's `PATH_MAX` less its NUL: what
+/// `symlink(2)` accepts).
+pub const MAX_TARGET: usize = 4095;
 /// Largest errno a reply may carry.
 pub const MAX_ERRNO: i32 = 4095;
 

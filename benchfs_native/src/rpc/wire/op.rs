@@ -48,11 +48,15 @@ pub enum Op {
     Setattr = 17,
     /// The daemon's totals (statvfs of its data directory, its records).
     Statfs = 18,
+    /// Create a symbolic link record (its target in the payload).
+    Symlink = 19,
+    /// A symbolic link's record and target (the target in the payload).
+    Readlink = 20,
 }
 
 impl Op {
     /// Every op, in code order.
-    pub const ALL: [Op; 18] = [
+    pub const ALL: [Op; 20] = [
         Op::Ping,
         Op::Create,
         Op::Open,
@@ -71,6 +75,8 @@ impl Op {
         Op::Link,
         Op::Setattr,
         Op::Statfs,
+        Op::Symlink,
+        Op::Readlink,
     ];
 
     /// The op of wire code `code`.
@@ -104,6 +110,8 @@ impl Op {
             Op::Link => "link",
             Op::Setattr => "setattr",
             Op::Statfs => "statfs",
+            Op::Symlink => "symlink",
+            Op::Readlink => "readlink",
         }
     }
 
@@ -111,7 +119,7 @@ impl Op {
     pub(super) fn request_flags(self) -> u16 {
         match self {
             Op::Create => FLAG_EXCL | FLAG_PARENT_HERE,
-            Op::Mkdir | Op::Link => FLAG_PARENT_HERE,
+            Op::Mkdir | Op::Link | Op::Symlink => FLAG_PARENT_HERE,
             Op::Write => FLAG_SYNC,
             Op::Fsync => FLAG_DATASYNC,
             Op::Shutdown => FLAG_FORCE,
@@ -133,7 +141,7 @@ impl Op {
     /// Fixed-part length of a request.
     pub(super) fn request_fixed_len(self) -> usize {
         match self {
-            Op::Open | Op::Truncate | Op::Unlink => 8,
+            Op::Open | Op::Truncate | Op::Unlink | Op::Symlink => 8,
             Op::Write | Op::Readdir | Op::Create | Op::Mkdir | Op::Rmdir => 16,
             Op::Read => 24,
             Op::Link | Op::Setattr => 48,
@@ -144,7 +152,13 @@ impl Op {
     /// Fixed-part length of a successful reply.
     pub(super) fn reply_fixed_len(self) -> usize {
         match self {
-            Op::Create | Op::Open | Op::Stat | Op::Mkdir | Op::Setattr => ATTR_LEN,
+            Op::Create
+            | Op::Open
+            | Op::Stat
+            | Op::Mkdir
+            | Op::Setattr
+            | Op::Symlink
+            | Op::Readlink => ATTR_LEN,
             Op::Ping | Op::Write | Op::Unlink | Op::Link => 8,
             Op::Readdir => 16,
             Op::Statfs => STATFS_LEN,
@@ -163,12 +177,15 @@ impl Op {
 
     /// Whether a request carries a payload.
     pub(super) fn request_payload(self) -> bool {
-        matches!(self, Op::Write | Op::Ping)
+        matches!(self, Op::Write | Op::Ping | Op::Symlink | Op::Link)
     }
 
     /// Whether a successful reply carries a payload.
     pub(super) fn reply_payload(self) -> bool {
-        matches!(self, Op::Ping | Op::Read | Op::Readdir | Op::Stats)
+        matches!(
+            self,
+            Op::Ping | Op::Read | Op::Readdir | Op::Stats | Op::Readlink
+        )
     }
 }
 

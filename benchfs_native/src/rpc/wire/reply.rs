@@ -7,6 +7,7 @@ use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
 use super::{
     FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH,
+    MAX_TARGET,
 };
 use crate::error::{Error, Result};
 
@@ -18,15 +19,19 @@ pub enum FileKind {
     File,
     /// A directory.
     Dir,
+    /// A symbolic link (its target kept in its record, never followed by
+    /// the engine).
+    Symlink,
 }
 
 impl FileKind {
-    /// The kind an `st_mode` names (`S_IFDIR`: a directory, else a file).
+    /// The kind an `st_mode` names (`S_IFDIR`: a directory, `S_IFLNK`: a
+    /// symbolic link, else a file).
     pub fn of_mode(mode: u32) -> FileKind {
-        if mode & libc::S_IFMT == libc::S_IFDIR {
-            FileKind::Dir
-        } else {
-            FileKind::File
+        match mode & libc::S_IFMT {
+            libc::S_IFDIR => FileKind::Dir,
+            libc::S_IFLNK => FileKind::Symlink,
+            _ => FileKind::File,
         }
     }
 
@@ -35,14 +40,16 @@ impl FileKind {
         match self {
             FileKind::File => libc::S_IFREG,
             FileKind::Dir => libc::S_IFDIR,
+            FileKind::Symlink => libc::S_IFLNK,
         }
     }
 
-    /// Lower-case name (`file`, `dir`).
+    /// Lower-case name (`file`, `dir`, `symlink`).
     pub fn name(self) -> &'static str {
         match self {
             FileKind::File => "file",
             FileKind::Dir => "dir",
+            FileKind::Symlink => "symlink",
         }
     }
 }
@@ -53,9 +60,9 @@ impl FileKind {
 pub struct Attr {
     /// Stable id for the entry's life (a file's data id); the root is 1.
     pub ino: u64,
-    /// File or directory (the type bits of `mode`).
+    /// File, directory or symbolic link (the type bits of `mode`).
     pub kind: FileKind,
-    /// Size in bytes.
+    /// Size in bytes (a symbolic link's: its target's length).
     pub size: u64,
     /// 512-byte units allocated.
     pub blocks: u64,
@@ -131,7 +138,8 @@ pub enum Reply<'a> {
     Fsync,
     /// Truncated.
     Truncate,
-    /// Removed: the id of the removed record (0 for a data object).
+    /// Removed: the id of the removed record (0 for a data object or a
+    /// symbolic link: no data to remove).
     Unlink {
         /// The removed file's id.
         ino: u64,
@@ -161,7 +169,8 @@ pub enum Reply<'a> {
     Rmdir,
     /// The path takes new entries.
     CheckParent,
-    /// Linked: the id of the file it replaced (0: none).
+    /// Linked: the id of the file it replaced (0: none, or a symbolic
+    /// link, which has no data).
     Link {
         /// The replaced file's id.
         replaced: u64,
@@ -170,6 +179,15 @@ pub enum Reply<'a> {
     Setattr(Attr),
     /// The daemon's totals.
     Statfs(StatFsReply),
+    /// Symbolic link created.
+    Symlink(Attr),
+    /// A symbolic link's record; `len` payload bytes of its target follow.
+    Readlink {
+        /// The link's attributes.
+        attr: Attr,
+        /// Payload length (the target's).
+        len: u64,
+    },
     /// The operation failed with `errno`; `message` says why.
     Error {
         /// The failed op.
@@ -200,6 +218,8 @@ impl Reply<'_> {
             Reply::Link { .. } => Op::Link,
             Reply::Setattr(_) => Op::Setattr,
             Reply::Statfs(_) => Op::Statfs,
+            Reply::Symlink(_) => Op::Symlink,
+            Reply::Readlink { .. } => Op::Readlink,
             Reply::Readdir { .. } => Op::Readdir,
             Reply::Stats { .. } => Op::Stats,
             Reply::Shutdown => Op::Shutdown,
@@ -261,8 +281,26 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
                 flags |= FLAG_CREATED;
             }
         }
-        Reply::Open(a) | Reply::Stat(a) | Reply::Mkdir(a) | Reply::Setattr(a) => {
-            put_attr(&mut fixed, &a)
+        Reply::Open(a)
+        | Reply::Stat(a)
+        | Reply::Mkdir(a)
+        | Reply::Setattr(a)
+        | Reply::Symlink(a) => put_attr(&mut fixed, &a),
+        Reply::Readlink { attr, len } => {
+            if attr.kind != FileKind::Symlink {
+                return Err(Error::invalid(
+                    "mode",
+                    "a readlink reply carries a symbolic link's attributes",
+                ));
+            }
+            if !(1..=MAX_TARGET as u64).contains(&len) {
+                return Err(Error::invalid(
+                    "len",
+                    format!("a link target of {len} bytes (1 to {MAX_TARGET})"),
+                ));
+            }
+            put_attr(&mut fixed, &attr);
+            payload_len = len;
         }
         Reply::Unlink { ino: v } | Reply::Link { replaced: v } => {
             fixed[0..8].copy_from_slice(&v.to_le_bytes());
@@ -325,11 +363,11 @@ fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
     let at = r.pos;
     let mode = r.u32("mode")?;
     let t = mode & libc::S_IFMT;
-    if t != libc::S_IFREG && t != libc::S_IFDIR {
+    if t != libc::S_IFREG && t != libc::S_IFDIR && t != libc::S_IFLNK {
         return Err(DecodeError::new(
             at,
             "mode",
-            format!("type bits {t:#o} are neither a file nor a directory"),
+            format!("type bits {t:#o} are not a file's, a directory's or a symbolic link's"),
         ));
     }
     Ok(Attr {
@@ -446,6 +484,32 @@ pub fn decode_reply<'a>(
         Op::Stats => Reply::Stats {
             json_len: h.payload_len,
         },
+        Op::Symlink => Reply::Symlink(read_attr(&mut r)?),
+        Op::Readlink => {
+            let at = r.pos;
+            let attr = read_attr(&mut r)?;
+            if attr.kind != FileKind::Symlink {
+                return Err(DecodeError::new(
+                    at + 24,
+                    "mode",
+                    "a readlink reply's attributes are not a symbolic link's",
+                ));
+            }
+            if !(1..=MAX_TARGET as u64).contains(&h.payload_len) {
+                return Err(DecodeError::new(
+                    32,
+                    "payload_len",
+                    format!(
+                        "a link target of {} bytes (1 to {MAX_TARGET})",
+                        h.payload_len
+                    ),
+                ));
+            }
+            Reply::Readlink {
+                attr,
+                len: h.payload_len,
+            }
+        }
         Op::Shutdown => Reply::Shutdown,
     };
     Ok((h, reply))

@@ -6,7 +6,7 @@ use super::op::{Op, PathRule};
 use super::reply::FileKind;
 use super::{
     FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_PARENT_HERE,
-    FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH, SET_ALL,
+    FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH, MAX_TARGET, SET_ALL,
 };
 use crate::error::{Error, Result};
 use crate::storage::layout;
@@ -145,12 +145,15 @@ pub enum Request<'a> {
         /// Directory path, or empty.
         path: &'a str,
     },
-    /// Insert the file record `record` as `path`, replacing a file there.
+    /// Insert the file or symbolic link record `record` as `path`,
+    /// replacing a file or link there; a link's target is the payload.
     Link {
         /// The new name.
         path: &'a str,
-        /// The record (the renamed file's).
+        /// The record (the renamed file's or link's).
         record: Record,
+        /// Payload length: a link's target (0 for a file).
+        target_len: u64,
         /// The daemon owns the parent too: check it in the same step.
         parent_here: bool,
     },
@@ -178,6 +181,25 @@ pub enum Request<'a> {
     },
     /// The daemon's totals.
     Statfs,
+    /// Create the symbolic link record `path`; its target (`len` bytes of
+    /// UTF-8) is the payload.
+    Symlink {
+        /// The link's path.
+        path: &'a str,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+        /// Payload length (the target's).
+        len: u64,
+        /// The daemon owns the parent too: check it in the same step.
+        parent_here: bool,
+    },
+    /// The record and target of the symbolic link `path`.
+    Readlink {
+        /// The link's path.
+        path: &'a str,
+    },
 }
 
 /// The steps of a directory removal.
@@ -206,12 +228,12 @@ impl RmdirStep {
     }
 }
 
-/// A file record as a rename moves it.
+/// A file or symbolic link record as a rename moves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Record {
     /// The file id.
     pub ino: u64,
-    /// `st_mode` (a regular file).
+    /// `st_mode` (a regular file or a symbolic link).
     pub mode: u32,
     /// Owner.
     pub uid: u32,
@@ -247,6 +269,8 @@ impl Request<'_> {
             Request::Link { .. } => Op::Link,
             Request::Setattr { .. } => Op::Setattr,
             Request::Statfs => Op::Statfs,
+            Request::Symlink { .. } => Op::Symlink,
+            Request::Readlink { .. } => Op::Readlink,
         }
     }
 
@@ -266,7 +290,9 @@ impl Request<'_> {
             | Request::Rmdir { path, .. }
             | Request::CheckParent { path }
             | Request::Link { path, .. }
-            | Request::Setattr { path, .. } => path,
+            | Request::Setattr { path, .. }
+            | Request::Symlink { path, .. }
+            | Request::Readlink { path } => path,
             Request::Ping { .. } | Request::Stats | Request::Shutdown { .. } | Request::Statfs => {
                 ""
             }
@@ -283,6 +309,35 @@ fn check_path(path: &str, rule: PathRule) -> Result<()> {
         return Err(Error::os(libc::ENAMETOOLONG, "encode rpc message", path));
     }
     Ok(())
+}
+
+/// Checks a symbolic link's target: not empty (`ENOENT`, as
+/// `symlink(2)`), at most [`MAX_TARGET`] bytes (`ENAMETOOLONG`), no NUL
+/// (`EINVAL`). The target is kept as given: never resolved or normalized.
+pub fn check_target(target: &str) -> Result<()> {
+    let errno = if target.is_empty() {
+        libc::ENOENT
+    } else if target.len() > MAX_TARGET {
+        libc::ENAMETOOLONG
+    } else if target.contains('\0') {
+        libc::EINVAL
+    } else {
+        return Ok(());
+    };
+    let shown: String = target.chars().take(64).collect();
+    Err(Error::os(
+        errno,
+        "symlink target",
+        format!(
+            "{shown:?} ({} bytes, 1 to {MAX_TARGET}, no NUL)",
+            target.len()
+        ),
+    ))
+}
+
+/// Whether `len` is a possible target length.
+fn target_len_ok(len: u64) -> bool {
+    (1..=MAX_TARGET as u64).contains(&len)
 }
 
 /// Puts `mode, uid, gid` (and a zero reserved word) into a fixed part.
@@ -368,18 +423,28 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
         }
         Request::Link {
             record: r,
+            target_len,
             parent_here,
             ..
         } => {
             if parent_here {
                 flags |= FLAG_PARENT_HERE;
             }
-            if FileKind::of_mode(r.mode) != FileKind::File {
+            let kind = FileKind::of_mode(r.mode);
+            let t = r.mode & libc::S_IFMT;
+            if !(t == libc::S_IFREG && target_len == 0
+                || t == libc::S_IFLNK && target_len_ok(target_len))
+            {
                 return Err(Error::invalid(
                     "mode",
-                    format!("link {path}: only a file record is linked"),
+                    format!(
+                        "link {path}: a file record without a target or a link record with one, \
+                         got a {} with {target_len} target bytes",
+                        kind.name()
+                    ),
                 ));
             }
+            payload_len = target_len;
             fixed[0..8].copy_from_slice(&r.ino.to_le_bytes());
             fixed[8..12].copy_from_slice(&r.mode.to_le_bytes());
             fixed[12..16].copy_from_slice(&r.uid.to_le_bytes());
@@ -463,7 +528,31 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
                 flags |= FLAG_ECHO;
             }
         }
-        Request::Stats | Request::CheckParent { .. } | Request::Statfs => {}
+        Request::Symlink {
+            uid,
+            gid,
+            len,
+            parent_here,
+            ..
+        } => {
+            if !target_len_ok(len) {
+                return Err(Error::os(
+                    libc::ENAMETOOLONG,
+                    "encode rpc message",
+                    format!("symlink {path}: a target of {len} bytes (1 to {MAX_TARGET})"),
+                ));
+            }
+            fixed[0..4].copy_from_slice(&uid.to_le_bytes());
+            fixed[4..8].copy_from_slice(&gid.to_le_bytes());
+            payload_len = len;
+            if parent_here {
+                flags |= FLAG_PARENT_HERE;
+            }
+        }
+        Request::Stats
+        | Request::CheckParent { .. }
+        | Request::Statfs
+        | Request::Readlink { .. } => {}
     }
     let var = if op.request_path() == PathRule::None {
         &[][..]
@@ -562,8 +651,26 @@ pub fn decode_request<'a>(
             let ino = r.u64("ino")?;
             let at = r.pos;
             let mode = r.u32("mode")?;
-            if FileKind::of_mode(mode) != FileKind::File || mode & libc::S_IFMT != libc::S_IFREG {
-                return Err(DecodeError::new(at, "mode", "not a regular file's mode"));
+            match mode & libc::S_IFMT {
+                libc::S_IFREG if h.payload_len == 0 => {}
+                libc::S_IFLNK if target_len_ok(h.payload_len) => {}
+                libc::S_IFREG | libc::S_IFLNK => {
+                    return Err(DecodeError::new(
+                        32,
+                        "payload_len",
+                        format!(
+                            "{} target bytes for this mode (a file: 0, a link: 1 to {MAX_TARGET})",
+                            h.payload_len
+                        ),
+                    ));
+                }
+                _ => {
+                    return Err(DecodeError::new(
+                        at,
+                        "mode",
+                        "not a regular file's or a symbolic link's mode",
+                    ));
+                }
             }
             let uid = r.u32("uid")?;
             let gid = r.u32("gid")?;
@@ -580,6 +687,7 @@ pub fn decode_request<'a>(
             Request::Link {
                 path,
                 record,
+                target_len: h.payload_len,
                 parent_here: h.flags & FLAG_PARENT_HERE != 0,
             }
         }
@@ -613,6 +721,28 @@ pub fn decode_request<'a>(
             }
         }
         Op::Statfs => Request::Statfs,
+        Op::Symlink => {
+            let uid = r.u32("uid")?;
+            let gid = r.u32("gid")?;
+            if !target_len_ok(h.payload_len) {
+                return Err(DecodeError::new(
+                    32,
+                    "payload_len",
+                    format!(
+                        "a link target of {} bytes (1 to {MAX_TARGET})",
+                        h.payload_len
+                    ),
+                ));
+            }
+            Request::Symlink {
+                path,
+                uid,
+                gid,
+                len: h.payload_len,
+                parent_here: h.flags & FLAG_PARENT_HERE != 0,
+            }
+        }
+        Op::Readlink => Request::Readlink { path },
         Op::Open => {
             let flags = r.u32("open_flags")?;
             r.zero::<4>("reserved")?;

@@ -126,11 +126,14 @@ pub struct Entry {
 /// A successful reply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
-    /// open / stat / mkdir / setattr.
+    /// open / stat / mkdir / setattr / symlink.
     Attr(Attr),
+    /// readlink: the link's attributes and target.
+    Link(Attr, String),
     /// create: the record, and whether this call made it.
     Created(Attr, bool),
-    /// unlink: the removed file's id; link: the replaced file's id.
+    /// unlink: the id of the data to remove; link: the id of the data of
+    /// the file it replaced (0: none, or a symbolic link).
     Id(u64),
     /// statfs.
     Statfs(wire::StatFsReply),

@@ -535,7 +535,7 @@ impl Window {
             let since_issue = now.saturating_duration_since(p.issued);
             let bytes = match &result {
                 Ok(Answer::Read(n)) => *n,
-                Ok(Answer::Json(s)) => s.len() as u64,
+                Ok(Answer::Json(s) | Answer::Link(_, s)) => s.len() as u64,
                 _ => p.call.bytes,
             };
             t.push(&Record {

@@ -7,6 +7,7 @@ use benchfs_ucx::{IoBuf, Request as UcxRequest};
 
 use super::call::Call;
 use crate::rpc::client::buf::{Piece, SharedBuf};
+use crate::rpc::wire::Attr;
 
 /// Why a call failed.
 #[derive(Debug, Clone)]
@@ -26,6 +27,7 @@ pub(super) enum Got {
     },
     Json,
     Ping(u64),
+    Link(Attr),
 }
 
 /// A send's payload: nothing, or a piece of a shared buffer.

@@ -96,7 +96,12 @@ impl Window {
             Reply::Create { attr, created } => {
                 return self.finish(conn, p, Ok(Answer::Created(attr, created)), now);
             }
-            Reply::Open(a) | Reply::Stat(a) | Reply::Mkdir(a) | Reply::Setattr(a) => {
+            Reply::Readlink { attr, len } => (Got::Link(attr), len),
+            Reply::Open(a)
+            | Reply::Stat(a)
+            | Reply::Mkdir(a)
+            | Reply::Setattr(a)
+            | Reply::Symlink(a) => {
                 return self.finish(conn, p, Ok(Answer::Attr(a)), now);
             }
             Reply::Unlink { ino: id } | Reply::Link { replaced: id } => {
@@ -231,6 +236,12 @@ impl Window {
                 Err(e) => return self.fail(conn, p, bad(format!("readdir entries: {e}")), now),
             },
             Some(Got::Ping(t)) => Answer::Ping(t),
+            Some(Got::Link(attr)) => match String::from_utf8(bytes) {
+                Ok(s) if received == s.len() as u64 && wire::check_target(&s).is_ok() => {
+                    Answer::Link(attr, s)
+                }
+                _ => return self.fail(conn, p, bad("a link target that is not one".into()), now),
+            },
             Some(Got::Json) => match String::from_utf8(bytes) {
                 Ok(s) => Answer::Json(s),
                 Err(_) => return self.fail(conn, p, bad("stats JSON is not UTF-8".into()), now),
