@@ -1,6 +1,7 @@
 """IOR, mdtest and fio on BenchFS's mount across three hosts through the
-real mpirun launcher: each host a network namespace entered with nsenter
-(so, as on a real host, the processes there see the mount made there), UCX
+real mpirun launcher: each host a network namespace and a mount namespace
+of its own, entered with nsenter (so, as on separate machines, the
+processes of a host see the mount made there and no other host's), UCX
 over tcp. Every rank of IOR and mdtest works in its own host's mount point
 (the watcher notes each tool process's namespace and working directory),
 IOR verifies every byte it wrote and read (-W -R, a rank reading another
@@ -139,8 +140,10 @@ def processes_by_host(
     return by_host
 
 
-def check_nothing_left(tmp_path: Path, work: str) -> None:
+def check_nothing_left(hosts: NamespaceHosts, tmp_path: Path, work: str) -> None:
     assert mounts_under(tmp_path) == []
+    for host in hosts.hosts:
+        assert mounts_under(tmp_path, hosts.mountinfo(host)) == [], host
     assert_nothing_left(tmp_path, work.removeprefix("benchfs-").removesuffix("-p0"))
 
 
@@ -150,7 +153,7 @@ def check_nothing_left(tmp_path: Path, work: str) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_tool_on_the_mount_across_three_namespace_hosts_through_mpirun(
-    three_hosts_sharing_mounts: NamespaceHosts,
+    three_hosts_with_own_mounts: NamespaceHosts,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     case: str,
@@ -162,13 +165,13 @@ def test_a_tool_on_the_mount_across_three_namespace_hosts_through_mpirun(
     for key, value in ROOT_ENV.items():
         monkeypatch.setenv(key, value)
     settings = {"workload.tool": tool, "workload.tool_args": args, "workload.tool_path": binary}
-    point, watcher = run_on_hosts(three_hosts_sharing_mounts, tmp_path, settings, binary)
+    point, watcher = run_on_hosts(three_hosts_with_own_mounts, tmp_path, settings, binary)
 
     recorded = manifest(point.run_dir)
     root = recorded["mount"]["root"]
     work = Path(recorded["target"]["directory"]).name  # benchfs-<token>-p0
     by_host = processes_by_host(
-        watcher, three_hosts_sharing_mounts, root, in_mount_point=tool != "fio"
+        watcher, three_hosts_with_own_mounts, root, in_mount_point=tool != "fio"
     )
     if tool == "fio":  # fio's jobs are processes of their own
         assert all(count >= 1 for count in by_host.values()), by_host
@@ -187,7 +190,7 @@ def test_a_tool_on_the_mount_across_three_namespace_hosts_through_mpirun(
         assert phases["File creation"]["items"] == 6 * 20
         assert phases["File read"]["items"] == 6 * 20
     else:
-        for host in three_hosts_sharing_mounts.hosts:  # fio through each host's own mount point
+        for host in three_hosts_with_own_mounts.hosts:  # fio through each host's own mount point
             directory = command_lines[host.name][2]
             assert directory == f"--directory={root}/{host.name}/{work}/{host.name}"
         # 3 hosts x 1 MiB written, read back by the write job's verification and the read job.
@@ -195,7 +198,7 @@ def test_a_tool_on_the_mount_across_three_namespace_hosts_through_mpirun(
         assert phases["write"]["errors"] == phases["read"]["errors"] == 0
     launched = recorded["tool"]["launched"]
     assert all(argv[0] == "mpirun" for argv in launched.values()), launched
-    check_nothing_left(tmp_path, work)
+    check_nothing_left(three_hosts_with_own_mounts, tmp_path, work)
 
 
 @needs_mount
@@ -204,7 +207,7 @@ def test_a_tool_on_the_mount_across_three_namespace_hosts_through_mpirun(
 @pytest.mark.timeout(400)
 @pytest.mark.parametrize("suite_tool", ["ior", "io500"])
 def test_the_io500_suite_s_tools_on_the_mount_across_three_namespace_hosts(
-    three_hosts_sharing_mounts: NamespaceHosts,
+    three_hosts_with_own_mounts: NamespaceHosts,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     suite_tool: str,
@@ -232,12 +235,12 @@ def test_the_io500_suite_s_tools_on_the_mount_across_three_namespace_hosts(
         "suite.mdtest_easy_files": 200,
         "suite.mdtest_hard_files": HARD_FILES,
     }
-    point, watcher = run_on_hosts(three_hosts_sharing_mounts, tmp_path, settings, *binaries)
+    point, watcher = run_on_hosts(three_hosts_with_own_mounts, tmp_path, settings, *binaries)
 
     recorded = manifest(point.run_dir)
     root = recorded["mount"]["root"]
     work = Path(recorded["target"]["directory"]).name
-    by_host = processes_by_host(watcher, three_hosts_sharing_mounts, root)
+    by_host = processes_by_host(watcher, three_hosts_with_own_mounts, root)
     # The ranks of the tools' jobs (and what they forked) on every host, none elsewhere.
     assert all(count >= TASKS_PER_NODE for count in by_host.values()), by_host
     document = summary(point.run_dir)
@@ -255,4 +258,4 @@ def test_the_io500_suite_s_tools_on_the_mount_across_three_namespace_hosts(
         assert "-X" in hard_read  # every file's bytes checked on reading
     else:
         assert f"datadir = {work}/io500-data\n" in recorded["tool"]["ini"]
-    check_nothing_left(tmp_path, work)
+    check_nothing_left(three_hosts_with_own_mounts, tmp_path, work)
