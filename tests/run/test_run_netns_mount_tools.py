@@ -24,6 +24,7 @@ from test_run_io500 import HARD_FILES, PHASES
 
 from benchfs.cluster.hostfile import format_hostfile
 from benchfs.config import apply_overrides, load_config
+from benchfs.errors import ToolError
 from benchfs.mount.cleanup import mounts_under
 from benchfs.run.observer import PointResult
 from benchfs.run.orchestrate import run_plan
@@ -258,4 +259,29 @@ def test_the_io500_suite_s_tools_on_the_mount_across_three_namespace_hosts(
         assert "-X" in hard_read  # every file's bytes checked on reading
     else:
         assert f"datadir = {work}/io500-data\n" in recorded["tool"]["ini"]
+    check_nothing_left(three_hosts_with_own_mounts, tmp_path, work)
+
+
+@needs_mount
+@pytest.mark.root
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_failing_tool_on_the_mount_across_hosts_fails_the_run_and_leaves_nothing(
+    three_hosts_with_own_mounts: NamespaceHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    binary = shutil.which("ior", path=SEARCH)
+    if binary is None or shutil.which("iostat") is None:
+        pytest.skip("ior or iostat not found (ior: PATH, $IOR_BIN_DIR, /opt/ior/bin)")
+    for key, value in ROOT_ENV.items():
+        monkeypatch.setenv(key, value)
+    # IOR refuses a block size that is not a multiple of the transfer size, on every rank.
+    args = ["-a", "POSIX", "-w", "-t", "64k", "-b", "100k"]
+    settings = {"workload.tool": "ior", "workload.tool_args": args, "workload.tool_path": binary}
+    with pytest.raises(ToolError, match=r"^ior exited with status \d+: .*workload/tool"):
+        run_on_hosts(three_hosts_with_own_mounts, tmp_path, settings, binary)
+    (run_dir,) = (tmp_path / "results").glob("*-run")
+    recorded = manifest(run_dir)
+    assert recorded["status"] == "failed"
+    work = Path(recorded["target"]["directory"]).name
+    assert not any("not removed" in note for note in recorded["notes"]), recorded["notes"]
     check_nothing_left(three_hosts_with_own_mounts, tmp_path, work)
