@@ -17,7 +17,11 @@ The programs themselves live in ``benchfs.node`` (one module each, run as
   --node-name NODE [--quick] [--preflight --transfer-size B --files N
   --file-size B --runtime S]``;
 - ``host`` (``benchfs run``, hosts that need the helper): ``stop
-  REGISTRY_DIR DEADLINE_S`` or ``clean PATH...``.
+  REGISTRY_DIR DEADLINE_S`` or ``clean PATH...``;
+- ``workdir`` (``benchfs run``, a tool on the mount): ``exec MOUNT_ROOT
+  TASKS_PER_NODE NODE... -- ARGV...``, a rank of the tool's job in its
+  node's mount point; ``prepare DIR [SUBDIR...]``, ``remove DIR``,
+  ``timestamp DIR`` or ``find DIR NEWER_NS`` on one host through its mount.
 
 ``python`` is the interpreter on the nodes: the one running the
 orchestrator, which must exist at the same path everywhere.
@@ -35,6 +39,7 @@ from benchfs.launchers.base import Launcher
 
 PACKAGE = "benchfs.node"
 HostAction = Literal["stop", "clean", "sweep"]
+WorkdirAction = Literal["prepare", "remove", "timestamp", "find"]
 
 
 def program(name: str, *args: str, python: str = sys.executable) -> list[str]:
@@ -212,3 +217,38 @@ def host_job(
 ) -> list[str]:
     """The per-host helper once on every host (stop daemons, clean up)."""
     return launcher.ranks_command(hosts, 1, host_argv(action, *args, python=python))
+
+
+# ---------------------------------------------------------------- a tool's directory on the mount
+
+
+def tool_rank_argv(
+    mount_root: Path,
+    nodes: Sequence[str],
+    tasks_per_node: int,
+    argv: Sequence[str],
+    *,
+    python: str = sys.executable,
+) -> list[str]:
+    """A rank of a tool's job on the mount: ``argv`` run in the mount point of
+    the rank's node (``MOUNT_ROOT/NODE``), so its relative paths are the
+    same files of the cluster on every host."""
+    return program(
+        "workdir", "exec", str(mount_root), str(tasks_per_node), *nodes, "--", *argv,
+        python=python,
+    )  # fmt: skip
+
+
+def workdir_command(
+    launcher: Launcher,
+    host: Host,
+    action: WorkdirAction,
+    directory: Path,
+    *args: str,
+    python: str = sys.executable,
+) -> list[str]:
+    """One step on a tool's directory, on ``host`` through its mount:
+    ``prepare DIR [SUBDIR...]``, ``remove DIR``, ``timestamp DIR`` or
+    ``find DIR NEWER_NS``."""
+    argv = program("workdir", action, str(directory), *args, python=python)
+    return launcher.command(host, argv)

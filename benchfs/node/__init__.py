@@ -10,7 +10,10 @@ nothing imports them, and they import no CLI, so they start fast:
 - ``diagnose``: the diagnose or preflight measurement of one node, as JSON
   on stdout (``benchfs.health``);
 - ``host``: the per-host helper that stops a run's daemons and removes its
-  files on hosts the orchestrator reaches only through the launcher.
+  files on hosts the orchestrator reaches only through the launcher;
+- ``workdir``: a tool's directory on the mount: a rank of the tool's job
+  started in its node's mount point, and the directory made, stamped,
+  scanned and removed through one host's mount.
 
 Every program says what went wrong in one line on stderr and exits non-zero.
 """

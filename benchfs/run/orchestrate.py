@@ -43,9 +43,9 @@ from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host, resolve_nodes
 from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated
 from benchfs.cluster.private import make_private_dir
+from benchfs.cluster.processes import process_environment
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
-from benchfs.errors import ConfigError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.select import launcher_for
 from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
@@ -58,6 +58,7 @@ from benchfs.run.space import fit_block_to_space, fit_suite_to_space
 from benchfs.run.stragglers import straggler_record
 from benchfs.run.suite_binary import Io500BinaryPlan, plan_io500_binary
 from benchfs.run.suite_tools import SuiteToolPlan, plan_suite_tools
+from benchfs.run.tool_place import MountPlace, PosixPlace, ToolPlace
 from benchfs.run.tool_point import run_tool_point
 from benchfs.run.tool_workload import ToolPlan, plan_tool
 from benchfs.run.workload import RunFailed, run_workload, target_record, write_summary
@@ -121,23 +122,6 @@ def _partial_summary(spec: WorkloadSpec, result: PointResult) -> list[str]:
     return [f"the summary and report cover what finished before the failure: {done} phase runs"]
 
 
-def _check_tool_on_mount(tool: ExternalPlan, launcher: Launcher) -> None:
-    """A tool works in directories this process makes through the mounts (and
-    the suite's find and timestamp run here): the nodes' mount points must be
-    on this machine."""
-    if not launcher.capabilities.runs_here:
-        setting = (
-            f"workload.tool = {tool.tool!r}"
-            if isinstance(tool, ToolPlan)
-            else f"suite.tool = {'io500' if isinstance(tool, Io500BinaryPlan) else 'ior'!r}"
-        )
-        raise ConfigError(
-            f"{setting} on the mount needs every node on this machine "
-            f"(launcher local): with launcher {launcher.name!r} the nodes' mounts are not "
-            "reachable from here to prepare the tool's directories"
-        )
-
-
 def run_point(
     life: Lifecycle,
     cluster: Cluster,
@@ -181,8 +165,6 @@ def run_point(
     point_notes: list[str] = []
     spec = None
     try:
-        if tool is not None and config.workload.interface == "mount":
-            _check_tool_on_mount(tool, launcher)
         observer.step("preflight")
         outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
         hosts = outcome.hosts
@@ -226,17 +208,29 @@ def run_point(
         make_private_dir(state_dir, exist_ok=False)
         if tool is not None:
             observer.step(f"running {tool.tool}" + (" on the mount" if on_mount else ""))
+            place: ToolPlace
             if mounts is not None:
-                directory = mounts.mount_point(hosts[0].name) / work_name
-                host_dirs = {h.name: mounts.mount_point(h.name) / work_name / h.name for h in hosts}
+                place = MountPlace(
+                    life,
+                    launcher,
+                    hosts,
+                    tasks_per_node=config.workload.tasks_per_node,
+                    mount_root=mounts.args.mount_root,
+                    name=work_name,
+                    log_dir=state_dir / "workdir",
+                    deadline_s=config.cluster.deadlines.phase_s,
+                    env=process_environment(env),
+                    python=cluster.python,
+                )
             else:
                 assert posix is not None  # the config refuses a tool on the native client
-                directory, host_dirs = Path(posix) / work_name, None
+                place = PosixPlace(
+                    Path(posix) / work_name, removes_here=launcher.capabilities.runs_here
+                )
             try:
                 result.summary, result.stragglers = run_tool_point(
-                    life, tool, config, hosts, launcher, layout, record, directory, env,
-                    point_notes, host_dirs,
-                )  # fmt: skip
+                    life, tool, config, hosts, launcher, layout, record, place, env, point_notes
+                )
             finally:
                 cluster.unmount()
             result.status = "completed"

@@ -1,7 +1,9 @@
 """The IO500 suite run by the reference's own io500 binary
 (``suite.tool = "io500"``) on a mounted file system: an ini made from the
 ``[suite]`` settings (``benchfs.tools.io500_ini``), the binary as one MPI
-job through the run's launcher, its datadir in the target directory and its
+job through the run's launcher, its datadir in the tool's directory
+(``benchfs.run.tool_place``: on the mount relative to each rank's own mount
+point, where the ranks start) and its
 resultdir under ``workload/tool/io500/``. The binary's own result summary,
 figures and verdicts become the suite's summary
 (``analysis.convert.io500_binary``).
@@ -21,12 +23,12 @@ from analysis.layout import RunLayout, tool_output_name
 from analysis.loaders.io500 import load_io500_results
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
-from benchfs.cluster.private import make_private_dir
 from benchfs.config.model import RunConfig
 from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ToolError
 from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
+from benchfs.run.tool_place import ToolPlace
 from benchfs.run.tool_workload import ToolJob, ToolRun, wait_for_jobs
 from benchfs.tools.io500_argv import whole_seconds
 from benchfs.tools.io500_ini import INI_NAME, RESULT_DIR, io500_argv, io500_ini
@@ -65,7 +67,7 @@ def run_io500_binary(
     launcher: Launcher,
     hosts: Sequence[Host],
     tasks_per_node: int,
-    target: Path,
+    place: ToolPlace,
     layout: RunLayout,
     *,
     deadline_s: float,
@@ -75,14 +77,13 @@ def run_io500_binary(
     """The binary over every phase; writes and returns ``workload/summary.json``."""
     outputs = layout.tool_output_dir
     outputs.mkdir(parents=True, exist_ok=True)
-    data = target / DATA_DIR
-    make_private_dir(data, exist_ok=False)
+    place.make(DATA_DIR)
     results = (outputs / RESULT_DIR).absolute()
     ini = outputs / INI_NAME
-    ini.write_text(io500_ini(plan.sizes, data.absolute(), results))
+    ini.write_text(io500_ini(plan.sizes, place.directory / DATA_DIR, results))
     run.ini = ini.read_text()
     argv = io500_argv(plan.binary, ini.absolute())
-    launched = launcher.ranks_command(hosts, tasks_per_node, argv)
+    launched = launcher.ranks_command(hosts, tasks_per_node, place.rank_argv(argv))
     run.commands[JOB], run.launched[JOB] = argv, launched
     stdout = outputs / tool_output_name(JOB)
     stderr = outputs / tool_output_name(JOB, suffix=".stderr")
@@ -99,7 +100,7 @@ def run_io500_binary(
         )
     run.version = result.version
     tasks = len(hosts) * tasks_per_node
-    suite = {**plan.sizes.to_json(), "target": f"posix:{target.parent}", "tasks": tasks,
+    suite = {**plan.sizes.to_json(), "target": place.target, "tasks": tasks,
              "tasks_per_node": tasks_per_node, "checks": applied_checks("io500", True),
              # What the binary ran with: its stonewall-time is whole seconds.
              "stonewall_s": float(whole_seconds(plan.sizes.stonewall_s))}  # fmt: skip

@@ -1,8 +1,10 @@
 """The IO500 suite with IOR and mdtest (``suite.tool = "ior"``) on a
-``posix:PATH`` target: each phase one MPI job of the real tool with
-IO500's arguments (``benchfs.tools.io500_argv``), in IO500's order, through
-the run's launcher; the timestamp after mdtest-easy-write and find are
-BenchFS's own, here (one process, as the reference's external find).
+``posix:PATH`` target or BenchFS's mount: each phase one MPI job of the
+real tool with IO500's arguments (``benchfs.tools.io500_argv``), in IO500's
+order, through the run's launcher; the timestamp after mdtest-easy-write
+and find are BenchFS's own (``benchfs.workload.io500_find``, one process, as
+the reference's external find), where the tool's directory is
+(``benchfs.run.tool_place``: here, or on the first node through its mount).
 
 What the tools print stays under ``workload/tool/`` (``<phase>.out``,
 ``<phase>.json`` for IOR, the stonewall status files and per-rank CSVs);
@@ -11,7 +13,6 @@ What the tools print stays under ``workload/tool/`` (``<phase>.out``,
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,18 +34,11 @@ from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ToolError
 from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
+from benchfs.run.tool_place import ToolPlace
 from benchfs.run.tool_workload import ToolJob, ToolRun, wait_for_jobs
 from benchfs.tools.io500_argv import SuitePlaces, ior_summary_file, phase_argv
 from benchfs.tools.locate import find_tool
-from benchfs.workload.io500_rank import (
-    FIND_NAME,
-    FIND_SIZE,
-    ROOT,
-    TIMESTAMP,
-    applied_checks,
-    scan_level,
-)
-from benchfs.workload.targets import PosixTarget
+from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, ROOT, applied_checks
 
 SETTING = "suite.tool_path"
 
@@ -77,7 +71,7 @@ def run_suite_tools(
     launcher: Launcher,
     hosts: Sequence[Host],
     tasks_per_node: int,
-    target: Path,
+    place: ToolPlace,
     layout: RunLayout,
     *,
     deadline_s: float,
@@ -87,19 +81,17 @@ def run_suite_tools(
     """Every phase in IO500's order; writes and returns ``workload/summary.json``."""
     results = layout.tool_output_dir
     results.mkdir(parents=True, exist_ok=True)
-    data = target / ROOT
-    for directory in (data, data / "ior-easy", data / "ior-hard"):
-        directory.mkdir(mode=0o700, exist_ok=True)
-    places = SuitePlaces(data.absolute(), results.absolute(), plan.seed)
+    place.make(ROOT, f"{ROOT}/ior-easy", f"{ROOT}/ior-hard")
+    places = SuitePlaces(place.directory / ROOT, results.absolute(), plan.seed)
     rows: list[dict[str, Any]] = []
     timestamp_ns = 0
     try:
         for phase in PHASE_NAMES:
             if phase == "find":
-                rows.append(_find(target, timestamp_ns))
+                rows.append(_find(place, timestamp_ns))
                 continue
             argv = phase_argv(phase, plan.binary, plan.mdtest, plan.sizes, places)
-            launched = launcher.ranks_command(hosts, tasks_per_node, argv)
+            launched = launcher.ranks_command(hosts, tasks_per_node, place.rank_argv(argv))
             run.commands[phase], run.launched[phase] = argv, launched
             stdout = results / tool_output_name(phase)
             stderr = results / tool_output_name(phase, suffix=".stderr")
@@ -107,10 +99,10 @@ def run_suite_tools(
             wait_for_jobs(phase, [ToolJob("", process, stderr)], deadline_s, layout)
             rows.append(_phase_row(phase, places, stdout, layout, run))
             if phase == "mdtest-easy-write":
-                timestamp_ns = _timestamp(target)
+                timestamp_ns = place.timestamp()
     finally:
         run.outputs = sorted(str(p.relative_to(layout.root)) for p in results.iterdir())
-    suite = {**plan.sizes.to_json(), "target": f"posix:{target.parent}",
+    suite = {**plan.sizes.to_json(), "target": place.target,
              "tasks": len(hosts) * tasks_per_node, "tasks_per_node": tasks_per_node,
              "checks": applied_checks("ior", True)}  # fmt: skip
     document = suite_document(rows, suite)
@@ -135,23 +127,10 @@ def _phase_row(
     return row
 
 
-def _timestamp(target: Path) -> int:
-    """The reference's timestamp file; its mtime is find's newer-than time."""
-    posix = PosixTarget(target, direct=False)
-    posix.touch(TIMESTAMP)
-    return posix.attributes(TIMESTAMP)[1]
-
-
-def _find(target: Path, timestamp_ns: int) -> dict[str, Any]:
-    """BenchFS's find over the suite's tree, in this process."""
-    posix = PosixTarget(target, direct=False)
-    scanned = found = 0
-    started = time.monotonic()
-    level = [ROOT]
-    while level:
-        level, files, matched = scan_level(posix, level, timestamp_ns)
-        scanned, found = scanned + files, found + matched
-    elapsed = time.monotonic() - started
+def _find(place: ToolPlace, timestamp_ns: int) -> dict[str, Any]:
+    """BenchFS's find over the suite's tree, in one process where the tree is."""
+    count = place.find(timestamp_ns)
+    scanned, elapsed = count.scanned, count.elapsed_s
     rate = scanned / elapsed if elapsed > 0 else None
     row = MetadataPhase(
         phase="find", tool="benchfs", tool_version=__version__, tasks=1, repetitions=1,
@@ -159,6 +138,6 @@ def _find(target: Path, timestamp_ns: int) -> dict[str, Any]:
         rate_stddev_ops_s=0.0, time_max_s=elapsed, time_min_s=elapsed, time_mean_s=elapsed,
         time_stddev_s=0.0,
     ).to_row()  # fmt: skip
-    row.update(found=found, criteria={"name": FIND_NAME, "size": FIND_SIZE,
-                                      "newer": "mdtest-easy-write"})  # fmt: skip
+    criteria = {"name": FIND_NAME, "size": FIND_SIZE, "newer": "mdtest-easy-write"}
+    row.update(found=count.found, criteria=criteria)
     return with_figure(row)

@@ -2,22 +2,19 @@
 IO500 suite with ``suite.tool = "ior"`` or ``"io500"``) on a mounted file system: a
 ``posix:PATH`` target (no daemons), the tool in ``PATH/benchfs-<token>-p<k>/``;
 or BenchFS through its mount (``workload.interface = "mount"``), the tool in
-``benchfs-<token>-p<k>/`` of the cluster, reached through each node's own
-mount point (fio) or the first node's (IOR's, mdtest's or io500's one job, every node
-on this machine). iostat on every host; what ran in the manifest's ``tool``."""
+``benchfs-<token>-p<k>/`` of the cluster, each rank or fio through its own
+node's mount point (``benchfs.run.tool_place``). iostat on every host; what
+ran in the manifest's ``tool``."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
-from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import process_environment
 from benchfs.config.model import RunConfig
 from benchfs.launchers.base import Launcher
@@ -26,6 +23,7 @@ from benchfs.results.manifest import ManifestRecorder
 from benchfs.run.stragglers import straggler_record
 from benchfs.run.suite_binary import Io500BinaryPlan, run_io500_binary
 from benchfs.run.suite_tools import SuiteToolPlan, run_suite_tools
+from benchfs.run.tool_place import MountPlace, ToolPlace, remove_quietly
 from benchfs.run.tool_workload import ToolPlan, ToolRun, run_tool_workload
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 
@@ -38,14 +36,13 @@ def run_tool_point(
     launcher: Launcher,
     layout: RunLayout,
     record: ManifestRecorder,
-    directory: Path,
+    place: ToolPlace,
     env: Mapping[str, str],
     notes: list[str],
-    host_dirs: Mapping[str, Path] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The tool's summary document and the stragglers' lines; fio on a host
-    works in ``host_dirs[host]`` when given, else ``directory/<host>``."""
-    make_private_dir(directory, exist_ok=False)
+    """The tool's summary document and the stragglers' lines; the tool works
+    in ``place``, which the runner makes and this removes (unless
+    ``workload.keep_files``)."""
     run = ToolRun(plan.tool, str(plan.binary))
     watches = IostatWatches(
         [IostatWatch(host, launcher, raw_output=layout.iostat_file(host.name), env=env)
@@ -54,7 +51,7 @@ def run_tool_point(
     stragglers: list[str] = []
     watches.start()
     try:
-        common = (launcher, hosts, config.workload.tasks_per_node, directory, layout)
+        common = (launcher, hosts, config.workload.tasks_per_node, place, layout)
         options: dict[str, Any] = {"deadline_s": config.cluster.deadlines.phase_s,
                                    "env": process_environment(env), "run": run}  # fmt: skip
         if isinstance(plan, SuiteToolPlan):
@@ -62,7 +59,7 @@ def run_tool_point(
         elif isinstance(plan, Io500BinaryPlan):
             summary = run_io500_binary(life, plan, *common, **options)
         else:
-            summary = run_tool_workload(life, plan, *common, host_dirs=host_dirs, **options)
+            summary = run_tool_workload(life, plan, *common, **options)
         # What the tool ran on, in every phase row: a mount figure is never taken for another.
         where = {"target": config.workload.target, "interface": config.workload.interface}
         for row in summary["phases"]:
@@ -77,13 +74,17 @@ def run_tool_point(
             {
                 "target": config.workload.target,
                 "interface": config.workload.interface,
-                "directory": str(directory),
+                "directory": place.describe(),
             }
         )
-        if launcher.capabilities.runs_here and not config.workload.keep_files:
-            shutil.rmtree(directory, ignore_errors=True)
+        interrupted = not isinstance(sys.exception(), Exception | None)
+        # Not after Ctrl-C or SIGTERM through the launcher: stopping comes first.
+        if not config.workload.keep_files and not (interrupted and isinstance(place, MountPlace)):
+            note = remove_quietly(place)
+            if note is not None:
+                notes.append(note)
         notes += watches.notes
-        if isinstance(sys.exception(), Exception | None):
+        if not interrupted:
             try:
                 found, stragglers = straggler_record(layout.root)
                 record.stragglers(found)

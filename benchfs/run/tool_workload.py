@@ -1,9 +1,9 @@
 """A tool run (``workload.tool`` = fio, ior or mdtest) in a target directory.
 
 IOR and mdtest run as one MPI job through the run's launcher, as the
-built-in ranks do; fio runs once per node, each in ``<target>/<node>`` (or
-the node's own directory when given: through the mount, in the node's own
-mount point).
+built-in ranks do; fio runs once per node, each in its own directory
+(``<target>/<node>``; on the mount through the node's own mount point).
+Where the tool works is a ``benchfs.run.tool_place`` place.
 What the tool printed stays under ``workload/tool/`` (``analysis.layout``);
 the analysis loaders turn it into the phases of ``workload/summary.json``,
 so the report and ``compare`` treat a tool run like a built-in one.
@@ -31,6 +31,7 @@ from benchfs.config.model import WorkloadConfig
 from benchfs.errors import ToolError
 from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
+from benchfs.run.tool_place import ToolPlace
 from benchfs.tools.locate import find_tool, fio_version, version_line
 from benchfs.tools.tool_argv import (
     IOR_DIR,
@@ -117,26 +118,26 @@ def run_tool_workload(
     launcher: Launcher,
     hosts: Sequence[Host],
     tasks_per_node: int,
-    target: Path,
+    place: ToolPlace,
     layout: RunLayout,
     *,
     deadline_s: float,
     env: Mapping[str, str] | None = None,
     run: ToolRun | None = None,
-    host_dirs: Mapping[str, Path] | None = None,
 ) -> dict[str, Any]:
-    """Run the tool in ``target``, keep its output, write and return
+    """Run the tool in ``place``, keep its output, write and return
     ``workload/summary.json``; ``run`` (filled in as the tool starts, for the
     manifest, also when it fails) says what ran."""
     layout.tool_output_dir.mkdir(parents=True, exist_ok=True)
     run = run if run is not None else ToolRun(plan.tool, str(plan.binary))
     if plan.tool == "fio":
         run.version = fio_version(plan.binary)
-        dirs = host_dirs or {host.name: target / host.name for host in hosts}
-        jobs = _start_fio(life, plan, launcher, hosts, dirs, layout, run, env)
+        place.make(*(host.name for host in hosts))
+        jobs = _start_fio(life, plan, launcher, hosts, place, layout, run, env)
     else:
+        place.make(IOR_DIR if plan.tool == "ior" else MDTEST_DIR)
         jobs = [
-            _start_mpi_tool(life, plan, launcher, hosts, tasks_per_node, target, layout, run, env)
+            _start_mpi_tool(life, plan, launcher, hosts, tasks_per_node, place, layout, run, env)
         ]
     try:
         wait_for_jobs(plan.tool, jobs, deadline_s, layout)
@@ -170,14 +171,13 @@ def _start_mpi_tool(
     launcher: Launcher,
     hosts: Sequence[Host],
     tasks_per_node: int,
-    target: Path,
+    place: ToolPlace,
     layout: RunLayout,
     run: ToolRun,
     env: Mapping[str, str] | None,
 ) -> ToolJob:
-    (target / (IOR_DIR if plan.tool == "ior" else MDTEST_DIR)).mkdir(parents=True, exist_ok=True)
-    argv = _tool_argv(plan, target, layout.ior_summary.absolute())
-    launched = launcher.ranks_command(hosts, tasks_per_node, argv)
+    argv = _tool_argv(plan, place.directory, layout.ior_summary.absolute())
+    launched = launcher.ranks_command(hosts, tasks_per_node, place.rank_argv(argv))
     run.commands["job"], run.launched["job"] = argv, launched
     stderr = layout.tool_stderr(plan.tool)
     process = life.start(
@@ -191,15 +191,14 @@ def _start_fio(
     plan: ToolPlan,
     launcher: Launcher,
     hosts: Sequence[Host],
-    host_dirs: Mapping[str, Path],
+    place: ToolPlace,
     layout: RunLayout,
     run: ToolRun,
     env: Mapping[str, str] | None,
 ) -> list[ToolJob]:
     jobs = []
     for host in hosts:
-        directory = host_dirs[host.name]
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = place.host_dir(host.name)
         argv = _tool_argv(plan, directory, layout.ior_summary)
         launched = launcher.command(host, argv)
         run.commands[host.name], run.launched[host.name] = argv, launched

@@ -35,12 +35,34 @@ NSENTER_AGENT = (
     'exec nsenter --net=/run/netns/"$h" env TMPDIR="{tmp}/$h" sh -c "$*"\n'
 )
 
+# The same, entering also the host's own mount namespace, one per host that
+# lasts as long as the hosts: a mount made on a host is seen by every
+# process there and by no other host, as on separate machines.
+OWN_MOUNTS_AGENT = (
+    "#!/bin/sh\n"
+    'h=$1; shift; mkdir -p "{tmp}/$h"\n'
+    'exec nsenter --net=/run/netns/"$h" --mount="{mount_ns}/$h" env TMPDIR="{tmp}/$h" '
+    'sh -c "$*"\n'
+)
+
 
 @dataclass(frozen=True)
 class NamespaceHosts:
     hosts: list[Host]
     subnet: str
     agent: Path
+    # With hosts of their own mounts: the directory of their mount namespaces.
+    mount_namespaces: Path | None = None
+
+    def mountinfo(self, host: Host) -> str:
+        """``/proc/self/mountinfo`` as processes on ``host`` see it."""
+        if self.mount_namespaces is None:
+            return Path("/proc/self/mountinfo").read_text()
+        enter = f"--mount={self.mount_namespaces / host.name}"
+        return subprocess.run(
+            ["nsenter", enter, "cat", "/proc/self/mountinfo"],
+            check=True, capture_output=True, text=True, timeout=60,
+        ).stdout  # fmt: skip
 
     def mca(self) -> dict[str, str]:
         """MCA parameters that make OpenMPI start its daemons in the namespaces."""
@@ -63,6 +85,20 @@ def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
+def _own_mount_namespaces(directory: Path, names: list[str]) -> None:
+    """A lasting mount namespace per host, ``directory/<name>`` (bound there by
+    ``unshare --mount=FILE``, which needs a directory of private propagation)."""
+    directory.mkdir()
+    subprocess.run(["mount", "--bind", str(directory), str(directory)], check=True)
+    subprocess.run(["mount", "--make-private", str(directory)], check=True)
+    for name in names:
+        (directory / name).touch()
+        subprocess.run(
+            ["unshare", f"--mount={directory / name}", "--propagation", "private", "true"],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+
+
 def _free_subnet() -> int:
     used = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
     for octet in range(180 + os.getpid() % 40, 250):
@@ -72,25 +108,36 @@ def _free_subnet() -> int:
 
 
 def namespace_hosts_fixture(
-    tmp_path_factory: pytest.TempPathFactory, count: int = 2, shared_mounts: bool = False
+    tmp_path_factory: pytest.TempPathFactory,
+    count: int = 2,
+    shared_mounts: bool = False,
+    own_mounts: bool = False,
 ) -> Iterator[NamespaceHosts]:
     """``count`` namespaces as hosts; fixtures of different counts (or mount
     sharing) can coexist. ``shared_mounts``: the agent enters only the
-    network namespace (``NSENTER_AGENT``)."""
+    network namespace (``NSENTER_AGENT``); ``own_mounts``: each host has a
+    mount namespace of its own too (``OWN_MOUNTS_AGENT``)."""
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
     if shutil.which("ip") is None or shutil.which("mpirun") is None:
         pytest.skip("needs iproute2 and mpirun")
-    if shared_mounts and shutil.which("nsenter") is None:
+    if (shared_mounts or own_mounts) and shutil.which("nsenter") is None:
         pytest.skip("needs nsenter (util-linux)")
-    tag = str(os.getpid()) + ("" if count == 2 else f"x{count}") + ("m" if shared_mounts else "")
+    if own_mounts and shutil.which("unshare") is None:
+        pytest.skip("needs unshare (util-linux)")
+    tag = (str(os.getpid()) + ("" if count == 2 else f"x{count}") + ("m" if shared_mounts else "")
+           + ("o" if own_mounts else ""))  # fmt: skip
     octet = _free_subnet()
     bridge = f"bfsbr{tag}"
     names = [f"bfs{tag}n{index}" for index in range(count)]
     agent = tmp_path_factory.mktemp("netns") / "agent"
-    agent.write_text((NSENTER_AGENT if shared_mounts else AGENT).format(tmp=agent.parent / "tmp"))
+    mount_ns = agent.parent / "mount-namespaces"
+    text = OWN_MOUNTS_AGENT if own_mounts else NSENTER_AGENT if shared_mounts else AGENT
+    agent.write_text(text.format(tmp=agent.parent / "tmp", mount_ns=mount_ns))
     agent.chmod(0o755)
     try:
+        if own_mounts:
+            _own_mount_namespaces(mount_ns, names)
         _ip("link", "add", bridge, "type", "bridge")
         _ip("addr", "add", f"10.231.{octet}.1/24", "dev", bridge)
         _ip("link", "set", bridge, "up")
@@ -103,8 +150,17 @@ def namespace_hosts_fixture(
             _ip("-n", name, "link", "set", "lo", "up")
             _ip("link", "set", veth, "master", bridge)
             _ip("link", "set", veth, "up")
-        yield NamespaceHosts([Host(name) for name in names], f"10.231.{octet}.0/24", agent)
+        yield NamespaceHosts(
+            [Host(name) for name in names],
+            f"10.231.{octet}.0/24",
+            agent,
+            mount_ns if own_mounts else None,
+        )
     finally:
+        if own_mounts:
+            for name in names:
+                subprocess.run(["umount", str(mount_ns / name)], capture_output=True)
+            subprocess.run(["umount", str(mount_ns)], capture_output=True)
         for name in names:
             subprocess.run(["ip", "netns", "del", name], capture_output=True)
         subprocess.run(["ip", "link", "del", bridge], capture_output=True)

@@ -8,7 +8,12 @@ import pytest
 from fixtures.slowdisk import slow_disk_factory
 from launchers.netns_hosts import NamespaceHosts, namespace_hosts_fixture
 
-__all__ = ["slow_disk_factory", "three_namespace_hosts", "two_hosts_sharing_mounts"]
+__all__ = [
+    "slow_disk_factory",
+    "three_hosts_with_own_mounts",
+    "three_namespace_hosts",
+    "two_hosts_sharing_mounts",
+]
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +27,13 @@ def two_hosts_sharing_mounts(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """Two hosts, each a network namespace, whose processes see one another's
     mounts as processes on one real host do (root only)."""
     yield from namespace_hosts_fixture(tmp_path_factory, count=2, shared_mounts=True)
+
+
+@pytest.fixture(scope="session")
+def three_hosts_with_own_mounts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[NamespaceHosts]:
+    """Three hosts, each a network namespace and a mount namespace of its own:
+    a mount made on a host is seen by every process there and on no other
+    host, as on separate machines (root only)."""
+    yield from namespace_hosts_fixture(tmp_path_factory, count=3, own_mounts=True)

@@ -20,6 +20,7 @@ import pytest
 from run_helpers import benchfs_run, environment, manifest, needs_mount, run_dirs, summary
 from test_run_io500 import PHASES, quick_args
 from test_run_io500_mount import check_nothing_left
+from test_run_mount import token_of
 
 from analysis.io500 import score
 
@@ -111,8 +112,10 @@ def test_io500_quick_by_the_io500_binary_through_the_mount(tmp_path: Path) -> No
     (run_dir,) = run_dirs(tmp_path / "results")
     document, _ = check_binary_suite(run_dir)
     assert (document["suite"]["target"], document["suite"]["interface"]) == ("benchfs", "mount")
-    # The binary worked in the first node's mount point.
-    assert "-mnt-p0/local0/" in manifest(run_dir)["tool"]["ini"]
+    # Each rank worked in its own node's mount point, the datadir relative to it.
+    tool = manifest(run_dir)["tool"]
+    assert f"datadir = benchfs-{token_of(run_dir)}-p0/io500-data\n" in tool["ini"]
+    assert "benchfs.node.workdir" in tool["launched"]["io500"]
     check_nothing_left(tmp_path, run_dir)
 
 
@@ -128,19 +131,3 @@ def test_a_missing_io500_binary_is_named_before_anything_starts(tmp_path: Path) 
     assert line.startswith("error: io500 not found: ") and "suite.tool_path = " in line, line
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "results").exists() or run_dirs(tmp_path / "results") == []
-
-
-@needs_io500
-@needs_mount
-def test_the_binary_on_the_mount_across_hosts_is_refused_before_anything_starts(
-    tmp_path: Path,
-) -> None:
-    hostfile = tmp_path / "hosts"
-    hostfile.write_text("localhost\n")
-    args = binary_args(tmp_path, "--interface", "mount", "--set", "launcher.name=mpirun")
-    done = benchfs_run(["--nodes", str(hostfile), *args], timeout=60)
-    assert done.returncode == 2, done.stderr
-    line = done.stderr.strip().splitlines()[-1]
-    assert line.startswith(
-        "error: suite.tool = 'io500' on the mount needs every node on this machine"
-    ), line

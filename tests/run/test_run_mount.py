@@ -205,7 +205,7 @@ SEARCH = os.pathsep.join(
         ("mdtest", "-n,20,-F,-u", "File creation"),
     ],
 )
-def test_ior_and_mdtest_run_as_one_job_on_the_mount_when_found(
+def test_ior_and_mdtest_run_as_one_job_in_each_node_s_mount_point_when_found(
     tmp_path: Path, tool: str, args: str, phase: str
 ) -> None:
     binary = shutil.which(tool, path=SEARCH)
@@ -223,11 +223,16 @@ def test_ior_and_mdtest_run_as_one_job_on_the_mount_when_found(
     assert all((row["tool"], row["interface"]) == (tool, "mount") for row in phases.values())
     record = manifest(run_dir)
     argv = record["tool"]["command_lines"]["job"]
-    # One job of 2 x 1 ranks, in the first node's mount point.
-    work = f"{record['mount']['root']}/local0/benchfs-{token_of(run_dir)}-p0"
+    # One job of 2 x 1 ranks, each in its own node's mount point, where the tool's
+    # path relative to it is the same file on every node.
+    work = f"benchfs-{token_of(run_dir)}-p0"
     flag = "-o" if tool == "ior" else "-d"
-    assert argv[argv.index(flag) + 1].startswith(work), argv
-    assert "-np" in record["tool"]["launched"]["job"]
+    assert argv[argv.index(flag) + 1] == f"{work}/{tool}" + ("/testfile" if tool == "ior" else "")
+    launched = record["tool"]["launched"]["job"]
+    assert "-np" in launched
+    exec_at = launched.index("benchfs.node.workdir") + 1
+    root = record["mount"]["root"]
+    assert launched[exec_at : exec_at + 6] == ["exec", root, "1", "local0", "local1", "--"]
     assert no_mount_under(tmp_path)
     assert_nothing_left(tmp_path, token_of(run_dir))
 
@@ -276,24 +281,3 @@ def test_a_killed_mount_fails_the_run_naming_it(tmp_path: Path) -> None:
     assert manifest(run_dirs(tmp_path / "results")[0])["status"] == "failed"
     assert no_mount_under(tmp_path)
     assert_nothing_left(tmp_path, run.token, [victim])
-
-
-def test_a_tool_on_the_mount_across_hosts_is_refused_before_anything_starts(
-    tmp_path: Path,
-) -> None:
-    hostfile = tmp_path / "hosts"
-    hostfile.write_text("localhost\n")
-    done = benchfs_run([
-        "--nodes", str(hostfile), *mount_args(tmp_path, "--set", "launcher.name=mpirun",
-        "--set", "workload.tool=fio", "--set", "workload.tool_args=--name=a,--size=1m"),
-    ], timeout=60)  # fmt: skip
-    assert done.returncode == 2, done.stderr
-    line = done.stderr.strip().splitlines()[-1]
-    assert line == (
-        "error: workload.tool = 'fio' on the mount needs every node on this machine "
-        "(launcher local): with launcher 'mpirun' the nodes' mounts are not reachable from "
-        "here to prepare the tool's directories"
-    ), line
-    (run_dir,) = run_dirs(tmp_path / "results")
-    assert manifest(run_dir)["status"] == "failed"
-    assert manifest(run_dir)["daemons"] == []  # nothing started

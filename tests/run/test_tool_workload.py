@@ -17,6 +17,7 @@ from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.config.model import WorkloadConfig
 from benchfs.errors import ConfigError, ToolError
 from benchfs.launchers.local import LocalLauncher
+from benchfs.run.tool_place import PosixPlace
 from benchfs.run.tool_workload import ToolRun, plan_tool, run_tool_workload
 from benchfs.tools.tool_argv import fio_argv
 
@@ -36,11 +37,11 @@ needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not i
 def _run(workload: WorkloadConfig, root: Path, hosts: list[Host] = HOSTS) -> ToolRun:
     plan = plan_tool(workload)
     assert plan is not None
-    target = root / "target"
+    place = PosixPlace(root / "target")
     layout = RunLayout(root / "results")
     run = ToolRun.of(plan)
     with Lifecycle(handle_signals=False) as life:
-        document = run_tool_workload(life, plan, LocalLauncher(), hosts, 2, target, layout,
+        document = run_tool_workload(life, plan, LocalLauncher(), hosts, 2, place, layout,
                                      deadline_s=DEADLINE_S, run=run)  # fmt: skip
     assert json.loads(layout.summary.read_text()) == document
     return run
