@@ -27,7 +27,10 @@ For every case the output gives each side's median round and the median,
 quartiles and range of the per-round ratios side / baseline
 (`benchfs.bench.paired`); for latencies below 1 is faster, for rates above.
 `store_sqes_per_submit` is the daemon store's operations per
-`io_uring_enter` after the 4 KiB cases.
+`io_uring_enter` after the 4 KiB cases; `*_cpu_us_per_op` the CPU time of
+the daemon's threads (their schedstat) and of the client process per
+operation of a case (the daemon busy-polls a little after each request,
+so its figure moves with how requests arrive, not only with its work).
 
 Usage:
   .venv/bin/python benchmarks/daemon_io_pairs.py --compare-trace [--rounds 7] [--dir D]
@@ -74,6 +77,17 @@ def _wait_registered(log: Path, process: Any) -> None:
         time.sleep(0.02)
 
 
+def _cpu_ns(pid: int) -> int:
+    """CPU time of every thread of ``pid`` so far (schedstat: ns on a CPU)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # the thread ended meanwhile
+    return total
+
+
 def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
     """One side: a daemon, the cases through it, the figures as JSON."""
     import benchfs_native
@@ -109,6 +123,7 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                 with client:
                     for phase in ("write", "read"):
                         t0 = time.perf_counter()
+                        cpu0 = (_cpu_ns(process.pid), time.process_time_ns())
                         r = client.run_phase(
                             phase=phase, file_name=f"f{case}", rank=0, ranks=1,
                             transfer_size=size, block_size=size * ops, segments=1,
@@ -116,6 +131,12 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                         )  # fmt: skip
                         seconds = time.perf_counter() - t0
                         key = f"{phase[0]}{case}"
+                        out[f"{key}_daemon_cpu_us_per_op"] = (
+                            (_cpu_ns(process.pid) - cpu0[0]) / ops / 1e3
+                        )
+                        out[f"{key}_client_cpu_us_per_op"] = (
+                            (time.process_time_ns() - cpu0[1]) / ops / 1e3
+                        )
                         if figure == "latency":
                             out[f"{key}_p50_us"] = r["p50_ns"] / 1e3
                             out[f"{key}_p99_us"] = r["p99_ns"] / 1e3
@@ -129,6 +150,10 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                         out["store_sqes_per_submit"] = store["sqes"] / max(store["submits"], 1)
         finally:
             stop_process(process, grace_s=15)
+        if trace_dir is not None:
+            out["trace_bytes_per_op"] = sum(
+                f.stat().st_size for f in trace_dir.glob("*.bftrace")
+            ) / sum(2 * ops for _, ops, _, _ in CASES.values())
     return out
 
 
@@ -195,7 +220,9 @@ def main() -> None:
     load.append(os.getloadavg()[0])
     med = statistics.median
     cases: dict[str, Any] = {}
-    for key in rounds["side"][0]:
+    only_side = {k: med(r[k] for r in rounds["side"]) for k in rounds["side"][0].keys()
+                 - rounds["baseline"][0].keys()}  # fmt: skip
+    for key in rounds["side"][0].keys() & rounds["baseline"][0].keys():
         a = [r[key] for r in rounds["side"]]
         b = [r[key] for r in rounds["baseline"]]
         cases[key] = {
@@ -212,7 +239,8 @@ def main() -> None:
         "load_avg_start_end": load,
         "daemon_storage": "buffered" if args.buffered else "O_DIRECT",
         "sides": sides,
-        "cases": cases,
+        "cases": dict(sorted(cases.items())),
+        "side_only": only_side,
         "disk_fio_psync_direct_qd1": disk,
     }
     print(json.dumps(report, indent=2))
