@@ -41,11 +41,10 @@ impl RingThread {
             loop {
                 match self.rx.try_recv() {
                     Ok(Msg::Io(req)) => {
-                        if self.driver.submit_and_wait(0).is_err() {
+                        if !self.submit_queued_then_handle(req) {
                             ring_failed = true;
                             break;
                         }
-                        self.handle(req);
                     }
                     Ok(Msg::Shutdown) | Err(TryRecvError::Disconnected) => {
                         shutdown = true;
@@ -69,7 +68,11 @@ impl RingThread {
                     Ok(msg) => {
                         self.wake.parked.store(false, Ordering::Relaxed);
                         match msg {
-                            Msg::Io(req) => self.handle(req),
+                            Msg::Io(req) => {
+                                if !self.submit_queued_then_handle(req) {
+                                    break;
+                                }
+                            }
                             Msg::Shutdown => shutdown = true,
                         }
                         continue;
@@ -98,6 +101,16 @@ impl RingThread {
             }
         }
         self.driver.flush_trace();
+    }
+
+    /// Submits the operation queued by the previous request, then turns
+    /// `req` into the next; false when the ring is unusable.
+    fn submit_queued_then_handle(&mut self, req: Request) -> bool {
+        if self.driver.submit_and_wait(0).is_err() {
+            return false;
+        }
+        self.handle(req);
+        true
     }
 
     fn complete_ready(&mut self) {
