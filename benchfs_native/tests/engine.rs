@@ -182,40 +182,6 @@ fn empty_pool_makes_callers_wait_not_fail() {
 }
 
 #[test]
-fn concurrent_callers_get_one_operation_per_submit() {
-    watchdog(60, || {
-        let dir = TempDir::new("one-per-submit");
-        // Room in the ring for every buffer: nothing waits in the backlog,
-        // so each enter submits exactly the one operation taken last.
-        let s = Arc::new(small_store(dir.path(), |o| {
-            o.pool_buffers = 16;
-            o.ring_entries = 64;
-        }));
-        let threads: Vec<_> = (0..8)
-            .map(|t| {
-                let s = Arc::clone(&s);
-                std::thread::spawn(move || {
-                    for k in 0..40u64 {
-                        let data = pattern(4096, t * 100 + k);
-                        assert_eq!(s.write(&format!("t{t}"), k * 4096, &data).unwrap(), 4096);
-                        assert_eq!(s.read(&format!("t{t}"), k * 4096, 4096).unwrap(), data);
-                    }
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        let st = s.stats();
-        assert_eq!(st.sqes, 8 * 40 * 2, "{st:?}");
-        assert_eq!(
-            st.submits, st.sqes,
-            "one operation per io_uring_enter: {st:?}"
-        );
-    });
-}
-
-#[test]
 fn close_with_callers_in_flight_completes_or_reports_closed() {
     watchdog(60, || {
         let dir = TempDir::new("close-in-flight");

@@ -12,9 +12,8 @@
 //! `parked` and looks at the channel once more; a caller that sent a request
 //! writes the eventfd only when it sees `parked` (a SeqCst fence on both
 //! sides makes one of them see the other). So an idle store submits a
-//! request at once, a busy one submits what piled up one operation per
-//! enter as it takes each from the channel, and nobody spins or sleeps on
-//! a timer.
+//! request at once, a busy one batches what piled up, and nobody spins or
+//! sleeps on a timer.
 //!
 //! * `options`: [`StoreOptions`] and the store's limits.
 //! * `request`: what callers send the driver thread and what comes back.

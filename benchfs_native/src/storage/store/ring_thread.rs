@@ -30,32 +30,16 @@ impl RingThread {
     pub(super) fn run(mut self) {
         let mut shutdown = false;
         loop {
-            // What piled up while we were busy goes to the kernel one
-            // operation per `io_uring_enter`, each submitted before the next
-            // request is prepared (as fio's `iodepth_batch_submit=1`): a
-            // batch submitted together reaches the disk together and
-            // completes as a burst, which left the queue short in the bulk
-            // loop (docs/PERFORMANCE.md). The last one goes with the wait
-            // below, so a lone request still costs one enter.
-            let mut ring_failed = false;
+            // Everything that piled up while we were busy goes into one batch.
             loop {
                 match self.rx.try_recv() {
-                    Ok(Msg::Io(req)) => {
-                        if !self.submit_queued_then_handle(req) {
-                            ring_failed = true;
-                            break;
-                        }
-                    }
+                    Ok(Msg::Io(req)) => self.handle(req),
                     Ok(Msg::Shutdown) | Err(TryRecvError::Disconnected) => {
                         shutdown = true;
                         break;
                     }
                     Err(TryRecvError::Empty) => break,
                 }
-            }
-            if ring_failed {
-                // As below: the ring is unusable.
-                break;
             }
             if shutdown && self.driver.in_flight() == 0 {
                 break;
@@ -68,11 +52,7 @@ impl RingThread {
                     Ok(msg) => {
                         self.wake.parked.store(false, Ordering::Relaxed);
                         match msg {
-                            Msg::Io(req) => {
-                                if !self.submit_queued_then_handle(req) {
-                                    break;
-                                }
-                            }
+                            Msg::Io(req) => self.handle(req),
                             Msg::Shutdown => shutdown = true,
                         }
                         continue;
@@ -101,16 +81,6 @@ impl RingThread {
             }
         }
         self.driver.flush_trace();
-    }
-
-    /// Submits the operation queued by the previous request, then turns
-    /// `req` into the next; false when the ring is unusable.
-    fn submit_queued_then_handle(&mut self, req: Request) -> bool {
-        if self.driver.submit_and_wait(0).is_err() {
-            return false;
-        }
-        self.handle(req);
-        true
     }
 
     fn complete_ready(&mut self) {
