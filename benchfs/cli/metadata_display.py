@@ -50,5 +50,9 @@ def metadata_table(summary: dict[str, Any]) -> Table | None:
     for header, _ in METADATA_COLUMNS:
         table.add_column(header, justify="right")
     for row in rows:
-        table.add_row(str(row["phase"]), *(_cell(row.get(key)) for _, key in METADATA_COLUMNS))
+        # A phase the target refuses (a directory rename on BenchFS) has no figures.
+        name = str(row["phase"]) + (
+            " (not supported by the target)" if row.get("unsupported") else ""
+        )
+        table.add_row(name, *(_cell(row.get(key)) for _, key in METADATA_COLUMNS))
     return table
