@@ -33,8 +33,9 @@ def metadata_table(summary: dict[str, Any]) -> Table | None:
     rows = [row for row in summary.get("phases", []) if row.get("kind") == "metadata"]
     if not rows:
         return None
-    first = rows[0]
-    objects = {row.get("object") for row in rows}
+    # The title speaks of the items: the tree's rows count its directories.
+    first = next((row for row in rows if row.get("object") != "tree"), rows[0])
+    objects = {row.get("object") for row in rows if row.get("object") != "tree"}
     items = "items"  # files and directories
     if len(objects) == 1:
         items = {"file": "files", "directory": "directories"}.get(objects.pop(), "items")

@@ -113,3 +113,22 @@ def test_items_spread_over_the_tree_and_the_checks_name_the_keys() -> None:
     with pytest.raises(ConfigError, match="mdtest's order"):
         apply_overrides(base, {"metadata.phases": "create,remove,rename",
                                "metadata.kind": "dirs"})  # fmt: skip
+
+
+def test_the_console_table_titles_the_items_and_marks_the_refused_rename() -> None:
+    from rich.console import Console
+
+    from benchfs.cli.metadata_display import metadata_table
+
+    workload = MetadataWorkload.from_json({**WORKLOAD.to_json(), "dir_rename": False})
+    rows = [row(name, 0, rank, 1.0, ops) for name, ops in
+            (("Tree creation", 13), ("Directory creation", 26)) for rank in (0, 1)]  # fmt: skip
+    phases, _ = summarize_metadata(rows, workload)
+    table = metadata_table({"phases": phases})
+    assert table is not None
+    console = Console(width=200, record=True)
+    console.print(table)
+    text = console.export_text()
+    # The title counts the items per rank, not the tree's directories.
+    assert "26 directories per rank" in text and "2 ranks" in text
+    assert "Directory rename (not supported by the target)" in text
