@@ -1,6 +1,6 @@
 """mdtest's tree (-z, -b) and directory rename (-U) through `benchfs run`
-with 4 ranks: on BenchFS (4 daemons, native client) and on a posix:
-directory. The tree's rows under mdtest's names and counts, the items
+with 4 ranks: on BenchFS (4 daemons, native client), through its FUSE
+mount and on a posix: directory. The tree's rows under mdtest's names and counts, the items
 spread over its directories, the rename run on the directory and reported
 as not supported on BenchFS, nothing left behind; and the tree's keys
 checked before anything starts."""
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from run_helpers import benchfs_run, run_dirs, small_args, summary
+from run_helpers import benchfs_run, mount_missing, run_dirs, small_args, summary
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -25,11 +25,16 @@ PHASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("target", ["benchfs", "posix"])
+@pytest.mark.parametrize("target", ["benchfs", "mount", "posix"])
 def test_tree_and_rename_on_each_target(tmp_path: Path, target: str) -> None:
+    if target == "mount" and mount_missing():
+        pytest.skip(f"no FUSE mount here: {mount_missing()}")
     disk = tmp_path / "disk"
     disk.mkdir()
-    on_disk = ["--set", f"workload.target=posix:{disk}"] if target == "posix" else []
+    on_disk = {
+        "posix": ["--set", f"workload.target=posix:{disk}"],
+        "mount": ["--interface", "mount"],
+    }.get(target, [])
     args = small_args(
         tmp_path,
         "--metadata", "only", "--metadata-kind", "both", "--metadata-items", "40",
@@ -55,12 +60,12 @@ def test_tree_and_rename_on_each_target(tmp_path: Path, target: str) -> None:
         assert 0 < tree["rate_min_ops_s"] <= tree["rate_max_ops_s"]
         assert tree["latency_ops"] == 2 * RANKS * TREE_DIRS
     for name in PHASES[1:-1]:
-        if name == "Directory rename" and target == "benchfs":
+        if name == "Directory rename" and target != "posix":
             continue
         assert rows[name]["items"] == RANKS * PER_RANK, name
         assert rows[name]["rate_mean_ops_s"] > 0, name
     rename = rows["Directory rename"]
-    if target == "benchfs":
+    if target != "posix":
         assert "not supported by the target" in rename["unsupported"]
         assert rename["rate_mean_ops_s"] is None and rename["latency_ops"] is None
     else:
