@@ -7,10 +7,11 @@ in mdtest's order: the tree's creation (mdtest ``-z``, ``-b``: every rank
 its own tree, or rank 0 the shared one), the directory phases (mkdir,
 stat, rename, rmdir), the file phases (create, stat, read, remove), the
 tree's removal. A target that cannot rename directories (BenchFS: EXDEV by
-design) runs no rename; the summary reports it as not supported. A stonewall stops a creation
-phase early on each rank; then every rank catches up to the rank that got
-furthest (mdtest's wear-out), so all ranks hold the same number of items
-and the later phases operate on exactly the items created. Without a
+design) runs no rename; the summary reports it as not supported. A
+stonewall stops a creation phase of files or directories early on each
+rank; then every rank catches up to the rank that got furthest (mdtest's
+wear-out), so all ranks hold the same number of items and the later phases
+operate on exactly the items created. Without a
 remove phase the items are removed after their kind's phases, untimed, so
 the next repetition starts empty, and the tree after them. With
 ``sync_after_create`` (mdtest ``-Y``, the IO500 suite) each rank then calls

@@ -5,9 +5,9 @@
 //! `write_bytes`, `close`; stat is `statx`; read is `open`, a read of
 //! `read_bytes`, `close`; remove is `unlink`; for directories `mkdir`,
 //! `statx`, `rename` (mdtest's chain) and `rmdir`; for the tree's
-//! directories `mkdir` and `rmdir`. The create phase (of either kind) first makes the
-//! rank's directory (and the prefix above it; another rank's making it is
-//! fine). The files' bytes and their check (`verify`) are the client
+//! directories `mkdir` and `rmdir`. The create phase of files or
+//! directories first makes the rank's directory, the tree's creation the
+//! prefix (another rank's making them is fine). The files' bytes and their check (`verify`) are the client
 //! phase's.
 
 use std::fs::{DirBuilder, File, OpenOptions};

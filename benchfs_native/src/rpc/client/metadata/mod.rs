@@ -1,7 +1,9 @@
 //! The mdtest-style metadata phase: one rank's create, stat, read or
-//! remove of its files, or mkdir, stat or rmdir of its directories, one
-//! item after the other as mdtest does (one operation in flight per rank),
-//! run entirely in Rust.
+//! remove of its files, mkdir, stat, rename or rmdir of its directories,
+//! or mkdir or rmdir of the directories of its tree (mdtest `-z`, `-b`),
+//! one item after the other as mdtest does (one operation in flight per
+//! rank), run entirely in Rust. A directory's rename is refused by the
+//! daemons (EXDEV, docs/NAMESPACE.md); the posix loop does it.
 //!
 //! Each item is what the POSIX calls of mdtest cost here: a create is the
 //! create RPC to the file's metadata owner (and the parent check on the
