@@ -77,3 +77,27 @@ def test_rename_chain_keeps_every_name(tmp_path: Path) -> None:
         phase(tmp_path, "rename", prefix="mdr", items=3)
     with pytest.raises(FileNotFoundError, match=r"dir\.mdtest\.0\.0"):
         phase(tmp_path, "rename", **dirs)
+
+
+def test_stonewall_and_wear_out_in_a_tree(tmp_path: Path) -> None:
+    """Items are numbered across the tree, so a stonewalled create and its
+    wear-out go on filling the tree's directories in order."""
+    dirs, per_dir = 1 + 4096, 10
+    shape: dict[str, Any] = dict(prefix="sw", tree_depth=1, branch_factor=4096)
+    phase(tmp_path, "create", kind="tree", items=dirs, **shape)
+    many: dict[str, Any] = dict(items=dirs * per_dir, items_per_dir=per_dir, **shape)
+    first = phase(tmp_path, "create", stonewall_s=0.05, **many)
+    reached = first["items_reached"]
+    assert first["stonewalled"] and 0 < reached < dirs * per_dir
+    target = reached + per_dir  # the wear-out goes on into the next directory
+    rest = phase(tmp_path, "create", **{**many, "items": target, "first_item": reached})
+    assert rest["items_reached"] == target
+    last = target - 1
+    d = last // per_dir
+    where = tmp_path / "sw" / "tree.0" / (f"tree.0.{d}" if d else "")
+    assert f"file.mdtest.0.{last}" in {p.name for p in where.iterdir()}
+    files = [f for _, _, names in os.walk(tmp_path / "sw") for f in names]
+    assert len(files) == target
+    assert phase(tmp_path, "remove", **{**many, "items": target})["ops"] == target
+    assert phase(tmp_path, "remove", kind="tree", items=dirs, **shape)["ops"] == dirs
+    assert list((tmp_path / "sw").iterdir()) == []
