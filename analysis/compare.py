@@ -248,7 +248,12 @@ def _workload_rows(a: RunData, b: RunData, method: Method) -> tuple[list[Row], l
             if column not in reps_a.columns or column not in reps_b.columns:
                 continue
             values_a, values_b = _numbers(reps_a[column]), _numbers(reps_b[column])
+            if not values_a and not values_b:
+                continue
             if not values_a or not values_b:
+                # One side's target could not run the phase (a directory rename
+                # on BenchFS): shown beside the other's figure, not tested.
+                rows.append(_one_value_row(phase, metric, _mean(values_a), _mean(values_b)))
                 continue
             rows.append(_sample_row(phase, metric, values_a, values_b, method))
             samples += [(phase, metric, run, value)
@@ -392,6 +397,10 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
 
 
 def _float(value: Any) -> float:

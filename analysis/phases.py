@@ -193,6 +193,9 @@ class MetadataPhase:
     stonewall_items_max: int | None = None
     latency: LatencyFigures | None = None
     source: str | None = None  # the file it was read from
+    # Why the target could not run the phase (no figures then), e.g. a
+    # directory rename on BenchFS; None: it ran.
+    unsupported: str | None = None
 
     def __post_init__(self) -> None:
         if self.mdtest_name not in _OPERATIONS:

@@ -14,7 +14,8 @@ DATA_COLUMNS = ("bwMaxMIB", "bwMinMIB", "bwMeanMIB", "bwStdMIB", "OPsMean", "Mea
 # IOR bookkeeping fields that say nothing about performance.
 METADATA_COLUMNS = ("tasks", "repetitions", "items", "rate_max_ops_s", "rate_min_ops_s",
                     "rate_mean_ops_s", "rate_stddev_ops_s", "time_mean_s", "rank_rate_min_ops_s",
-                    "rank_rate_max_ops_s", "p50_us", "p99_us", "p99.9_us")  # fmt: skip
+                    "rank_rate_max_ops_s", "p50_us", "p99_us", "p99.9_us",
+                    "unsupported")  # fmt: skip
 # Shown first: what makes rows comparable (which tool, native client or mount, queue, access).
 _CONTEXT = ("tool", "interface", "queue_depth", "access")
 _NEVER_SHOWN = frozenset({*PROVENANCE_FIELDS, "operation", "object", "phase", "source"})

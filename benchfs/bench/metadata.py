@@ -33,9 +33,11 @@ from benchfs.workload.metadata_spec import ITEM_KINDS, MDTEST_DIR_NAMES, MDTEST_
 
 
 def bench_phases(kind: str) -> list[tuple[str, str, str]]:
-    """(item kind, engine phase, mdtest's name) of every phase, in mdtest's order."""
+    """(item kind, engine phase, mdtest's name) of every item phase, in
+    mdtest's order; no rename (BenchFS refuses a directory's), no tree phases
+    (one directory per rank here)."""
     names = {"dir": MDTEST_DIR_NAMES, "file": MDTEST_NAMES}
-    return [(k, p, name) for k in ITEM_KINDS[kind] for p, name in names[k].items()]
+    return [(k, p, name) for k in ITEM_KINDS[kind] for p, name in names[k].items() if p != "rename"]
 
 
 @dataclass(frozen=True)

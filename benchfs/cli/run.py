@@ -97,6 +97,18 @@ def run(
             help="Metadata items: files (mdtest -F), dirs (-D) or both (directories first).",
         ),
     ] = None,
+    metadata_tree_depth: Annotated[
+        int | None,
+        typer.Option(
+            "--metadata-tree-depth", help="Levels of directories below each rank's (mdtest -z)."
+        ),
+    ] = None,
+    metadata_branch_factor: Annotated[
+        int | None,
+        typer.Option(
+            "--metadata-branch-factor", help="Subdirectories of each tree directory (mdtest -b)."
+        ),
+    ] = None,
     suite: Annotated[
         str | None,
         typer.Option("--suite", help="A whole suite instead: io500 or io500-quick (suite.name)."),
@@ -133,6 +145,12 @@ def run(
             "metadata.mode": metadata,
             "metadata.items": None if metadata_items is None else str(metadata_items),
             "metadata.kind": metadata_kind,
+            "metadata.tree_depth": None
+            if metadata_tree_depth is None
+            else str(metadata_tree_depth),
+            "metadata.branch_factor": (
+                None if metadata_branch_factor is None else str(metadata_branch_factor)
+            ),
             "suite.name": suite,
             "output.label": label,
             "output.results_dir": results_dir,

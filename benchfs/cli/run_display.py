@@ -18,7 +18,7 @@ from benchfs.cli.metadata_display import metadata_table
 from benchfs.cli.suite_display import suite_table
 from benchfs.config.plan import SweepPoint
 from benchfs.run.observer import PointResult, RunObserver
-from benchfs.workload.metadata_spec import MDTEST_DIR_NAMES
+from benchfs.workload.metadata_spec import MDTEST_DIR_NAMES, TREE_PHASE_NAMES
 from benchfs.workload.progress import PhaseProgress
 
 console = make_console()
@@ -88,7 +88,8 @@ class ConsoleObserver(RunObserver):
         done: float
         if status.expected_items:
             done = progress.ops
-            items = "directories" if status.phase in MDTEST_DIR_NAMES.values() else "files"
+            dirs = {*MDTEST_DIR_NAMES.values(), *TREE_PHASE_NAMES}
+            items = "directories" if status.phase in dirs else "files"
             figures = f"{progress.ops:,} {items}  {progress.ops_per_s:,.0f} ops/s"
         else:
             done = min(progress.elapsed_s, total) if timed else progress.bytes

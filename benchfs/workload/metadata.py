@@ -3,15 +3,19 @@ phases through the engine's ``Client.run_metadata_phase`` (the per-item
 loop is in Rust).
 
 Per repetition: barrier, the phase on every rank, barrier, for each phase
-in mdtest's order: the directory phases first (mkdir, stat, rmdir), then
-the file phases (create, stat, read, remove). A stonewall stops a creation
-phase early on each rank; then every rank catches up to the rank that got
-furthest (mdtest's wear-out), so all ranks hold the same number of items
-and the later phases operate on exactly the items created. Without a
+in mdtest's order: the tree's creation (mdtest ``-z``, ``-b``: every rank
+its own tree, or rank 0 the shared one), the directory phases (mkdir,
+stat, rename, rmdir), the file phases (create, stat, read, remove), the
+tree's removal. A target that cannot rename directories (BenchFS: EXDEV by
+design) runs no rename; the summary reports it as not supported. A
+stonewall stops a creation phase of files or directories early on each
+rank; then every rank catches up to the rank that got furthest (mdtest's
+wear-out), so all ranks hold the same number of items and the later phases
+operate on exactly the items created. Without a
 remove phase the items are removed after their kind's phases, untimed, so
-the next repetition starts empty. With ``sync_after_create`` (mdtest
-``-Y``, the IO500 suite) each rank then calls its target's ``sync`` before
-the phase's time ends.
+the next repetition starts empty, and the tree after them. With
+``sync_after_create`` (mdtest ``-Y``, the IO500 suite) each rank then calls
+its target's ``sync`` before the phase's time ends.
 
 Rows and latencies go where the data phases' go (``workload/ranks.jsonl``,
 ``workload/latency-<phase>-<rep>.npy``), under mdtest's phase names.
@@ -69,16 +73,27 @@ class MetadataRank:
         self.progress_path = progress_path
 
     def run(self) -> None:
-        for repetition in range(self.workload.repetitions):
-            for item_kind in self.workload.item_kinds():
-                items = self.workload.items
-                for phase in self.workload.phases_of(item_kind):
+        workload = self.workload
+        for repetition in range(workload.repetitions):
+            tree = workload.tree_arguments("create", self.rank, self.ranks)
+            result = self.phase(repetition, "create", tree["items"], item_kind="tree")
+            self.collect(repetition, mdtest_name("tree", "create"), result)
+            for item_kind in workload.item_kinds():
+                items = workload.items
+                for phase in workload.phases_of(item_kind):
+                    if phase == "rename" and (not workload.dir_rename or items < 2):
+                        continue  # reported as not supported; mdtest renames not one alone
                     result = self.phase(repetition, phase, items, item_kind=item_kind)
                     if phase == "create":
                         items = int(result["items_reached"])
                     self.collect(repetition, mdtest_name(item_kind, phase), result)
-                if "remove" not in self.workload.phases:
+                if "remove" not in workload.phases:
                     self.remove_untimed(items, item_kind)
+            if "remove" in workload.phases:
+                result = self.phase(repetition, "remove", tree["items"], item_kind="tree")
+                self.collect(repetition, mdtest_name("tree", "remove"), result)
+            else:
+                self.remove_untimed(tree["items"], "tree")
 
     def phase(
         self,
@@ -93,11 +108,16 @@ class MetadataRank:
         from mpi4py import MPI
 
         name = name or mdtest_name(item_kind, phase)
-        arguments = self.workload.arguments(phase, self.rank, self.ranks, item_kind)
+        if item_kind == "tree":
+            arguments = self.workload.tree_arguments(phase, self.rank, self.ranks)
+        else:
+            arguments = self.workload.arguments(phase, self.rank, self.ranks, item_kind)
         arguments["items"] = items
         progress = self.progress_path(repetition, name, self.rank, False)
         progress.parent.mkdir(parents=True, exist_ok=True)
-        stonewall_s = self.workload.stonewall_s if phase == "create" else 0.0
+        stonewall_s = (
+            self.workload.stonewall_s if phase == "create" and item_kind != "tree" else 0.0
+        )
         self.comm.Barrier()
         if self.rank == 0:
             self.announce(repetition, name, "running")
@@ -117,7 +137,7 @@ class MetadataRank:
                     progress_path=str(self.progress_path(repetition, name, self.rank, True)),
                 )
                 result = merge_results(result, rest)
-        if phase == "create" and self.workload.sync_after_create:
+        if phase == "create" and item_kind != "tree" and self.workload.sync_after_create:
             self.client.sync()
             result["end_unix_ns"] = time.time_ns()
         self.comm.Barrier()
@@ -125,8 +145,11 @@ class MetadataRank:
         return result
 
     def remove_untimed(self, items: int, item_kind: str = "file") -> None:
-        """The repetition's files or directories, when no remove phase took them."""
+        """The repetition's files, directories or tree, when no remove phase took them."""
         self.comm.Barrier()
-        arguments = self.workload.arguments("remove", self.rank, self.ranks, item_kind)
+        if item_kind == "tree":
+            arguments = self.workload.tree_arguments("remove", self.rank, self.ranks)
+        else:
+            arguments = self.workload.arguments("remove", self.rank, self.ranks, item_kind)
         self.client.run_metadata_phase(**{**arguments, "items": items})
         self.comm.Barrier()

@@ -18,10 +18,24 @@ MDTEST_NAMES: dict[str, str] = {
 MDTEST_DIR_NAMES: dict[str, str] = {
     "create": "Directory creation",
     "stat": "Directory stat",
+    "rename": "Directory rename",
     "remove": "Directory removal",
 }
+# The tree the items live in (mdtest -z, -b): made before the item phases,
+# removed after them.
+MDTEST_TREE_NAMES: dict[str, str] = {
+    "create": "Tree creation",
+    "remove": "Tree removal",
+}
+TREE_PHASE_NAMES = frozenset(MDTEST_TREE_NAMES.values())
 # Every name a metadata phase of the workload may have.
-METADATA_PHASE_NAMES = frozenset({*MDTEST_NAMES.values(), *MDTEST_DIR_NAMES.values()})
+METADATA_PHASE_NAMES = frozenset(
+    {*MDTEST_NAMES.values(), *MDTEST_DIR_NAMES.values(), *TREE_PHASE_NAMES}
+)
+# What the summary says of a directory rename the target refuses.
+RENAME_UNSUPPORTED = (
+    "not supported by the target: BenchFS refuses to rename a directory (EXDEV, docs/NAMESPACE.md)"
+)
 # metadata.kind -> the engine's item kinds, in the order mdtest runs them:
 # directories, then files.
 ITEM_KINDS: dict[str, tuple[str, ...]] = {
@@ -33,8 +47,14 @@ ITEM_KINDS: dict[str, tuple[str, ...]] = {
 
 def mdtest_name(item_kind: str, phase: str) -> str:
     """mdtest's name of the engine's ``phase`` on items of ``item_kind``
-    (``file`` or ``dir``)."""
-    return (MDTEST_DIR_NAMES if item_kind == "dir" else MDTEST_NAMES)[phase]
+    (``file``, ``dir`` or ``tree``)."""
+    names = {"dir": MDTEST_DIR_NAMES, "tree": MDTEST_TREE_NAMES}.get(item_kind, MDTEST_NAMES)
+    return names[phase]
+
+
+def tree_dirs(depth: int, branch_factor: int) -> int:
+    """Directories of one tree, mdtest's ``sum(b^i, i = 0..depth)``."""
+    return sum(branch_factor**level for level in range(depth + 1))
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,13 @@ class MetadataWorkload:
     # mdtest -N: stat, read and remove act on the items of the rank this many
     # ranks further (0: each rank its own), so no client cache answers them.
     neighbour_stride: int = 0
+    # mdtest -z and -b: the tree below each rank's directory (0: the directory alone).
+    tree_depth: int = 0
+    branch_factor: int = 1
+    # Whether the target renames directories ("Directory rename" runs); the
+    # engine refuses to (docs/NAMESPACE.md), so on BenchFS it is reported
+    # as not supported.
+    dir_rename: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,12 +99,46 @@ class MetadataWorkload:
         return ITEM_KINDS[self.kind]
 
     def phases_of(self, item_kind: str) -> list[str]:
-        """The phases run on items of ``item_kind``: a directory has no read."""
-        return [p for p in self.phases if item_kind == "file" or p in MDTEST_DIR_NAMES]
+        """The phases named for items of ``item_kind``: a directory has no
+        read, a file no rename (mdtest renames directories only, and not
+        one alone)."""
+        if item_kind == "file":
+            return [p for p in self.phases if p != "rename"]
+        return [
+            p for p in self.phases if p in MDTEST_DIR_NAMES and (p != "rename" or self.items > 1)
+        ]
+
+    def tree_phases(self) -> list[str]:
+        """The tree's phases: created before the items (every repetition
+        starts with a create), removed after them when ``remove`` is timed."""
+        return [p for p in self.phases if p in MDTEST_TREE_NAMES]
 
     def phase_names(self) -> list[str]:
         """mdtest's names of every phase of a repetition, in the order they run."""
-        return [mdtest_name(k, p) for k in self.item_kinds() for p in self.phases_of(k)]
+        items = [mdtest_name(k, p) for k in self.item_kinds() for p in self.phases_of(k)]
+        tree = [mdtest_name("tree", p) for p in self.tree_phases()]
+        return tree[:1] + items + tree[1:]
+
+    def tree_dirs(self) -> int:
+        """Directories of one rank's tree (of the one shared tree)."""
+        return tree_dirs(self.tree_depth, self.branch_factor)
+
+    def items_per_dir(self) -> int:
+        """Items in each directory of the tree (mdtest: ``-n`` over the tree's
+        directories); 0 without a tree: all in the rank's directory."""
+        return self.items // self.tree_dirs() if self.tree_depth > 0 else 0
+
+    def tree_arguments(self, phase: str, rank: int, ranks: int) -> dict[str, Any]:
+        """``run_metadata_phase``'s arguments for the tree: every rank its own
+        tree, or rank 0 alone the shared one (mdtest)."""
+        makes_tree = self.unique_dir or rank == 0
+        return {
+            **self.arguments(phase, rank, ranks, "tree"),
+            "rank": rank,
+            "items": self.tree_dirs() if makes_tree else 0,
+            "write_bytes": 0,
+            "read_bytes": 0,
+        }
 
     def arguments(
         self, phase: str, rank: int, ranks: int, item_kind: str = "file"
@@ -98,4 +159,7 @@ class MetadataWorkload:
             "read_bytes": self.read_bytes,
             "verify": self.verify and phase == "read",
             "seed": self.seed,
+            "tree_depth": self.tree_depth,
+            "branch_factor": self.branch_factor,
+            "items_per_dir": self.items_per_dir(),
         }

@@ -31,7 +31,12 @@ from typing import Any
 from analysis.layout import RANKS_FILE, latency_file_name
 from benchfs.config.model import RunConfig, Transport
 from benchfs.errors import ConfigError
-from benchfs.workload.metadata_spec import METADATA_PHASE_NAMES, MetadataWorkload
+from benchfs.workload.metadata_spec import (
+    METADATA_PHASE_NAMES,
+    TREE_PHASE_NAMES,
+    MetadataWorkload,
+    tree_dirs,
+)
 from benchfs.workload.summary import WorkloadParameters
 
 PHASE_FILE = "phase.json"
@@ -131,7 +136,11 @@ class WorkloadSpec:
             return 0
         if phase not in METADATA_PHASE_NAMES:
             return 0
-        return self.ranks * int((self.metadata or {}).get("items", 0))
+        md = self.metadata or {}
+        if phase in TREE_PHASE_NAMES:
+            trees = self.ranks if md.get("unique_dir", True) else 1
+            return trees * tree_dirs(int(md.get("tree_depth", 0)), int(md.get("branch_factor", 1)))
+        return self.ranks * int(md.get("items", 0))
 
     def progress_path(self, repetition: int, phase: str, rank: int, wearout: bool = False) -> Path:
         suffix = ".wearout" if wearout else ""
@@ -260,8 +269,11 @@ def metadata_workload(config: RunConfig) -> dict[str, Any] | None:
     md = config.metadata
     if md.mode == "off":
         return None
+    # mdtest spreads -n over the tree's directories, rounded down to as many
+    # in each.
+    per_dir = md.items // tree_dirs(md.tree_depth, md.branch_factor)
     return MetadataWorkload(
-        items=md.items,
+        items=per_dir * tree_dirs(md.tree_depth, md.branch_factor) if md.tree_depth else md.items,
         phases=list(md.phases),
         unique_dir=md.unique_dir,
         write_bytes=md.write_bytes,
@@ -270,4 +282,9 @@ def metadata_workload(config: RunConfig) -> dict[str, Any] | None:
         repetitions=md.repetitions,
         prefix=md.prefix,
         kind=md.kind,
+        tree_depth=md.tree_depth,
+        branch_factor=md.branch_factor,
+        # Only a posix: target renames directories; BenchFS (native or
+        # mounted) refuses to by design (docs/NAMESPACE.md).
+        dir_rename=config.workload.target.startswith("posix:"),
     ).to_json()

@@ -163,3 +163,31 @@ def test_sweep_sets_need_one_run_per_point_and_a_point_in_common() -> None:
         compare_sets(twice, [_point("z", {"k": 1}, BW)])
     with pytest.raises(MissingDataError, match="no sweep point in common"):
         compare_sets([_point("x", {"k": 1}, BW)], [_point("z", {"k": 2}, BW)])
+
+
+def test_a_phase_one_target_could_not_run_is_shown_untested() -> None:
+    """A directory rename on a posix: directory beside BenchFS, which refuses it:
+    the row has the one side's figure, no verdict, and counts as no test."""
+
+    def run(name: str, rates: list[float] | None) -> RunData:
+        repetitions = pd.DataFrame(
+            [{"phase": "Directory stat", "repetition": i, "rate_ops_s": 100.0 + i, "time_s": 1.0}
+             for i in range(3)]
+            + [{"phase": "Directory rename", "repetition": i, "rate_ops_s": rate, "time_s": 1.0}
+               for i, rate in enumerate(rates or [])]
+        )  # fmt: skip
+        workload = pd.DataFrame([
+            {"phase": "Directory stat", "kind": "metadata", "rate_mean_ops_s": 101.0},
+            {"phase": "Directory rename", "kind": "metadata",
+             "rate_mean_ops_s": sum(rates) / len(rates) if rates else None},
+        ])  # fmt: skip
+        return RunData(path=Path(name), manifest={"label": name}, workload=workload,
+                       repetitions=repetitions)  # fmt: skip
+
+    comparison = compare_runs(run("mount", None), run("disk", [50.0, 60.0, 70.0]))
+    rows = comparison.metrics.set_index(["phase", "metric"])
+    rename = rows.loc[("Directory rename", "rate_mean_ops_s")]
+    assert pd.isna(rename["A"]) and rename["B"] == 60.0
+    assert rename["verdict"] == NO_ESTIMATE_RUN
+    assert rows.loc[("Directory stat", "rate_mean_ops_s"), "n_A"] == 3
+    assert comparison.tested() == 2  # the stat phase's rate and time

@@ -42,7 +42,7 @@ def check_sides(report: dict, sides: list[str]) -> None:  # type: ignore[type-ar
     assert list(report["results_dirs"]) == sides
     for run_dir in report["results_dirs"].values():
         summary = json.loads((Path(run_dir) / "workload" / "summary.json").read_text())
-        assert [p["phase"] for p in summary["phases"]] == NAMES
+        assert [p["phase"] for p in summary["phases"]] == ["Tree creation", *NAMES, "Tree removal"]
 
 
 def test_native_and_posix_with_ratios_and_nothing_left(tmp_path: Path) -> None:

@@ -26,6 +26,12 @@ RANKS = 4
 ITEMS = 40
 NAMES = ["File creation", "File stat", "File read", "File removal"]
 DIR_NAMES = ["Directory creation", "Directory stat", "Directory removal"]
+TREE_NAMES = ["Tree creation", "Tree removal"]
+
+
+def with_tree(names: list[str]) -> list[str]:
+    """A repetition's phases: the tree made before the items, removed after them."""
+    return ["Tree creation", *names, *(["Tree removal"] if names[-1].endswith("removal") else [])]
 
 
 def metadata_args(tmp_path: Path, *extra: str) -> list[str]:
@@ -43,6 +49,11 @@ def metadata_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [row for row in document["phases"] if row.get("kind") == "metadata"]
 
 
+def item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The phases on files and directories, without the tree's."""
+    return [row for row in metadata_rows(document) if row["object"] != "tree"]
+
+
 def test_every_phase_with_a_directory_per_rank_and_one_shared(tmp_path: Path) -> None:
     config = tmp_path / "md.toml"
     config.write_text("[metadata]\nunique_dir = [true, false]\nrepetitions = 2\n")
@@ -52,8 +63,12 @@ def test_every_phase_with_a_directory_per_rank_and_one_shared(tmp_path: Path) ->
         run_dirs(tmp_path / "results"), ["unique-dir-per-rank", "shared-dir"], strict=True
     ):
         document = summary(run_dir)
-        rows = metadata_rows(document)
-        assert [row["phase"] for row in rows] == NAMES
+        assert [row["phase"] for row in metadata_rows(document)] == with_tree(NAMES)
+        rows = item_rows(document)
+        # Depth 0: the tree is each rank's directory, or the one shared (rank 0's).
+        for tree in (r for r in metadata_rows(document) if r["object"] == "tree"):
+            assert (tree["items"], tree["items_per_rank"], tree["access"]) == (1, 1, access)
+            assert tree["rate_mean_ops_s"] > 0 and tree["latency_ops"] >= 2
         assert not [row for row in document["phases"] if row.get("kind") != "metadata"]
         assert "parameters" not in document  # IOR's: no data workload ran
         assert document["metadata_parameters"]["unique_dir"] == (access == "unique-dir-per-rank")
@@ -65,7 +80,12 @@ def test_every_phase_with_a_directory_per_rank_and_one_shared(tmp_path: Path) ->
             assert row["rate_stddev_ops_s"] >= 0
             assert row["latency_ops"] == 2 * RANKS * ITEMS
             assert row["p50_us"] <= row["p99_us"] <= row["max_us"]
-        ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+        every = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+        made = [r["ops"] for r in every if r["phase"] == "Tree creation"]
+        # Two repetitions: every rank made its tree, or rank 0 the shared one.
+        trees = RANKS if access == "unique-dir-per-rank" else 1
+        assert sorted(made) == [0] * 2 * (RANKS - trees) + [1] * 2 * trees
+        ranks = [r for r in every if r["phase"] not in TREE_NAMES]
         assert len(ranks) == 2 * len(NAMES) * RANKS
         by_phase = {name: [r for r in ranks if r["phase"] == name] for name in NAMES}
         assert all(r["ops"] == ITEMS for r in ranks)
@@ -94,8 +114,8 @@ def test_stonewall_wears_out_and_later_phases_use_what_was_created(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     (run_dir,) = run_dirs(tmp_path / "results")
     document = summary(run_dir)
-    assert [row["phase"] for row in document["phases"]] == ["write", "read", *NAMES]
-    create = metadata_rows(document)[0]
+    assert [row["phase"] for row in document["phases"]] == ["write", "read", *with_tree(NAMES)]
+    create = item_rows(document)[0]
     assert create["stonewalled"] and create["stonewall_s"] == 0.3
     assert 0 < create["stonewall_items_min"] <= create["stonewall_items_max"] < 1_000_000
     rows = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
@@ -119,7 +139,7 @@ def test_compare_of_two_metadata_runs(tmp_path: Path) -> None:
     assert compared.returncode == 0, compared.stderr
     rows = json.loads(compared.stdout)["metrics"]
     rates = {row["phase"]: row for row in rows if row["metric"] == "rate_mean_ops_s"}
-    assert set(rates) == set(NAMES)
+    assert set(rates) == set(with_tree(NAMES))
     for name, row in rates.items():
         assert row["n_A"] == row["n_B"] == 3, row
         assert row["verdict"] in ("changed", "within noise"), row
@@ -135,8 +155,10 @@ def test_without_a_remove_phase_each_repetition_starts_empty(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     (run_dir,) = run_dirs(tmp_path / "results")
     rows = metadata_rows(summary(run_dir))
-    assert [row["phase"] for row in rows] == ["File creation", "File stat"]
-    assert all(row["repetitions"] == 2 and row["items"] == RANKS * ITEMS for row in rows)
+    # The tree goes untimed too, so its creation in the next repetition succeeds.
+    assert [row["phase"] for row in rows] == ["Tree creation", "File creation", "File stat"]
+    assert all(row["repetitions"] == 2 for row in rows)
+    assert all(row["items"] == RANKS * ITEMS for row in rows[1:])
 
 
 def test_directory_phases_run_before_the_file_phases(tmp_path: Path) -> None:
@@ -148,7 +170,7 @@ def test_directory_phases_run_before_the_file_phases(tmp_path: Path) -> None:
         document = summary(run_dir)
         assert document["metadata_parameters"]["kind"] == "both"
         rows = {row["phase"]: row for row in metadata_rows(document)}
-        assert list(rows) == [*DIR_NAMES, *NAMES]
+        assert list(rows) == with_tree([*DIR_NAMES, *NAMES])
         for name in DIR_NAMES:
             row = rows[name]
             assert (row["object"], row["tasks"], row["repetitions"]) == ("directory", RANKS, 2)
@@ -159,6 +181,7 @@ def test_directory_phases_run_before_the_file_phases(tmp_path: Path) -> None:
             latency = np.load(run_dir / "workload" / f"latency-{name}-1.npy")
             assert latency.size == RANKS * ITEMS
         ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+        ranks = [r for r in ranks if r["phase"] not in TREE_NAMES]
         assert len(ranks) == 2 * len([*DIR_NAMES, *NAMES]) * RANKS
         assert all(r["ops"] == ITEMS for r in ranks)
         assert all(r["bytes"] == 0 for r in ranks if r["phase"] in DIR_NAMES)
@@ -182,8 +205,8 @@ def test_directory_creation_stonewall_wears_out(tmp_path: Path) -> None:
     done = benchfs_run(args)
     assert done.returncode == 0, done.stderr
     (run_dir,) = run_dirs(tmp_path / "results")
-    rows = metadata_rows(summary(run_dir))
-    assert [row["phase"] for row in rows] == DIR_NAMES
+    assert [row["phase"] for row in metadata_rows(summary(run_dir))] == with_tree(DIR_NAMES)
+    rows = item_rows(summary(run_dir))
     assert rows[0]["stonewalled"] and rows[0]["stonewall_s"] == 0.3
     assert 0 < rows[0]["stonewall_items_min"] <= rows[0]["stonewall_items_max"] < 1_000_000
     ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]

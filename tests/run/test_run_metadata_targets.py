@@ -32,6 +32,10 @@ RANKS = 4
 ITEMS = 40
 NAMES = ["File creation", "File stat", "File read", "File removal"]
 DIR_NAMES = ["Directory creation", "Directory stat", "Directory removal"]
+TREE_NAMES = ("Tree creation", "Tree removal")
+RENAME = "Directory rename"
+# mdtest -U too: the directory rename, between stat and removal.
+WITH_RENAME = ("--set", "metadata.phases=create,stat,read,rename,remove")
 
 
 def metadata_args(tmp_path: Path, *extra: str, mode: str = "only") -> list[str]:
@@ -50,7 +54,15 @@ def check_rows(
 ) -> dict[str, Any]:
     document = summary(run_dir)
     rows = [row for row in document["phases"] if row.get("kind") == "metadata"]
-    assert [row["phase"] for row in document["phases"]] == [*data_phases, *names]
+    assert [row["phase"] for row in document["phases"]] == [
+        *data_phases, TREE_NAMES[0], *names, TREE_NAMES[1],
+    ]  # fmt: skip
+    for tree in (row for row in rows if row["phase"] in TREE_NAMES):
+        # Depth 0: one directory per tree, a tree per rank (the default unique_dir).
+        assert (tree["object"], tree["items"], tree["items_per_rank"]) == ("tree", 1, 1)
+        assert tree["rate_mean_ops_s"] > 0
+    rows = [row for row in rows if row["phase"] not in TREE_NAMES and not row.get("unsupported")]
+    names = tuple(n for n in names if n in {row["phase"] for row in rows})
     for row in rows:
         assert row["items"] == RANKS * ITEMS and row["tasks"] == RANKS
         assert 0 < row["rate_min_ops_s"] <= row["rate_mean_ops_s"] <= row["rate_max_ops_s"]
@@ -91,18 +103,24 @@ def test_directories_on_a_posix_directory_are_made_and_removed(tmp_path: Path) -
     (run_dir,) = run_dirs(tmp_path / "results")
     document = check_rows(run_dir, names=tuple(DIR_NAMES))
     assert {row["access"] for row in document["phases"]} == {"shared-dir"}
-    # The kept run directory holds the shared tree, every rank's directories removed.
-    (tree,) = target.glob("benchfs-*/mdtest/tree.shared")
-    assert tree.is_dir() and list(tree.iterdir()) == []
+    # The kept run directory holds the prefix: the shared tree went in its removal.
+    (prefix,) = target.glob("benchfs-*/mdtest")
+    assert prefix.is_dir() and list(prefix.iterdir()) == []
 
 
 @needs_mount
 def test_metadata_only_through_the_mount_then_compared_with_the_disk(tmp_path: Path) -> None:
-    both = ("--metadata-kind", "both")
+    both = ("--metadata-kind", "both", *WITH_RENAME)
     done = benchfs_run(metadata_args(tmp_path, "--interface", "mount", *both))
     assert done.returncode == 0, done.stderr
     (mounted,) = run_dirs(tmp_path / "results")
-    check_rows(mounted, names=(*DIR_NAMES, *NAMES))
+    with_rename = (*DIR_NAMES[:2], RENAME, DIR_NAMES[2], *NAMES)
+    document = check_rows(mounted, names=with_rename)
+    # BenchFS renames no directory (EXDEV): the row says so and has no figures.
+    (refused,) = [row for row in document["phases"] if row["phase"] == RENAME]
+    assert "not supported by the target" in refused["unsupported"]
+    assert refused["rate_mean_ops_s"] is None
+    assert "not supported by the target" in (mounted / "report.md").read_text()
     record = manifest(mounted)
     assert record["interface"] == "mount" and record["status"] == "completed"
     for fs in record["mount"]["file_systems"].values():
@@ -114,6 +132,9 @@ def test_metadata_only_through_the_mount_then_compared_with_the_disk(tmp_path: P
     done = benchfs_run(metadata_args(tmp_path, "--set", f"workload.target=posix:{target}", *both))
     assert done.returncode == 0, done.stderr
     (disk,) = [d for d in run_dirs(tmp_path / "results") if d != mounted]
+    renamed = check_rows(disk, names=with_rename)
+    (ran,) = [row for row in renamed["phases"] if row["phase"] == RENAME]
+    assert ran["unsupported"] is None and ran["rate_mean_ops_s"] > 0
     compared = subprocess.run(
         [sys.executable, "-m", "benchfs", "compare", str(mounted), str(disk), "--json"],
         capture_output=True, text=True, env=environment(), timeout=120,
@@ -124,5 +145,7 @@ def test_metadata_only_through_the_mount_then_compared_with_the_disk(tmp_path: P
         for row in json.loads(compared.stdout)["metrics"]
         if row["metric"] == "rate_mean_ops_s"
     }
-    assert set(rates) == {*DIR_NAMES, *NAMES}
-    assert all(row["A"] > 0 and row["B"] > 0 for row in rates.values())
+    assert set(rates) == {*DIR_NAMES, *NAMES, *TREE_NAMES, RENAME}
+    assert all(row["A"] > 0 and row["B"] > 0 for name, row in rates.items() if name != RENAME)
+    # The mount's rename has no figure; the disk's has.
+    assert rates[RENAME]["A"] is None and rates[RENAME]["B"] > 0

@@ -116,12 +116,15 @@ def test_the_metadata_section_checks_name_the_key() -> None:
 def test_directory_phases_come_first_and_hold_no_bytes() -> None:
     workload = MetadataWorkload(**{**WORKLOAD.to_json(), "phases": PHASES, "kind": "both"})
     assert workload.phase_names() == [
-        "Directory creation", "Directory stat", "Directory removal",
-        "File creation", "File stat", "File read", "File removal",
+        "Tree creation", "Directory creation", "Directory stat", "Directory removal",
+        "File creation", "File stat", "File read", "File removal", "Tree removal",
     ]  # fmt: skip
     assert workload.arguments("create", 1, 2, "dir")["kind"] == "dir"
     only_dirs = MetadataWorkload(**{**workload.to_json(), "kind": "dirs"})
-    assert only_dirs.phase_names() == ["Directory creation", "Directory stat", "Directory removal"]
+    assert only_dirs.phase_names() == [
+        "Tree creation", "Directory creation", "Directory stat", "Directory removal",
+        "Tree removal",
+    ]  # fmt: skip
     # Rows arrive in any order; the summary keeps mdtest's.
     rows = [
         row(name, 0, rank, 0, 1) for name in reversed(workload.phase_names()) for rank in range(2)
@@ -130,6 +133,14 @@ def test_directory_phases_come_first_and_hold_no_bytes() -> None:
     assert [p["phase"] for p in phases] == workload.phase_names()
     by_name = {p["phase"]: MetadataPhase.from_row(p) for p in phases}
     directory, file = by_name["Directory creation"], by_name["File creation"]
+    # A shared tree is one tree: its rows count one tree's directories.
+    tree = by_name["Tree creation"]
+    assert (tree.object, tree.items, tree.items_per_rank, tree.write_bytes) == (
+        "tree",
+        100.0,
+        1,
+        None,
+    )
     assert (directory.object, directory.operation) == ("directory", "create")
     assert (directory.write_bytes, directory.read_bytes) == (None, None)
     assert (directory.items, directory.rate_mean_ops_s) == (200.0, 200.0)

@@ -330,10 +330,10 @@ class Client:
     def run_metadata_phase(
         self,
         *,
-        phase: Literal["create", "stat", "read", "remove"],
+        phase: Literal["create", "stat", "read", "rename", "remove"],
         prefix: str,
         items: int,
-        kind: Literal["file", "dir"] = "file",
+        kind: Literal["file", "dir", "tree"] = "file",
         rank: int = 0,
         ranks: int = 1,
         first_item: int = 0,
@@ -344,6 +344,9 @@ class Client:
         verify: bool = False,
         seed: int = 0,
         progress_path: str | None = None,
+        tree_depth: int = 0,
+        branch_factor: int = 1,
+        items_per_dir: int = 0,
     ) -> MetadataPhaseResult:
         """One rank's mdtest-style metadata phase, run entirely in the engine.
 
@@ -355,10 +358,19 @@ class Client:
         closes it; ``remove`` unlinks it. With ``kind="dir"`` the items
         are directories ``.../dir.mdtest.{rank}.{i}``: ``create`` is mkdir,
         ``stat`` stats it, ``remove`` is rmdir, and ``read`` is refused
-        (mdtest's directory read does nothing). The create phase of either
-        kind makes the rank's tree first. ``stonewall_s`` (create only)
-        stops starting items after that many seconds; ``items_reached``
-        says where a wear-out call (``first_item``) goes on. The first
+        (mdtest's directory read does nothing); ``rename`` is mdtest's chain
+        (``-U``: each directory onto the previous one's name, the first
+        parked as ``...-XX`` and moved last), which BenchFS refuses (EXDEV).
+        With ``tree_depth`` and ``branch_factor`` (mdtest ``-z``, ``-b``)
+        item ``i`` is in the tree's directory ``i // items_per_dir``
+        (``.../tree.{rank}.{a}/.../tree.{rank}.{d}``, numbered as mdtest:
+        the children of ``d`` are ``b*d+1..b*d+b``); with ``kind="tree"``
+        the items are those directories, ``create`` making them top down
+        and the prefix first, ``remove`` taking them bottom up. The create
+        phase of files or directories makes the rank's directory first.
+        ``stonewall_s`` (create only) stops starting items after that many
+        seconds; ``items_reached`` says where a wear-out call
+        (``first_item``) goes on. The first
         failed item raises. Each file's bytes are its item's part of the
         rank's data pattern (``seed``); ``read`` with ``verify`` (mdtest
         ``-X``) counts the items whose bytes are short or not their own in
@@ -406,10 +418,10 @@ def run_posix_phase(
 def run_posix_metadata_phase(
     *,
     directory: str,
-    phase: Literal["create", "stat", "read", "remove"],
+    phase: Literal["create", "stat", "read", "rename", "remove"],
     prefix: str,
     items: int,
-    kind: Literal["file", "dir"] = "file",
+    kind: Literal["file", "dir", "tree"] = "file",
     rank: int = 0,
     ranks: int = 1,
     first_item: int = 0,
@@ -420,12 +432,16 @@ def run_posix_metadata_phase(
     verify: bool = False,
     seed: int = 0,
     progress_path: str | None = None,
+    tree_depth: int = 0,
+    branch_factor: int = 1,
+    items_per_dir: int = 0,
 ) -> MetadataPhaseResult:
     """``Client.run_metadata_phase`` on any mounted file system: the items
     under ``directory`` with plain POSIX calls (open with ``O_CREAT|O_EXCL``,
     write, close; statx; open, read, close; unlink; for ``kind="dir"``
-    mkdir (mode 0700), statx, rmdir), the create phase making the rank's
-    directory (mode 0700) first. Same items, data, verification, stonewall,
+    mkdir (mode 0700), statx, rename, rmdir; for ``kind="tree"`` mkdir and
+    rmdir), the create phase making the rank's directory (mode 0700) first,
+    the tree's creation the prefix. Same items, data, verification, stonewall,
     wear-out, progress record and result; ``dir`` is relative to ``directory``,
     ``rpcs`` and ``retries`` are 0. A failed item raises ``OSError`` naming
     its path.

@@ -152,7 +152,7 @@ class PhaseResult(TypedDict):
 
 class MetadataPhaseResult(TypedDict):
     phase: str
-    kind: str  # "file" or "dir"
+    kind: str  # "file", "dir" or "tree"
     dir: str
     ops: int
     items_reached: int

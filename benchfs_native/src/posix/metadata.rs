@@ -4,9 +4,10 @@
 //! of mdtest: create is `open(O_CREAT|O_EXCL|O_WRONLY)`, a write of
 //! `write_bytes`, `close`; stat is `statx`; read is `open`, a read of
 //! `read_bytes`, `close`; remove is `unlink`; for directories `mkdir`,
-//! `statx` and `rmdir`. The create phase (of either kind) first makes the
-//! rank's directory (and the prefix above it; another rank's making it is
-//! fine). The files' bytes and their check (`verify`) are the client
+//! `statx`, `rename` (mdtest's chain) and `rmdir`; for the tree's
+//! directories `mkdir` and `rmdir`. The create phase of files or
+//! directories first makes the rank's directory, the tree's creation the
+//! prefix (another rank's making them is fine). The files' bytes and their check (`verify`) are the client
 //! phase's.
 
 use std::fs::{DirBuilder, File, OpenOptions};
@@ -27,7 +28,12 @@ const DIR_MODE: u32 = 0o700;
 pub fn run_metadata_phase(dir: &Path, spec: &MetadataSpec) -> Result<MetadataResult> {
     spec.check()?;
     if spec.op == MetadataOp::Create {
-        let tree = dir.join(spec.dir());
+        // The tree phase makes the rank's directory itself.
+        let tree = dir.join(if spec.kind == ItemKind::Tree {
+            spec.prefix.clone()
+        } else {
+            spec.dir()
+        });
         DirBuilder::new()
             .recursive(true)
             .mode(DIR_MODE)
@@ -42,11 +48,19 @@ pub fn run_metadata_phase(dir: &Path, spec: &MetadataSpec) -> Result<MetadataRes
         if !data.is_empty() && spec.op == MetadataOp::Create && spec.kind == ItemKind::File {
             spec.fill_item(&pattern, i, &mut data);
         }
-        let moved = match spec.kind {
-            ItemKind::File => item(spec.op, &path, &data, &mut buf),
-            ItemKind::Dir => dir_item(spec.op, &path),
-        }
-        .map_err(|e| Error::from_io(&e, spec.op.name(), path.display().to_string()))?;
+        let moved = match (spec.kind, spec.op) {
+            (ItemKind::Dir, MetadataOp::Rename) => {
+                let (from, to) = spec.rename_paths(i);
+                let from = dir.join(from);
+                std::fs::rename(&from, dir.join(to))
+                    .map(|()| 0)
+                    .map_err(|e| Error::from_io(&e, "rename", from.display().to_string()))?
+            }
+            (ItemKind::File, _) => item(spec.op, &path, &data, &mut buf)
+                .map_err(|e| Error::from_io(&e, spec.op.name(), path.display().to_string()))?,
+            _ => dir_item(spec.op, &path)
+                .map_err(|e| Error::from_io(&e, spec.op.name(), path.display().to_string()))?,
+        };
         let read = usize::try_from(moved).unwrap_or(usize::MAX).min(buf.len());
         let intact = !spec.verify
             || spec.op != MetadataOp::Read
@@ -88,6 +102,8 @@ fn item(op: MetadataOp, path: &Path, data: &[u8], buf: &mut [u8]) -> std::io::Re
             Ok(done as u64)
         }
         MetadataOp::Remove => std::fs::remove_file(path).map(|()| 0),
+        // Refused by `MetadataSpec::check`.
+        MetadataOp::Rename => Err(std::io::Error::from(std::io::ErrorKind::InvalidInput)),
     }
 }
 
@@ -97,7 +113,9 @@ fn dir_item(op: MetadataOp, path: &Path) -> std::io::Result<u64> {
         MetadataOp::Create => DirBuilder::new().mode(DIR_MODE).create(path).map(|()| 0),
         MetadataOp::Stat => std::fs::symlink_metadata(path).map(|_| 0),
         MetadataOp::Remove => std::fs::remove_dir(path).map(|()| 0),
-        // Refused by `MetadataSpec::check`.
-        MetadataOp::Read => Err(std::io::Error::from(std::io::ErrorKind::InvalidInput)),
+        // Refused by `MetadataSpec::check`; a rename takes two paths.
+        MetadataOp::Read | MetadataOp::Rename => {
+            Err(std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        }
     }
 }

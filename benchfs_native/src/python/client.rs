@@ -525,6 +525,9 @@ impl PyClient {
         verify = false,
         seed = 0,
         progress_path = None,
+        tree_depth = 0,
+        branch_factor = 1,
+        items_per_dir = 0,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn run_metadata_phase<'py>(
@@ -544,6 +547,9 @@ impl PyClient {
         verify: bool,
         seed: u64,
         progress_path: Option<PathBuf>,
+        tree_depth: u32,
+        branch_factor: u32,
+        items_per_dir: u64,
     ) -> BoundaryResult<Bound<'py, PyDict>> {
         let spec = MetadataArgs {
             phase,
@@ -560,6 +566,9 @@ impl PyClient {
             verify,
             seed,
             progress_path,
+            tree_depth,
+            branch_factor,
+            items_per_dir,
         }
         .spec()?;
         let r = self.run(py, |c| c.run_metadata_phase(&spec))?;

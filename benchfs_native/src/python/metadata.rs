@@ -27,6 +27,9 @@ pub(super) struct MetadataArgs<'a> {
     pub verify: bool,
     pub seed: u64,
     pub progress_path: Option<PathBuf>,
+    pub tree_depth: u32,
+    pub branch_factor: u32,
+    pub items_per_dir: u64,
 }
 
 impl MetadataArgs<'_> {
@@ -56,6 +59,9 @@ impl MetadataArgs<'_> {
             verify: self.verify,
             seed: self.seed,
             progress_path: self.progress_path,
+            tree_depth: self.tree_depth,
+            branch_factor: self.branch_factor,
+            items_per_dir: self.items_per_dir,
         })
     }
 }

@@ -101,6 +101,9 @@ pub(crate) fn run_posix_phase<'py>(
     verify = false,
     seed = 0,
     progress_path = None,
+    tree_depth = 0,
+    branch_factor = 1,
+    items_per_dir = 0,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_posix_metadata_phase<'py>(
@@ -120,6 +123,9 @@ pub(crate) fn run_posix_metadata_phase<'py>(
     verify: bool,
     seed: u64,
     progress_path: Option<PathBuf>,
+    tree_depth: u32,
+    branch_factor: u32,
+    items_per_dir: u64,
 ) -> BoundaryResult<Bound<'py, PyDict>> {
     let spec = MetadataArgs {
         phase,
@@ -136,6 +142,9 @@ pub(crate) fn run_posix_metadata_phase<'py>(
         verify,
         seed,
         progress_path,
+        tree_depth,
+        branch_factor,
+        items_per_dir,
     }
     .spec()?;
     let result = py.detach(|| crate::posix::run_metadata_phase(&directory, &spec))?;

@@ -1,7 +1,9 @@
 //! The mdtest-style metadata phase: one rank's create, stat, read or
-//! remove of its files, or mkdir, stat or rmdir of its directories, one
-//! item after the other as mdtest does (one operation in flight per rank),
-//! run entirely in Rust.
+//! remove of its files, mkdir, stat, rename or rmdir of its directories,
+//! or mkdir or rmdir of the directories of its tree (mdtest `-z`, `-b`),
+//! one item after the other as mdtest does (one operation in flight per
+//! rank), run entirely in Rust. A directory's rename is refused by the
+//! daemons (EXDEV, docs/NAMESPACE.md); the posix loop does it.
 //!
 //! Each item is what the POSIX calls of mdtest cost here: a create is the
 //! create RPC to the file's metadata owner (and the parent check on the
@@ -75,6 +77,8 @@ pub fn run_items(
             .unwrap_or(0)
             .min(1 << 24),
     );
+    // A tree's items are its directories, in the order the phase takes them.
+    let tree_order = (spec.kind == ItemKind::Tree).then(|| spec.tree_order());
     let t0 = Instant::now();
     let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t0 + d);
     let mut next = spec.first_item;
@@ -83,7 +87,15 @@ pub fn run_items(
             out.stonewalled = true;
             break;
         }
-        let path = spec.path(next);
+        let path = match &tree_order {
+            Some(order) => spec.tree_dir_path(
+                order
+                    .get(usize::try_from(next).unwrap_or(usize::MAX))
+                    .copied()
+                    .unwrap_or(next),
+            ),
+            None => spec.path(next),
+        };
         let started = Instant::now();
         let done = item(next, &path)?;
         out.bytes += done.bytes;
@@ -120,15 +132,20 @@ impl Client {
         let counters0 = self.window.counters();
         let pattern = spec.pattern();
         let mut data = vec![0u8; usize::try_from(spec.write_bytes).unwrap_or(0)];
-        if spec.op == MetadataOp::Create {
-            // Every rank makes the tree; another rank's directory is fine.
+        if spec.kind == ItemKind::Tree {
+            // The tree phase makes the rank's directory itself.
+            if spec.op == MetadataOp::Create {
+                self.mkdir_all(&spec.prefix, 0o755)?;
+            }
+        } else if spec.op == MetadataOp::Create {
+            // Every rank makes its directory; another rank's is fine.
             self.mkdir_all(&spec.dir(), 0o755)?;
         }
         let mut out = run_items(spec, |i, path| {
             if !data.is_empty() && spec.op == MetadataOp::Create {
                 spec.fill_item(&pattern, i, &mut data);
             }
-            let (moved, read) = self.metadata_item(spec, path, &data)?;
+            let (moved, read) = self.metadata_item(spec, i, path, &data)?;
             let intact = !spec.verify
                 || spec.op != MetadataOp::Read
                 || spec.item_is_intact(&pattern, i, &read);
@@ -148,14 +165,21 @@ impl Client {
     fn metadata_item(
         &mut self,
         spec: &MetadataSpec,
+        i: u64,
         path: &str,
         data: &[u8],
     ) -> Result<(u64, Vec<u8>)> {
-        if spec.kind == ItemKind::Dir {
+        if spec.kind != ItemKind::File {
             return match spec.op {
                 MetadataOp::Create => self.mkdir(path, 0o755).map(|_| (0, Vec::new())),
                 MetadataOp::Stat => self.stat(path).map(|_| (0, Vec::new())),
                 MetadataOp::Remove => self.rmdir(path).map(|()| (0, Vec::new())),
+                MetadataOp::Rename => {
+                    // The engine refuses a directory's rename (EXDEV,
+                    // docs/NAMESPACE.md); the error says so.
+                    let (from, to) = spec.rename_paths(i);
+                    self.rename(&from, &to).map(|()| (0, Vec::new()))
+                }
                 // Refused by `MetadataSpec::check`.
                 MetadataOp::Read => Err(Error::invalid("phase", "read has no directory phase")),
             };
@@ -188,6 +212,8 @@ impl Client {
                 Ok((read.len() as u64, read))
             }
             MetadataOp::Remove => self.unlink(path).map(|()| (0, Vec::new())),
+            // Refused by `MetadataSpec::check`.
+            MetadataOp::Rename => Err(Error::invalid("phase", "rename is a directory phase only")),
         }
     }
 }

@@ -20,6 +20,9 @@ pub enum MetadataOp {
     Read,
     /// Unlink the file.
     Remove,
+    /// Rename each directory onto the previous one's name, mdtest's chain
+    /// (`-U`): directories only.
+    Rename,
 }
 
 impl MetadataOp {
@@ -30,6 +33,7 @@ impl MetadataOp {
             MetadataOp::Stat => "stat",
             MetadataOp::Read => "read",
             MetadataOp::Remove => "remove",
+            MetadataOp::Rename => "rename",
         }
     }
 }
@@ -43,10 +47,11 @@ impl std::str::FromStr for MetadataOp {
             "stat" => MetadataOp::Stat,
             "read" => MetadataOp::Read,
             "remove" => MetadataOp::Remove,
+            "rename" => MetadataOp::Rename,
             other => {
                 return Err(Error::invalid(
                     "phase",
-                    format!("{other:?} is not one of create, stat, read, remove"),
+                    format!("{other:?} is not one of create, stat, read, remove, rename"),
                 ));
             }
         })
@@ -59,8 +64,11 @@ pub enum ItemKind {
     /// Files: create, stat, read, remove (mdtest `-F`).
     #[default]
     File,
-    /// Directories: mkdir, stat, rmdir (mdtest `-D`); no read phase.
+    /// Directories: mkdir, stat, rename, rmdir (mdtest `-D`); no read phase.
     Dir,
+    /// The directories of the rank's tree (mdtest `-z`, `-b`): create
+    /// makes them top down, remove takes them bottom up.
+    Tree,
 }
 
 impl ItemKind {
@@ -69,6 +77,7 @@ impl ItemKind {
         match self {
             ItemKind::File => "file",
             ItemKind::Dir => "dir",
+            ItemKind::Tree => "tree",
         }
     }
 }
@@ -80,9 +89,10 @@ impl std::str::FromStr for ItemKind {
         match s {
             "file" => Ok(ItemKind::File),
             "dir" => Ok(ItemKind::Dir),
+            "tree" => Ok(ItemKind::Tree),
             other => Err(Error::invalid(
                 "kind",
-                format!("{other:?} is not one of file, dir"),
+                format!("{other:?} is not one of file, dir, tree"),
             )),
         }
     }
@@ -120,7 +130,18 @@ pub struct MetadataSpec {
     /// Rewrite `(bytes done u64 LE, items done u64 LE)` here about every
     /// 200 ms.
     pub progress_path: Option<PathBuf>,
+    /// Levels of directories below the rank's directory (mdtest `-z`).
+    pub tree_depth: u32,
+    /// Subdirectories of each directory above the last level (mdtest `-b`).
+    pub branch_factor: u32,
+    /// Items in each directory of the tree, item `i` in directory
+    /// `i / items_per_dir` (mdtest's rule); 0: every item in the rank's
+    /// directory (a tree of depth 0).
+    pub items_per_dir: u64,
 }
+
+/// The most directories a tree may have (its order is held in memory).
+pub const MAX_TREE_DIRS: u64 = 1 << 24;
 
 impl Default for MetadataSpec {
     fn default() -> Self {
@@ -139,6 +160,9 @@ impl Default for MetadataSpec {
             verify: false,
             seed: 0,
             progress_path: None,
+            tree_depth: 0,
+            branch_factor: 1,
+            items_per_dir: 0,
         }
     }
 }
@@ -203,6 +227,42 @@ impl MetadataSpec {
             // mdtest's "Directory read" does nothing either.
             return bad("phase", "read has no directory phase".to_owned());
         }
+        if self.op == MetadataOp::Rename && self.kind != ItemKind::Dir {
+            return bad("phase", "rename is a directory phase only".to_owned());
+        }
+        if self.op == MetadataOp::Rename && self.items == 1 {
+            // mdtest renames nothing either: the chain needs two names.
+            return bad("items", "rename needs 2 items or more".to_owned());
+        }
+        if self.kind == ItemKind::Tree
+            && !matches!(self.op, MetadataOp::Create | MetadataOp::Remove)
+        {
+            return bad("phase", "a tree has create and remove only".to_owned());
+        }
+        if self.branch_factor == 0 {
+            return bad("branch_factor", "is 0; at least 1".to_owned());
+        }
+        let dirs = self.tree_dirs().filter(|d| *d <= MAX_TREE_DIRS).ok_or_else(|| {
+            Error::invalid(
+                "tree_depth",
+                format!(
+                    "a tree of depth {} and branch factor {} has more than {MAX_TREE_DIRS} directories",
+                    self.tree_depth, self.branch_factor
+                ),
+            )
+        })?;
+        if self.kind == ItemKind::Tree && self.items > dirs {
+            return bad(
+                "items",
+                format!("{} > the tree's {dirs} directories", self.items),
+            );
+        }
+        if self.tree_depth > 0 && self.kind != ItemKind::Tree && self.items_per_dir == 0 {
+            return bad(
+                "items_per_dir",
+                "is 0 with a tree below the rank's directory".to_owned(),
+            );
+        }
         if self.prefix.is_empty() {
             return bad("prefix", "is empty".to_owned());
         }
@@ -221,15 +281,95 @@ impl MetadataSpec {
         }
     }
 
-    /// The path of item `i` of this rank: `{dir}/file.mdtest.{rank}.{i}`
-    /// or `{dir}/dir.mdtest.{rank}.{i}` (mdtest's names, so that ranks
-    /// never collide in a shared directory).
+    /// The directories of the tree (mdtest's `sum(b^i, i = 0..=z)`),
+    /// None if that overflows.
+    pub fn tree_dirs(&self) -> Option<u64> {
+        let b = u64::from(self.branch_factor);
+        let mut level = 1u64;
+        let mut total = 1u64;
+        for _ in 0..self.tree_depth {
+            level = level.checked_mul(b)?;
+            total = total.checked_add(level)?;
+        }
+        Some(total)
+    }
+
+    /// The path of the tree's directory `d`, numbered as mdtest numbers
+    /// them (0 the rank's directory, `b*d+1..=b*d+b` the children of `d`):
+    /// `{dir}/tree.{rank}.{a}/.../tree.{rank}.{d}` (`tree.shared.{..}`
+    /// in the shared directory).
+    pub fn tree_dir_path(&self, d: u64) -> String {
+        let dir = self.dir();
+        let base = dir.rsplit('/').next().unwrap_or("tree").to_owned();
+        let b = u64::from(self.branch_factor.max(1));
+        let mut chain = Vec::new();
+        let mut at = d;
+        while at > 0 {
+            chain.push(at);
+            at = (at - 1) / b;
+        }
+        chain
+            .iter()
+            .rev()
+            .fold(dir, |path, n| format!("{path}/{base}.{n}"))
+    }
+
+    /// The tree's directories in the order the phase takes them: create
+    /// top down (each directory before its children, mdtest's recursion),
+    /// remove bottom up (each directory after its children).
+    pub fn tree_order(&self) -> Vec<u64> {
+        let mut out = Vec::new();
+        self.walk_tree(0, 0, &mut out);
+        out
+    }
+
+    fn walk_tree(&self, d: u64, level: u32, out: &mut Vec<u64>) {
+        let top_down = self.op == MetadataOp::Create;
+        if top_down {
+            out.push(d);
+        }
+        if level < self.tree_depth {
+            let b = u64::from(self.branch_factor);
+            for child in b * d + 1..=b * d + b {
+                self.walk_tree(child, level + 1, out);
+            }
+        }
+        if !top_down {
+            out.push(d);
+        }
+    }
+
+    /// The path of item `i` of this rank: `{parent}/file.mdtest.{rank}.{i}`
+    /// or `{parent}/dir.mdtest.{rank}.{i}` (mdtest's names, so that ranks
+    /// never collide in a shared directory), the parent being the tree's
+    /// directory `i / items_per_dir` (the rank's directory without a tree).
+    /// A tree's item `i` is its directory `i`.
     pub fn path(&self, i: u64) -> String {
         let what = match self.kind {
             ItemKind::File => "file",
             ItemKind::Dir => "dir",
+            ItemKind::Tree => return self.tree_dir_path(i),
         };
-        format!("{}/{what}.mdtest.{}.{i}", self.dir(), self.rank)
+        let parent = match i.checked_div(self.items_per_dir) {
+            Some(d) => self.tree_dir_path(d),
+            None => self.dir(),
+        };
+        format!("{parent}/{what}.mdtest.{}.{i}", self.rank)
+    }
+
+    /// Rename item `i` of `items` from the first path to the second:
+    /// mdtest's chain, each directory onto the name the previous one left,
+    /// the first parked under `-XX` and moved last, so that every name is
+    /// there again at the end.
+    pub fn rename_paths(&self, i: u64) -> (String, String) {
+        let parked = format!("{}-XX", self.path(0));
+        let from = if i + 1 == self.items && i > 0 {
+            parked.clone()
+        } else {
+            self.path(i)
+        };
+        let to = if i == 0 { parked } else { self.path(i - 1) };
+        (from, to)
     }
 
     /// The data pattern of this rank's files: item `i` holds the pattern's
@@ -319,6 +459,95 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("kind")
+        );
+    }
+
+    #[test]
+    fn tree_shape_order_and_item_places_follow_mdtest() {
+        let mut s = MetadataSpec {
+            rank: 1,
+            ranks: 2,
+            items: 13,
+            tree_depth: 2,
+            branch_factor: 3,
+            kind: ItemKind::Tree,
+            ..MetadataSpec::default()
+        };
+        assert!(s.check().is_ok());
+        assert_eq!(s.tree_dirs(), Some(13));
+        assert_eq!(s.tree_dir_path(0), "mdtest/tree.1");
+        assert_eq!(s.tree_dir_path(3), "mdtest/tree.1/tree.1.3");
+        // The children of 2 are 7, 8, 9.
+        assert_eq!(s.tree_dir_path(8), "mdtest/tree.1/tree.1.2/tree.1.8");
+        assert_eq!(s.tree_order(), [0, 1, 4, 5, 6, 2, 7, 8, 9, 3, 10, 11, 12]);
+        s.op = MetadataOp::Remove;
+        assert_eq!(s.tree_order(), [4, 5, 6, 1, 7, 8, 9, 2, 10, 11, 12, 3, 0]);
+        s.items = 14;
+        assert!(s.check().unwrap_err().to_string().contains("items"));
+        s.op = MetadataOp::Stat;
+        s.items = 3;
+        assert!(
+            s.check()
+                .unwrap_err()
+                .to_string()
+                .contains("create and remove")
+        );
+        // Files: 76 per directory of the 13 (mdtest -n 988 -z 2 -b 3).
+        s.kind = ItemKind::File;
+        s.items = 988;
+        s.items_per_dir = 76;
+        assert!(s.check().is_ok());
+        assert_eq!(s.path(75), "mdtest/tree.1/file.mdtest.1.75");
+        assert_eq!(s.path(76), "mdtest/tree.1/tree.1.1/file.mdtest.1.76");
+        assert_eq!(
+            s.path(987),
+            "mdtest/tree.1/tree.1.3/tree.1.12/file.mdtest.1.987"
+        );
+        s.items_per_dir = 0;
+        assert!(s.check().unwrap_err().to_string().contains("items_per_dir"));
+        s.branch_factor = 0;
+        assert!(s.check().unwrap_err().to_string().contains("branch_factor"));
+        s.branch_factor = 1000;
+        s.tree_depth = 9;
+        assert!(s.check().unwrap_err().to_string().contains("tree_depth"));
+        // A linear tree: depth + 1 directories.
+        let line = MetadataSpec {
+            tree_depth: 4,
+            ..MetadataSpec::default()
+        };
+        assert_eq!(line.tree_dirs(), Some(5));
+        assert_eq!(line.tree_dir_path(2), "mdtest/tree.0/tree.0.1/tree.0.2");
+    }
+
+    #[test]
+    fn rename_chain_is_mdtests() {
+        let s = MetadataSpec {
+            op: MetadataOp::Rename,
+            kind: ItemKind::Dir,
+            items: 3,
+            ..MetadataSpec::default()
+        };
+        assert!(s.check().is_ok());
+        let d = |i: u64| s.path(i);
+        let parked = format!("{}-XX", d(0));
+        assert_eq!(s.rename_paths(0), (d(0), parked.clone()));
+        assert_eq!(s.rename_paths(1), (d(1), d(0)));
+        assert_eq!(s.rename_paths(2), (parked, d(1)));
+        let one = MetadataSpec {
+            items: 1,
+            ..s.clone()
+        };
+        assert!(one.check().unwrap_err().to_string().contains("2 items"));
+        let files = MetadataSpec {
+            kind: ItemKind::File,
+            ..s
+        };
+        assert!(
+            files
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("directory phase only")
         );
     }
 
