@@ -138,6 +138,9 @@ pub struct Client {
     fsync_on_close: Option<bool>,
     /// Owner (uid, gid) of the files and directories it creates.
     creator: (u32, u32),
+    /// The last read's buffer, reused by the next (no allocation and
+    /// zeroing per read).
+    read_buf: Option<SharedBuf>,
 }
 
 /// A trace node name from a client name: `[A-Za-z0-9._-]`, at most 64.
@@ -213,6 +216,7 @@ impl Client {
             next_handle: 1,
             fsync_on_close: options.fsync_on_close,
             creator: (crate::sys::effective_uid(), crate::sys::effective_gid()),
+            read_buf: None,
             options,
         })
     }
