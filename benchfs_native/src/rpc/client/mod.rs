@@ -254,6 +254,14 @@ impl Client {
         self.window.counters()
     }
 
+    /// How many empty progress calls a wait for replies spins through
+    /// before it sleeps on the worker's event fd (default:
+    /// `benchfs_ucx::DEFAULT_SPIN_ITERATIONS`). Fewer leave the cores to
+    /// other threads sooner, at the cost of a wake-up when the reply comes.
+    pub fn set_wait_spin(&self, iterations: u32) {
+        self.conn.worker.set_spin_iterations(iterations);
+    }
+
     /// Whether the sessions are still open.
     pub fn is_connected(&self) -> bool {
         !self.conn.is_closed()
