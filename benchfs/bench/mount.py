@@ -15,12 +15,18 @@ the disk); the daemons store with ``O_DIRECT`` (their default), so no side
 is answered from a cache. Every case names the tool, queue depth and
 caching of each side.
 
-Bandwidth is compared as a ratio (target: mount >= 0.80x native), 4 KiB
-latency as the difference of medians (target: mount <= native + 40 us).
+Each round runs every case on the three sides back to back, the mount in
+the middle and the other two in alternating order, so that the mount and
+each reference meet the same moment of a shared machine. A case is judged
+on its paired rounds (``benchfs.bench.paired``): bandwidth by the median of
+the per-round ratios mount / native (target >= 0.80x), 4 KiB latency by the
+median of the per-round differences of p50, mount - native (target <=
++40 us); against the local disk both are per-round ratios.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import threading
@@ -29,9 +35,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from analysis.loaders.fio import FioReport
+from benchfs.bench.paired import Paired, PairedDifferences, PairedRatios
+from benchfs.bench.storage import DEFAULT_ROUNDS
 from benchfs.cluster.processes import ManagedProcess, start_process, stop_processes
 from benchfs.daemon.settings import DaemonSettings, write_daemon_config
 from benchfs.errors import LaunchError, ToolError
@@ -45,6 +52,8 @@ NODES = 4
 BW_TARGET = 0.80
 LATENCY_TARGET_US = 40.0
 
+Reference = Literal["native", "local disk"]
+
 
 @dataclass(frozen=True)
 class MountBenchSettings:
@@ -52,28 +61,54 @@ class MountBenchSettings:
     seq_bytes_per_job: int = 128 * MiB
     small_ops: int = 2000
     threads: int = 4
-    rounds: int = 3
+    rounds: int = DEFAULT_ROUNDS
+
+
+@dataclass(frozen=True)
+class PairedRound:
+    """One round of a case: the mount's figure and its reference's, back to back."""
+
+    mount: float
+    reference: float
+    mount_first: bool
 
 
 @dataclass(frozen=True)
 class MountCase:
-    """One measurement through the mount beside its reference."""
+    """One measurement through the mount beside its reference, round by round."""
 
     name: str
-    mount: float
-    reference: float
-    reference_name: str  # "native" or "local disk"
+    reference_name: Reference
     unit: str  # "MiB/s" or "us"
     mount_side: str  # tool, queue depth and caching of the mount's figure
     reference_side: str  # the same of the reference's figure
+    rounds: tuple[PairedRound, ...]
 
     @property
     def higher_is_better(self) -> bool:
         return self.unit == "MiB/s"
 
     @property
-    def ratio(self) -> float:
-        return self.mount / self.reference if self.reference > 0 else 0.0
+    def mount(self) -> float:
+        """The median of the mount's rounds (for orientation; judge by ``paired``)."""
+        return statistics.median(r.mount for r in self.rounds)
+
+    @property
+    def reference(self) -> float:
+        return statistics.median(r.reference for r in self.rounds)
+
+    @property
+    def by_difference(self) -> bool:
+        """Latency against native is a difference in us; everything else a ratio."""
+        return self.reference_name == "native" and not self.higher_is_better
+
+    @property
+    def paired(self) -> Paired:
+        mount = [r.mount for r in self.rounds]
+        reference = [r.reference for r in self.rounds]
+        if self.by_difference:
+            return PairedDifferences.of(mount, reference)
+        return PairedRatios.of(mount, reference)
 
     @property
     def target(self) -> str | None:
@@ -83,26 +118,94 @@ class MountCase:
             return f">= {BW_TARGET:.2f}x"
         return f"<= +{LATENCY_TARGET_US:g} us"
 
+    def _meets(self, value: float) -> bool:
+        if self.higher_is_better:
+            return value >= BW_TARGET
+        return value <= LATENCY_TARGET_US
+
     @property
     def met(self) -> bool | None:
+        """Whether the median of the paired rounds meets the target."""
         if self.reference_name != "native":
             return None
-        if self.higher_is_better:
-            return self.ratio >= BW_TARGET
-        return self.mount - self.reference <= LATENCY_TARGET_US
+        return self._meets(self.paired.median)
+
+    @property
+    def rounds_met(self) -> int | None:
+        """In how many rounds the pair alone meets the target."""
+        if self.reference_name != "native":
+            return None
+        return self.paired.count(self._meets)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ratio": round(self.ratio, 3), "target": self.target,
-                "met": self.met}  # fmt: skip
+        return {
+            "name": self.name,
+            "reference_name": self.reference_name,
+            "unit": self.unit,
+            "mount_side": self.mount_side,
+            "reference_side": self.reference_side,
+            "mount": round(self.mount, 1),
+            "reference": round(self.reference, 1),
+            "compared_by": "difference" if self.by_difference else "ratio",
+            "paired": self.paired.to_json(),
+            "target": self.target,
+            "met": self.met,
+            "rounds_met": self.rounds_met,
+            "rounds": [
+                {
+                    "first": "mount" if r.mount_first else self.reference_name,
+                    "mount": round(r.mount, 1),
+                    "reference": round(r.reference, 1),
+                }
+                for r in self.rounds
+            ],
+        }
 
 
 @dataclass
 class MountBenchReport:
     settings: MountBenchSettings
     cases: list[MountCase] = field(default_factory=list)
+    # 1, 5 and 15 minute load averages when the rounds started and ended.
+    load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": asdict(self.settings), "cases": [c.to_dict() for c in self.cases]}
+        return {
+            "settings": asdict(self.settings),
+            "load_average": {"start": list(self.load_start), "end": list(self.load_end)},
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    name: str
+    phase: Literal["write", "read"]
+    large: bool  # 1 MiB by several jobs (MiB/s), or 4 KiB by one at QD1 (p50 us)
+
+
+PATTERNS = (
+    _Pattern("1 MiB sequential write", "write", large=True),
+    _Pattern("1 MiB sequential read", "read", large=True),
+    _Pattern("4 KiB sequential write p50, QD1", "write", large=False),
+    _Pattern("4 KiB sequential read p50, QD1", "read", large=False),
+)
+
+FIO_SEQ = "fio psync direct=1 (O_DIRECT), 4 jobs, QD1 each"
+FIO_SMALL = "fio psync direct=1 (O_DIRECT), 1 job, QD1"
+NATIVE_SEQ = "run_phase, 4 ranks, 1 transfer in flight each; daemons store O_DIRECT"
+NATIVE_SMALL = "run_phase, 1 rank, QD1 (max_in_flight=1); daemons store O_DIRECT"
+
+Side = Literal["native", "mount", "local disk"]
+
+
+def side_order(round_index: int) -> tuple[Side, Side, Side]:
+    """The mount in the middle, so it runs next to both references; which
+    reference goes first alternates, so neither always inherits the other's
+    after-effects."""
+    return ("native", "mount", "local disk") if round_index % 2 == 0 else (
+        "local disk", "mount", "native")  # fmt: skip
 
 
 def run_mount_bench(
@@ -112,6 +215,8 @@ def run_mount_bench(
     on_step: Callable[[str], None] = lambda _: None,
 ) -> MountBenchReport:
     settings = settings or MountBenchSettings()
+    if settings.rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {settings.rounds}")
     report = MountBenchReport(settings)
     base = directory if directory is not None else Path(tempfile.gettempdir())
     with tempfile.TemporaryDirectory(prefix="benchfs-bench-mount-", dir=base) as tmp:
@@ -121,53 +226,46 @@ def run_mount_bench(
         point.mkdir()
         local = root / "local"
         local.mkdir()
-        native: list[dict[str, float]] = []
-        on_mount: list[dict[str, float]] = []
-        on_disk: list[dict[str, float]] = []
+        figures: dict[tuple[str, Side], list[float]] = {}
         with (
             _daemons(root, registry),
             _mounted(registry, point, settings, root / "mount.log"),
         ):
-            # Rounds alternate the three, so a busy moment of a shared
-            # machine does not fall on one side only; medians are reported.
+            runners: dict[Side, Callable[[_Pattern, Path], float]] = {
+                "native": lambda p, _: _native(registry, p, settings),
+                "mount": lambda p, raw: _fio_case(point, p, settings, raw),
+                "local disk": lambda p, raw: _fio_case(local, p, settings, raw),
+            }
+            report.load_start = os.getloadavg()
             for r in range(settings.rounds):
-                on_step(f"round {r + 1}: native client")
-                native.append(_native(registry, settings))
-                on_step(f"round {r + 1}: fio on the mount")
-                on_mount.append(_fio_figures(point, settings, root / f"fio-mount-{r}.json"))
-                on_step(f"round {r + 1}: fio on the local disk")
-                on_disk.append(_fio_figures(local, settings, root / f"fio-local-{r}.json"))
-    report.cases = _cases(_medians(native), _medians(on_mount), _medians(on_disk))
+                for k, pattern in enumerate(PATTERNS):
+                    for side in side_order(r):
+                        on_step(f"round {r + 1}/{settings.rounds}: {pattern.name}: {side}")
+                        raw = root / f"fio-{side.replace(' ', '-')}-{r}-{k}.json"
+                        value = runners[side](pattern, raw)
+                        figures.setdefault((pattern.name, side), []).append(value)
+            report.load_end = os.getloadavg()
+    report.cases = cases_of(figures, settings.rounds)
     return report
 
 
-def _medians(rounds: list[dict[str, float]]) -> dict[str, float]:
-    return {name: statistics.median(r[name] for r in rounds) for name in rounds[0]}
-
-
-SEQ_CASES = ("1 MiB sequential write", "1 MiB sequential read")
-SMALL_CASES = ("4 KiB sequential write p50, QD1", "4 KiB sequential read p50, QD1")
-
-FIO_SEQ = "fio psync direct=1 (O_DIRECT), 4 jobs, QD1 each"
-FIO_SMALL = "fio psync direct=1 (O_DIRECT), 1 job, QD1"
-NATIVE_SEQ = "run_phase, 4 ranks, 1 transfer in flight each; daemons store O_DIRECT"
-NATIVE_SMALL = "run_phase, 1 rank, QD1 (max_in_flight=1); daemons store O_DIRECT"
-
-
-def _cases(
-    native: dict[str, float], on_mount: dict[str, float], on_disk: dict[str, float]
-) -> list[MountCase]:
+def cases_of(figures: dict[tuple[str, Side], list[float]], rounds: int) -> list[MountCase]:
+    """The cases from every side's figure per round (in round order), with
+    which side went first in each round as ``side_order`` ran them."""
     cases = []
-    for name in (*SEQ_CASES, *SMALL_CASES):
-        unit, fio_side, native_side = (
-            ("MiB/s", FIO_SEQ, NATIVE_SEQ) if name in SEQ_CASES else ("us", FIO_SMALL, NATIVE_SMALL)
-        )
-        cases.append(
-            MountCase(name, on_mount[name], native[name], "native", unit, fio_side, native_side)
-        )
-    for name, value in on_mount.items():
-        unit, fio_side = ("MiB/s", FIO_SEQ) if name in SEQ_CASES else ("us", FIO_SMALL)
-        cases.append(MountCase(name, value, on_disk[name], "local disk", unit, fio_side, fio_side))
+    for reference in ("native", "local disk"):
+        for pattern in PATTERNS:
+            unit, fio_side, native_side = (
+                ("MiB/s", FIO_SEQ, NATIVE_SEQ) if pattern.large else ("us", FIO_SMALL, NATIVE_SMALL)
+            )
+            mount = figures[(pattern.name, "mount")]
+            other = figures[(pattern.name, reference)]
+            paired = tuple(
+                PairedRound(m, o, mount_first=side_order(i).index(reference) > 1)
+                for i, (m, o) in enumerate(zip(mount[:rounds], other[:rounds], strict=True))
+            )
+            reference_side = native_side if reference == "native" else fio_side
+            cases.append(MountCase(pattern.name, reference, unit, fio_side, reference_side, paired))
     return cases
 
 
@@ -221,25 +319,22 @@ def _mounted(
         process.popen.wait(timeout=60)
 
 
-def _native(registry: Path, settings: MountBenchSettings) -> dict[str, float]:
-    """The native client's figures: ``jobs`` threads, each with its own client."""
+def _native(registry: Path, pattern: _Pattern, settings: MountBenchSettings) -> float:
+    """The native client's figure of one case: MiB/s of ``jobs`` threads, each
+    with its own client, or the p50 in us of one client at QD1."""
     import benchfs_native
 
     names = [f"node{i}" for i in range(NODES)]
-    out = {
-        f"1 MiB sequential {phase}": _parallel_phase(registry, names, phase, settings)
-        for phase in ("write", "read")
-    }
+    if pattern.large:
+        return _parallel_phase(registry, names, pattern.phase, settings)
     with benchfs_native.Client(str(registry), names, name="bench-qd1", max_in_flight=1) as c:
-        for phase in ("write", "read"):
-            r = c.run_phase(
-                phase=phase,
-                file_name="native-4k",  # sequential, as fio's jobs
-                transfer_size=4 * KiB,
-                block_size=4 * KiB * settings.small_ops,
-            )
-            out[f"4 KiB sequential {phase} p50, QD1"] = r["p50_ns"] / 1e3
-    return out
+        r = c.run_phase(
+            phase=pattern.phase,
+            file_name="native-4k",  # sequential, as fio's jobs
+            transfer_size=4 * KiB,
+            block_size=4 * KiB * settings.small_ops,
+        )
+        return float(r["p50_ns"]) / 1e3
 
 
 def _parallel_phase(
@@ -282,34 +377,25 @@ def _parallel_phase(
     return float(total / MiB / max((end - start) / 1e9, 1e-9))
 
 
-def _fio_jobs(settings: MountBenchSettings) -> list[FioJob]:
-    seq = {"filename_format": "seq.$jobnum"}
-    small = {"filename_format": "small.0"}
+def fio_job(pattern: _Pattern, settings: MountBenchSettings) -> FioJob:
+    """fio's job for one case: the same pattern as the native side's."""
     common: dict[str, Any] = {"iodepth": 1, "direct": True, "ioengine": "psync", "unlink": False}
-    return [
-        FioJob("seq-write", "write", "1M", size=settings.seq_bytes_per_job,
-               numjobs=settings.jobs, extra=seq, **common),
-        FioJob("seq-read", "read", "1M", size=settings.seq_bytes_per_job,
-               numjobs=settings.jobs, extra=seq, **common),
-        FioJob("small-write", "write", "4k", size=4 * KiB * settings.small_ops,
-               extra=small, **common),
-        FioJob("small-read", "read", "4k", size=4 * KiB * settings.small_ops,
-               extra=small, **common),
-    ]  # fmt: skip
+    if pattern.large:
+        return FioJob(f"seq-{pattern.phase}", pattern.phase, "1M",
+                      size=settings.seq_bytes_per_job, numjobs=settings.jobs,
+                      extra={"filename_format": "seq.$jobnum"}, **common)  # fmt: skip
+    return FioJob(f"small-{pattern.phase}", pattern.phase, "4k",
+                  size=4 * KiB * settings.small_ops,
+                  extra={"filename_format": "small.0"}, **common)  # fmt: skip
 
 
-def _fio_figures(directory: Path, settings: MountBenchSettings, raw: Path) -> dict[str, float]:
-    report: FioReport = run_fio(_fio_jobs(settings), directory, timeout_s=3600, raw_output=raw)
-    out = {
-        SEQ_CASES[0]: report.job("seq-write").write.bw_mib_s,
-        SEQ_CASES[1]: report.job("seq-read").read.bw_mib_s,
-    }
-    for job, direction, name in (
-        ("small-write", "write", SMALL_CASES[0]),
-        ("small-read", "read", SMALL_CASES[1]),
-    ):
-        clat = report.job(job).directions[direction].clat
-        if clat is None or clat.p50_ns is None:
-            raise ToolError(f"fio in {directory}: no completion latency percentiles for {job}")
-        out[name] = clat.p50_ns / 1e3
-    return out
+def _fio_case(directory: Path, pattern: _Pattern, settings: MountBenchSettings, raw: Path) -> float:
+    job = fio_job(pattern, settings)
+    report = run_fio([job], directory, timeout_s=3600, raw_output=raw)
+    figures = report.job(job.name).directions[pattern.phase]
+    if pattern.large:
+        return figures.bw_mib_s
+    clat = figures.clat
+    if clat is None or clat.p50_ns is None:
+        raise ToolError(f"fio in {directory}: no completion latency percentiles for {job.name}")
+    return clat.p50_ns / 1e3

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from daemon_cluster import CHUNK
+from mount_support import wait_for
 
 pytestmark = pytest.mark.core_claim
 
@@ -198,3 +199,11 @@ def test_other_users_are_refused_without_allow_other(mnt: Path) -> None:
     )
     assert done.returncode != 0
     assert "Permission denied" in done.stderr, done.stderr
+
+
+def test_the_kernels_readahead_on_the_mount_is_one_largest_request(mnt: Path) -> None:
+    # FUSE caps readahead at the mount's device's read_ahead_kb (128 KiB by
+    # default); the mount raises it, so buffered reads come as 1 MiB requests.
+    device = os.stat(mnt).st_dev
+    setting = Path(f"/sys/class/bdi/{os.major(device)}:{os.minor(device)}/read_ahead_kb")
+    wait_for(lambda: setting.read_text().strip() == "1024", f"{setting} at 1024")

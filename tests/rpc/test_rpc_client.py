@@ -89,6 +89,29 @@ def test_files_spanning_all_nodes_read_back_byte_for_byte(
         assert backing_files(cluster, ino) == {}
 
 
+def test_a_reused_read_buffer_never_shows_an_earlier_reads_bytes(cluster: Cluster) -> None:
+    # Chunk k of a file lives on daemon (start + k) % 4: chunk 2 is a hole in
+    # a backing file (chunk 6 lies beyond it), chunk 3's daemon holds nothing
+    # of the file (ENOENT), chunk 4 ends 10 bytes in, chunk 5's backing file
+    # ends before it. Each read follows one that filled the client's buffer.
+    path = f"reuse/{cluster.transport}"
+    full = payload(7, 2 * CHUNK)
+    with cluster.client() as c:
+        c.mkdir("reuse", parents=True)
+        h = c.create(path)
+        c.write(h, 0, full)
+        c.write(h, 4 * CHUNK, b"x" * 10)
+        c.write(h, 6 * CHUNK, b"end")
+        for offset, expected in (
+            (2 * CHUNK, bytes(2 * CHUNK)),
+            (4 * CHUNK, b"x" * 10 + bytes(2 * CHUNK - 10)),
+        ):
+            assert c.read(h, 0, 2 * CHUNK) == full
+            assert c.read(h, offset, 2 * CHUNK) == expected
+        c.close(h)
+        c.unlink(path)
+
+
 def backing_files(cluster: Cluster, ino: int) -> dict[int, bytes]:
     """The backing file of the file with id ``ino`` in each daemon's data directory that
     has one (named ``@`` and the id in 16 hex digits, docs/NAMESPACE.md)."""

@@ -9,6 +9,7 @@
 //! * [`inodes`]: node ids to paths, with the kernel's lookup counts.
 //! * [`unlinked`]: open files unlinked or renamed over, kept under hidden
 //!   names until their last release.
+//! * [`readahead`]: the kernel's readahead on the mount, raised to 1 MiB.
 //! * [`attr`], [`errno`]: engine attributes and errors to the kernel's.
 
 pub mod attr;
@@ -16,6 +17,7 @@ pub mod errno;
 pub mod fs;
 pub mod inodes;
 pub mod options;
+pub mod readahead;
 pub mod unlinked;
 pub mod workers;
 
@@ -62,6 +64,9 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
             mountpoint.display().to_string(),
         ));
     }
+    // Resolved before mounting: once mounted, resolving it asks the
+    // session (mountinfo names the mount by this path).
+    let resolved = std::fs::canonicalize(mountpoint);
     let names: Vec<String> = membership::read_all(registry_dir)?
         .into_iter()
         .map(|r| r.node_name)
@@ -111,6 +116,12 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
         .recv()
         .map_err(|_| Error::os(libc::EIO, "mount", "the session thread ended"))??;
     crate::log_line!("benchfs mount at {} is live", mountpoint.display());
+    if let Err(e) = resolved.and_then(|p| readahead::raise(&p)) {
+        crate::log_line!(
+            "benchfs mount at {}: readahead left at the kernel's default ({e})",
+            mountpoint.display()
+        );
+    }
     let ended = wait(&thread, signals.as_ref())?;
     if let Ended::Signal(_) = ended
         && !unmount_on_stop(mountpoint, &thread)

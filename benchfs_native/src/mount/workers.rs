@@ -12,6 +12,13 @@ use crate::error::{Error, Result};
 use crate::membership::Expected;
 use crate::rpc::client::{Client, ClientOptions};
 
+/// Empty progress calls a worker's wait for replies spins through before
+/// it sleeps. A worker carries transfers of a millisecond or more, while
+/// the daemons that answer them and the programs that wait for them need
+/// the same cores: spinning through the whole transfer (the client's
+/// default) takes a core from them.
+const WORKER_SPIN: u32 = 200;
+
 /// One request's work, run on a worker with its client.
 pub type Job = Box<dyn FnOnce(&mut Client) + Send>;
 
@@ -51,6 +58,7 @@ impl Workers {
                 .name(format!("benchfs-mount-{i}"))
                 .spawn(move || match Client::connect(&dir, expected, options) {
                     Ok(client) => {
+                        client.set_wait_spin(WORKER_SPIN);
                         let _ = ready_tx.send(Ok(()));
                         serve_jobs(client, &rx);
                     }

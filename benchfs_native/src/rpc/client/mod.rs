@@ -138,6 +138,9 @@ pub struct Client {
     fsync_on_close: Option<bool>,
     /// Owner (uid, gid) of the files and directories it creates.
     creator: (u32, u32),
+    /// The last read's buffer, reused by the next (no allocation and
+    /// zeroing per read).
+    read_buf: Option<SharedBuf>,
 }
 
 /// A trace node name from a client name: `[A-Za-z0-9._-]`, at most 64.
@@ -213,6 +216,7 @@ impl Client {
             next_handle: 1,
             fsync_on_close: options.fsync_on_close,
             creator: (crate::sys::effective_uid(), crate::sys::effective_gid()),
+            read_buf: None,
             options,
         })
     }
@@ -248,6 +252,14 @@ impl Client {
     /// RPC counters so far.
     pub fn counters(&self) -> Counters {
         self.window.counters()
+    }
+
+    /// How many empty progress calls a wait for replies spins through
+    /// before it sleeps on the worker's event fd (default:
+    /// `benchfs_ucx::DEFAULT_SPIN_ITERATIONS`). Fewer leave the cores to
+    /// other threads sooner, at the cost of a wake-up when the reply comes.
+    pub fn set_wait_spin(&self, iterations: u32) {
+        self.conn.worker.set_spin_iterations(iterations);
     }
 
     /// Whether the sessions are still open.

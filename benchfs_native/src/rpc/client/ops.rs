@@ -34,6 +34,10 @@ struct DataAttr {
 /// Largest single read or write (the wire's payload limit).
 pub const MAX_IO: usize = 1 << 30;
 
+/// Largest read buffer a client keeps for its next read (a larger one is
+/// made for its read and dropped after it).
+const KEPT_READ_BUF: usize = 4 << 20;
+
 fn enoent(o: &Outcome) -> bool {
     o.errno() == Some(libc::ENOENT)
 }
@@ -300,7 +304,48 @@ impl Client {
         self.read_open(&f, offset, len)
     }
 
+    /// [`Client::read_file`] without a copy: the bytes stay in the
+    /// client's read buffer, valid until its next call. For a caller that
+    /// passes them straight on (the mount's reply to the kernel).
+    pub fn read_file_ref(&mut self, file: &FileRef, offset: u64, len: usize) -> Result<&[u8]> {
+        self.check_connected("read")?;
+        let f = self.open_file(file);
+        let n = self.read_kept(&f, offset, len)?;
+        self.kept_bytes(n)
+    }
+
     fn read_open(&mut self, f: &OpenFile, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let n = self.read_kept(f, offset, len)?;
+        let data = self.kept_bytes(n)?.to_vec();
+        if len > KEPT_READ_BUF {
+            self.read_buf = None;
+        }
+        Ok(data)
+    }
+
+    /// The first `n` bytes of the read buffer.
+    fn kept_bytes(&self, n: usize) -> Result<&[u8]> {
+        self.read_buf
+            .as_ref()
+            .and_then(SharedBuf::bytes)
+            .and_then(|b| b.get(..n))
+            .ok_or_else(|| Error::os(libc::EIO, "read", "the read buffer is still in use"))
+    }
+
+    /// A buffer of at least `len` bytes for a read: the kept one when it is
+    /// large enough and no request of a timed-out read still holds it.
+    fn take_read_buf(&mut self, len: usize) -> SharedBuf {
+        match self.read_buf.take() {
+            Some(b) if b.len() >= len && b.is_exclusive() => b,
+            _ => SharedBuf::zeroed(len),
+        }
+    }
+
+    /// Reads into the read buffer (kept in `self.read_buf`); how many bytes
+    /// of it are the file's. Pieces a daemon answered short, or not at all
+    /// (it holds nothing of the file), are zeroed: the buffer is reused, so
+    /// a hole must not show an earlier read's bytes.
+    fn read_kept(&mut self, f: &OpenFile, offset: u64, len: usize) -> Result<usize> {
         if f.flags & libc::O_ACCMODE == libc::O_WRONLY {
             return Err(Error::os(
                 libc::EBADF,
@@ -320,7 +365,7 @@ impl Client {
                 format!("{offset} + {len} overflows"),
             ));
         }
-        let mut buf = SharedBuf::zeroed(len);
+        let mut buf = self.take_read_buf(len);
         let pieces: Vec<_> = split(offset, len, self.conn.chunk_size).collect();
         let mut calls = Vec::with_capacity(pieces.len());
         for (i, p) in pieces.iter().enumerate() {
@@ -337,28 +382,41 @@ impl Client {
         }
         // A daemon without a backing file holds only holes of this range.
         let out = self.window.run_all(&self.conn, calls, enoent)?;
-        let mut short = false;
-        for o in &out {
-            let want = pieces.get(o.tag as usize).map_or(0, |p| p.len as u64);
-            match &o.result {
-                Ok(Answer::Read(n)) => short |= *n < want,
-                Ok(a) => return Err(unexpected("read", a)),
-                Err(_) => short = true,
-            }
-        }
-        let mut data = buf.to_vec().ok_or_else(|| {
+        let bytes = buf.bytes_mut().ok_or_else(|| {
             Error::os(
                 libc::EIO,
                 "read",
                 format!("{}: buffer still in use", f.path),
             )
         })?;
+        // Bytes each piece received; one without an answer received none.
+        let mut filled = vec![0usize; pieces.len()];
+        for o in &out {
+            let Some(slot) = filled.get_mut(o.tag as usize) else {
+                continue;
+            };
+            *slot = match &o.result {
+                Ok(Answer::Read(n)) => usize::try_from(*n).unwrap_or(usize::MAX),
+                Ok(a) => return Err(unexpected("read", a)),
+                Err(_) => 0,
+            };
+        }
+        let mut short = false;
+        for (p, &n) in pieces.iter().zip(&filled) {
+            if n < p.len {
+                short = true;
+                if let Some(hole) = bytes.get_mut(p.buf_offset + n..p.buf_offset + p.len) {
+                    hole.fill(0);
+                }
+            }
+        }
+        self.read_buf = Some(buf);
         if short {
             let size = self.data_attr(f.ino, &f.path)?.size;
             let end = size.min(offset + len as u64);
-            data.truncate(end.saturating_sub(offset) as usize);
+            return Ok(end.saturating_sub(offset) as usize);
         }
-        Ok(data)
+        Ok(len)
     }
 
     /// Makes the open file durable on every daemon.
