@@ -76,6 +76,19 @@ class NamespaceHosts:
             "rtc": "^hwloc",
         }
 
+    def run_settings(self, data_dir: Path) -> dict[str, object]:
+        """What every ``benchfs run`` across these hosts sets: mpirun in the
+        namespaces, TCP between them, small chunks and pools, short stops."""
+        return {
+            "launcher.name": "mpirun",
+            "launcher.mca": self.mca(),
+            "cluster.transport": "tcp",
+            "cluster.data_dir": str(data_dir),
+            "cluster.chunk_size": "256k",
+            "cluster.buffer_pool_size": "16m",
+            "cluster.deadlines.shutdown_s": 5,
+        }
+
 
 def namespace_inode(name: str) -> int:
     return os.stat(f"/run/netns/{name}").st_ino

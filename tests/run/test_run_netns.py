@@ -36,13 +36,7 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
     plan = apply_overrides(
         load_config(None),
         {
-            "launcher.name": "mpirun",
-            "launcher.mca": three_namespace_hosts.mca(),
-            "cluster.transport": "tcp",
-            "cluster.data_dir": str(tmp_path / "data"),
-            "cluster.chunk_size": "256k",
-            "cluster.buffer_pool_size": "16m",
-            "cluster.deadlines.shutdown_s": 5,
+            **three_namespace_hosts.run_settings(tmp_path / "data"),
             "workload.transfer_size": "64k",
             "workload.block_size": "1m",
             "workload.stonewall_s": 0,

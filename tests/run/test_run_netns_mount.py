@@ -35,13 +35,7 @@ def test_two_namespace_hosts_mount_through_mpirun_and_unmount(
     plan = apply_overrides(
         load_config(None),
         {
-            "launcher.name": "mpirun",
-            "launcher.mca": two_hosts_sharing_mounts.mca(),
-            "cluster.transport": "tcp",
-            "cluster.data_dir": str(tmp_path / "data"),
-            "cluster.chunk_size": "256k",
-            "cluster.buffer_pool_size": "16m",
-            "cluster.deadlines.shutdown_s": 5,
+            **two_hosts_sharing_mounts.run_settings(tmp_path / "data"),
             "workload.interface": "mount",
             "workload.transfer_size": "64k",
             "workload.block_size": "1m",

@@ -96,13 +96,7 @@ def run_on_hosts(
     plan = apply_overrides(
         load_config(None),
         {
-            "launcher.name": "mpirun",
-            "launcher.mca": hosts.mca(),
-            "cluster.transport": "tcp",
-            "cluster.data_dir": str(tmp_path / "data"),
-            "cluster.chunk_size": "256k",
-            "cluster.buffer_pool_size": "16m",
-            "cluster.deadlines.shutdown_s": 5,
+            **hosts.run_settings(tmp_path / "data"),
             "workload.interface": "mount",
             "workload.tasks_per_node": TASKS_PER_NODE,
             "preflight.enabled": False,
