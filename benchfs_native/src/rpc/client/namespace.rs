@@ -75,15 +75,12 @@ impl Client {
             Answer::Attr(a) => a,
             a => return Err(unexpected("mkdir", &a)),
         };
-        if let Err(e) = self.check_parent(path) {
-            let undo = Request::Rmdir {
-                path,
-                step: RmdirStep::Undo,
-                ino: attr.ino,
-            };
-            let _ = self.call_one(owner, &undo);
-            return Err(e);
-        }
+        let undo = Request::Rmdir {
+            path,
+            step: RmdirStep::Undo,
+            ino: attr.ino,
+        };
+        self.check_parent_or_undo(owner, path, &undo)?;
         Ok(attr)
     }
 
@@ -161,15 +158,12 @@ impl Client {
             Answer::Attr(a) => a,
             a => return Err(unexpected("symlink", &a)),
         };
-        if let Err(e) = self.check_parent(path) {
-            let undo = Request::Unlink {
-                path,
-                ino: attr.ino,
-                data: false,
-            };
-            let _ = self.call_one(owner, &undo);
-            return Err(e);
-        }
+        let undo = Request::Unlink {
+            path,
+            ino: attr.ino,
+            data: false,
+        };
+        self.check_parent_or_undo(owner, path, &undo)?;
         Ok(attr)
     }
 
@@ -248,16 +242,13 @@ impl Client {
         // A replaced file kept the parent non-empty throughout: no rmdir
         // can have removed it. Otherwise (nothing replaced, or a link,
         // which reports no data) check it like a create does.
-        if replaced == 0
-            && let Err(e) = self.check_parent(to)
-        {
+        if replaced == 0 {
             let undo = Request::Unlink {
                 path: to,
                 ino: src.ino,
                 data: false,
             };
-            let _ = self.call_one(to_owner, &undo);
-            return Err(e);
+            self.check_parent_or_undo(to_owner, to, &undo)?;
         }
         let from_owner = self.placement.metadata_owner(from);
         let unlink = Request::Unlink {

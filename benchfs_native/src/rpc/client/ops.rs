@@ -125,6 +125,22 @@ impl Client {
             .map(drop)
     }
 
+    /// [`Self::check_parent`] after this call inserted `path`'s record on
+    /// `owner`: if the parent does not take it, `undo` removes the record
+    /// again and the check's error is returned.
+    pub(super) fn check_parent_or_undo(
+        &mut self,
+        owner: u32,
+        path: &str,
+        undo: &Request<'_>,
+    ) -> Result<()> {
+        let checked = self.check_parent(path);
+        if checked.is_err() {
+            let _ = self.call_one(owner, undo);
+        }
+        checked
+    }
+
     /// Inserts the file record of `path` on its owner, then checks the
     /// parent (undoing the insert when the parent is gone); returns the
     /// record and whether this call made it.
@@ -144,15 +160,14 @@ impl Client {
             Answer::Created(a, created) => (a, created),
             a => return Err(unexpected("create", &a)),
         };
-        if created && let Err(e) = self.check_parent(path) {
+        if created {
+            // The record is this call's own and has no data yet.
             let undo = Request::Unlink {
                 path,
                 ino: attr.ino,
                 data: false,
             };
-            // The record is this call's own and has no data yet.
-            let _ = self.call_one(owner, &undo);
-            return Err(e);
+            self.check_parent_or_undo(owner, path, &undo)?;
         }
         Ok((attr, created))
     }
