@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -22,6 +23,12 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{CORE_CLAIM}: checks a core claim (a slow node found and excluded, a dead daemon"
         " named, data verified); a skip is listed at the end of the run",
     )
+    # A test run started in the background inherits SIGINT ignored, and a
+    # child keeps an ignored signal across exec: the tests that interrupt a
+    # child would wait for nothing. A handled signal is reset to the default
+    # in every child, as when the run starts from a terminal.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
