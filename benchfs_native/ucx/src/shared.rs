@@ -107,6 +107,11 @@ impl WorkerShared {
         self.spin.set(n);
     }
 
+    /// The empty progress calls a wait spins through before it sleeps.
+    pub(crate) fn spin(&self) -> u32 {
+        self.spin.get()
+    }
+
     /// One `ucp_worker_progress` call. Panics if called from inside a UCX
     /// callback (UCX forbids it); resumes a panic raised by a handler.
     pub(crate) fn progress(&self) -> u32 {

@@ -120,6 +120,11 @@ impl Worker {
         self.shared.set_spin(n);
     }
 
+    /// The empty progress calls a wait spins through before it sleeps.
+    pub fn spin_iterations(&self) -> u32 {
+        self.shared.spin()
+    }
+
     /// Connect to a peer worker.
     pub fn connect(&self, peer: &WorkerAddress, opts: EndpointOptions) -> Result<Endpoint> {
         Endpoint::connect(&self.shared, peer, opts)

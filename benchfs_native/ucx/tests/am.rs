@@ -227,6 +227,18 @@ fn thread_cpu_time() -> Duration {
 }
 
 #[test]
+fn spin_setting_reads_back() {
+    let ctx = Context::new().unwrap();
+    let worker = ctx.create_worker().unwrap();
+    assert_eq!(
+        worker.spin_iterations(),
+        benchfs_ucx::DEFAULT_SPIN_ITERATIONS
+    );
+    worker.set_spin_iterations(200);
+    assert_eq!(worker.spin_iterations(), 200);
+}
+
+#[test]
 fn idle_worker_sleeps_on_event_fd() {
     let _w = watchdog("idle_sleep", 60);
     let ctx = Context::new().unwrap();

@@ -262,6 +262,12 @@ impl Client {
         self.conn.worker.set_spin_iterations(iterations);
     }
 
+    /// The empty progress calls a wait for replies spins through (see
+    /// [`Client::set_wait_spin`]).
+    pub fn wait_spin(&self) -> u32 {
+        self.conn.worker.spin_iterations()
+    }
+
     /// Whether the sessions are still open.
     pub fn is_connected(&self) -> bool {
         !self.conn.is_closed()

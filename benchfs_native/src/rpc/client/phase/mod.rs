@@ -31,6 +31,19 @@ use crate::latency::summarize;
 use crate::membership::Record;
 use crate::rpc::wire::Request;
 
+/// Transfers from this size on take long enough (a millisecond or more
+/// at 1 MiB) that a wake-up when the reply comes is small beside them.
+const LARGE_TRANSFER: u64 = 128 << 10;
+
+/// Empty progress calls a wait spins through while a phase moves large
+/// transfers. Spinning through a whole transfer (the client's default
+/// 20,000) takes a core from the daemons that serve it when they share
+/// the cores; sleeping after 200 (the mount's workers) was slower still
+/// for the native client (docs/PERFORMANCE.md, queue depth 1). Small
+/// transfers keep the full spin, where a wake-up would be most of the
+/// latency.
+const LARGE_TRANSFER_SPIN: u32 = 2_000;
+
 /// A transfer in flight.
 struct Xfer {
     offset: u64,
@@ -68,7 +81,13 @@ impl Client {
             start_unix_ns,
             ..PhaseResult::default()
         };
-        if let Err(e) = self.phase_io(spec, &file, total, &mut result) {
+        let spin = self.wait_spin();
+        if spec.transfer_size >= LARGE_TRANSFER {
+            self.set_wait_spin(LARGE_TRANSFER_SPIN.min(spin));
+        }
+        let io = self.phase_io(spec, &file, total, &mut result);
+        self.set_wait_spin(spin);
+        if let Err(e) = io {
             self.window.abandon();
             self.files.remove(&handle);
             return Err(e);
