@@ -5,6 +5,7 @@ use super::codec::{DecodeError, Reader};
 use super::dir_entry::DIR_ENTRY_FIXED;
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
+use super::request::{check_target_payload, target_len_ok};
 use super::{
     FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH,
     MAX_TARGET,
@@ -293,7 +294,7 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
                     "a readlink reply carries a symbolic link's attributes",
                 ));
             }
-            if !(1..=MAX_TARGET as u64).contains(&len) {
+            if !target_len_ok(len) {
                 return Err(Error::invalid(
                     "len",
                     format!("a link target of {len} bytes (1 to {MAX_TARGET})"),
@@ -495,16 +496,7 @@ pub fn decode_reply<'a>(
                     "a readlink reply's attributes are not a symbolic link's",
                 ));
             }
-            if !(1..=MAX_TARGET as u64).contains(&h.payload_len) {
-                return Err(DecodeError::new(
-                    32,
-                    "payload_len",
-                    format!(
-                        "a link target of {} bytes (1 to {MAX_TARGET})",
-                        h.payload_len
-                    ),
-                ));
-            }
+            check_target_payload(h.payload_len)?;
             Reply::Readlink {
                 attr,
                 len: h.payload_len,

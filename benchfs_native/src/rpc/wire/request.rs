@@ -336,8 +336,20 @@ pub fn check_target(target: &str) -> Result<()> {
 }
 
 /// Whether `len` is a possible target length.
-fn target_len_ok(len: u64) -> bool {
+pub(super) fn target_len_ok(len: u64) -> bool {
     (1..=MAX_TARGET as u64).contains(&len)
+}
+
+/// A decoder's check of the target length a header's `payload_len` gives.
+pub(super) fn check_target_payload(len: u64) -> std::result::Result<(), DecodeError> {
+    if target_len_ok(len) {
+        return Ok(());
+    }
+    Err(DecodeError::new(
+        32,
+        "payload_len",
+        format!("a link target of {len} bytes (1 to {MAX_TARGET})"),
+    ))
 }
 
 /// Puts `mode, uid, gid` (and a zero reserved word) into a fixed part.
@@ -724,16 +736,7 @@ pub fn decode_request<'a>(
         Op::Symlink => {
             let uid = r.u32("uid")?;
             let gid = r.u32("gid")?;
-            if !target_len_ok(h.payload_len) {
-                return Err(DecodeError::new(
-                    32,
-                    "payload_len",
-                    format!(
-                        "a link target of {} bytes (1 to {MAX_TARGET})",
-                        h.payload_len
-                    ),
-                ));
-            }
+            check_target_payload(h.payload_len)?;
             Request::Symlink {
                 path,
                 uid,
