@@ -28,6 +28,7 @@ OPS: dict[str, str] = {
     "7": "create", "8": "lookup", "9": "unlink", "10": "readdir", "11": "ping",
     "12": "stats", "13": "shutdown", "14": "mkdir", "15": "rmdir", "16": "check_parent",
     "17": "link", "18": "setattr", "19": "statfs", "20": "symlink", "21": "readlink",
+    "22": "link_count",
 }  # fmt: skip
 KIND_ID = {spec["name"]: int(key) for key, spec in KINDS.items()}
 OP_ID = {name: int(key) for key, name in OPS.items()}

@@ -7,7 +7,9 @@
   (the create's own owner is what the name hashes to; the parent check goes to the
   directory's owner);
 - a mkdir, an rmdir of an empty directory and a rename across directories;
-- a symlink, readlink, stat, rename across directories and unlink of a symbolic link.
+- a symlink, readlink, stat, rename across directories and unlink of a symbolic link;
+- a hard link across directories, a stat of a file with two names, an unlink of one
+  of two names and of the last name (which removes the data).
 
 Starts `--nodes` daemons (`benchfs daemon --config`, shared memory transport, 1 MiB
 chunks) in a temporary directory, runs every measure from one client, prints one JSON
@@ -142,6 +144,11 @@ def run(c: bn.Client, nodes: int, entries: int) -> dict[str, Any]:
         c, lambda i: c.rename(f"links/l{i}", f"links2/m{i}"), 2000
     )
     out["unlink_symlink"] = measure(c, lambda i: c.unlink(f"links2/m{i}"), 2000)
+    c.mkdir("hard")
+    out["link_across_dirs"] = measure(c, lambda i: c.link(f"ren2/b{i}", f"hard/h{i}"), 2000)
+    out["stat_linked_file"] = measure(c, lambda i: c.stat(f"hard/h{i}"), 2000)
+    out["unlink_one_of_two_names"] = measure(c, lambda i: c.unlink(f"ren2/b{i}"), 2000)
+    out["unlink_last_name"] = measure(c, lambda i: c.unlink(f"hard/h{i}"), 2000)
     return out
 
 

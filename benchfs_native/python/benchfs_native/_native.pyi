@@ -215,7 +215,7 @@ class Client:
 
     def unlink(self, path: str) -> None:
         """Remove file or symbolic link ``path``: its record, then a file's
-        data on every daemon."""
+        data on every daemon (with its last name, when it has several)."""
 
     def set_creator(self, uid: int, gid: int) -> None:
         """Owner (uid, gid) of the files and directories created from now on."""
@@ -229,6 +229,11 @@ class Client:
     def rename(self, src: str, dst: str) -> None:
         """Rename file or symbolic link ``src`` to ``dst`` (replacing a file
         or link there)."""
+
+    def link(self, src: str, dst: str) -> FileAttr:
+        """Give file or symbolic link ``src`` the second name ``dst`` (a hard
+        link: both names share the data, which goes with the last name);
+        return the attributes of ``dst`` (``nlink`` counted)."""
 
     def symlink(self, target: str, path: str) -> FileAttr:
         """Create the symbolic link ``path`` to ``target`` (kept as given,

@@ -27,9 +27,20 @@ impl IdSource {
         }
     }
 
+    /// Whether this source handed out `ino` (the file's home is here).
+    pub fn is_mine(&self, ino: u64) -> bool {
+        ino & !LOCAL_MASK == self.node_part
+    }
+
     /// The next id.
     pub fn next_id(&mut self) -> u64 {
         self.next = (self.next + 1) & LOCAL_MASK;
         self.node_part | self.next
     }
+}
+
+/// The node whose [`IdSource`] handed out `ino` (the home of its link
+/// count); `None` for the root and ids no daemon hands out.
+pub fn home_node(ino: u64) -> Option<u32> {
+    u32::try_from((ino >> LOCAL_BITS).checked_sub(1)?).ok()
 }

@@ -8,13 +8,18 @@
 //!
 //! * `record`: a record and its attributes.
 //! * `ids`: the file ids a daemon hands out.
+//!
+//! Hard links: a file with several names has one record per name (each
+//! marked `linked`, on the owner of its own path) sharing one id, and one
+//! link count, kept in [`Namespace::link_count`] by the daemon that handed
+//! out the id (its home, [`home_node`]).
 
 mod ids;
 mod record;
 
 use std::collections::{BTreeSet, HashMap};
 
-pub use ids::IdSource;
+pub use ids::{IdSource, home_node};
 pub use record::{Kind, ROOT_INO, Record};
 
 /// Why an operation is refused: the errno a client sees.
@@ -26,6 +31,41 @@ pub fn split_parent(path: &str) -> (&str, &str) {
         Some((parent, name)) => (parent, name),
         None => ("", path),
     }
+}
+
+/// Most names one file may have (`EMLINK` beyond, as ext4's limit).
+pub const MAX_LINKS: u32 = 65_000;
+
+/// What a removal or a replacement took away: the id whose data (or link
+/// count) the client settles, and whether the name was one of several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Removed {
+    /// A file's id; a symbolic link's only when `linked` (a link has no
+    /// data); 0 when nothing was removed.
+    pub id: u64,
+    /// The name was one of several (a hard link): the client drops the
+    /// count on the id's home daemon and removes the data only at 0.
+    pub linked: bool,
+}
+
+impl Removed {
+    fn of(r: &Record) -> Removed {
+        Removed {
+            id: if r.linked { r.ino } else { r.data_id() },
+            linked: r.linked,
+        }
+    }
+}
+
+/// A step of [`Namespace::link_count`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountStep {
+    /// Read the count.
+    Get,
+    /// One name more.
+    Add,
+    /// One name less.
+    Drop,
 }
 
 /// Changes of [`Namespace::setattr`].
@@ -64,6 +104,8 @@ pub struct Namespace {
     children: HashMap<String, BTreeSet<String>>,
     /// Path -> target of each symbolic link held here.
     targets: HashMap<String, Box<str>>,
+    /// Link counts above 1 of the ids handed out here (absent: 1).
+    counts: HashMap<u64, u32>,
     root: Record,
     ids: IdSource,
 }
@@ -76,6 +118,7 @@ impl Namespace {
             records: HashMap::new(),
             children: HashMap::new(),
             targets: HashMap::new(),
+            counts: HashMap::new(),
             root: Record::root(now, uid, gid),
             ids,
         }
@@ -221,15 +264,57 @@ impl Namespace {
     }
 
     /// Removes the file or symbolic link record `path` (only if its id is
-    /// `ino`, unless 0); returns the id of the data to remove (0 for a
-    /// link: [`Record::data_id`]). `ENOENT`, `EISDIR`.
-    pub fn unlink(&mut self, path: &str, ino: u64) -> Result<u64, Errno> {
+    /// `ino`, unless 0); returns what to settle: the data to remove, or
+    /// for a hard-linked name the count to drop. `ENOENT`, `EISDIR`.
+    pub fn unlink(&mut self, path: &str, ino: u64) -> Result<Removed, Errno> {
         match self.get(path) {
             None => Err(libc::ENOENT),
             Some(r) if r.kind == Kind::Dir => Err(libc::EISDIR),
             Some(r) if ino != 0 && r.ino != ino => Err(libc::ENOENT),
-            Some(_) => Ok(self.remove(path).map_or(0, |r| r.data_id())),
+            Some(_) => Ok(self
+                .remove(path)
+                .map_or_else(Removed::default, |r| Removed::of(&r))),
         }
+    }
+
+    /// Marks the file or symbolic link record `path` (if its id is `ino`)
+    /// as one of several names of its file, so that its removal drops the
+    /// link count. `ENOENT` (gone, or another file now), `EPERM` (a
+    /// directory: no hard links to directories).
+    pub fn mark_linked(&mut self, path: &str, ino: u64) -> Result<(), Errno> {
+        match self.records.get_mut(path) {
+            None => Err(libc::ENOENT),
+            Some(r) if r.kind == Kind::Dir => Err(libc::EPERM),
+            Some(r) if r.ino != ino => Err(libc::ENOENT),
+            Some(r) => {
+                r.linked = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// One step on the link count of `ino`, an id handed out here; returns
+    /// the count after it. A count absent from the table is 1 (a file that
+    /// never had a second name); it leaves the table when it is 1 again.
+    /// `EINVAL` (another daemon's id, or the root), `EMLINK` (already
+    /// [`MAX_LINKS`]).
+    pub fn link_count(&mut self, ino: u64, step: CountStep) -> Result<u32, Errno> {
+        if ino == ROOT_INO || !self.ids.is_mine(ino) {
+            return Err(libc::EINVAL);
+        }
+        let now = self.counts.get(&ino).copied().unwrap_or(1);
+        let next = match step {
+            CountStep::Get => return Ok(now),
+            CountStep::Add if now >= MAX_LINKS => return Err(libc::EMLINK),
+            CountStep::Add => now + 1,
+            CountStep::Drop => now.saturating_sub(1),
+        };
+        if next > 1 {
+            self.counts.insert(ino, next);
+        } else {
+            self.counts.remove(&ino);
+        }
+        Ok(next)
     }
 
     /// Marks directory `path` as being removed. `EBUSY` for the root or a
@@ -284,19 +369,29 @@ impl Namespace {
     }
 
     /// Inserts `rec` as `path`: a file record when `target` is `None`, a
-    /// symbolic link to `target` otherwise; a file or link there is
-    /// replaced. Returns the id of the data to remove (0: nothing was
-    /// replaced, or a link was: [`Record::data_id`]). `EISDIR` if a
-    /// directory is there.
+    /// symbolic link to `target` otherwise (`rec.linked`: one of several
+    /// names of its file). A file or link there is replaced, unless
+    /// `exclusive` (a hard link's new name: `EEXIST`); a name of the same
+    /// file is left as it is (a rename between two names of one file does
+    /// nothing) and reported as replaced by `rec.ino`. Returns what was
+    /// replaced ([`Removed`]). `EISDIR` if a directory is there.
     pub fn link(
         &mut self,
         path: &str,
         mut rec: Record,
         target: Option<&str>,
+        exclusive: bool,
         now: u64,
-    ) -> Result<u64, Errno> {
+    ) -> Result<Removed, Errno> {
         let replaced = match self.get(path) {
+            Some(_) if exclusive => return Err(libc::EEXIST),
             Some(r) if r.kind == Kind::Dir => return Err(libc::EISDIR),
+            Some(r) if r.ino == rec.ino => {
+                return Ok(Removed {
+                    id: r.ino,
+                    linked: r.linked,
+                });
+            }
             Some(_) => self.remove(path),
             None => None,
         };
@@ -315,7 +410,7 @@ impl Namespace {
                 self.insert(path, rec);
             }
         }
-        Ok(replaced.map_or(0, |r| r.data_id()))
+        Ok(replaced.map_or_else(Removed::default, |r| Removed::of(&r)))
     }
 
     /// Applies `c` to the record of `path`; returns the new record.

@@ -45,6 +45,9 @@ pub struct Record {
     pub removing: bool,
     /// A symbolic link's target length (its size); 0 for the others.
     pub target_len: u32,
+    /// One of several names of a file or link (a hard link): its link
+    /// count is kept by the daemon that handed out its id.
+    pub linked: bool,
 }
 
 impl Record {
@@ -61,6 +64,7 @@ impl Record {
             ctime: now,
             removing: false,
             target_len: 0,
+            linked: false,
         }
     }
 
@@ -69,7 +73,9 @@ impl Record {
         Record::new(Kind::Dir, ROOT_INO, 0o755, (uid, gid), now)
     }
 
-    /// Links: files and symbolic links 1, directories 2.
+    /// Links as far as this record knows: files and symbolic links 1,
+    /// directories 2 (a hard-linked name's count is its home daemon's:
+    /// [`super::Namespace::link_count`]).
     pub fn nlink(&self) -> u32 {
         match self.kind {
             Kind::File | Kind::Symlink => 1,

@@ -6,6 +6,11 @@ fn ns() -> Namespace {
 
 const ME: (u32, u32) = (1000, 100);
 
+/// A removal of a name that was its file's only one.
+fn plain(id: u64) -> Removed {
+    Removed { id, linked: false }
+}
+
 #[test]
 fn the_root_always_exists_as_a_directory() {
     let n = ns();
@@ -85,7 +90,7 @@ fn unlink_removes_files_only_and_checks_the_id() {
     n.mkdir("d", 0o755, ME, 1).unwrap();
     assert_eq!(n.unlink("d", 0), Err(libc::EISDIR));
     assert_eq!(n.unlink("f", f.ino + 1), Err(libc::ENOENT));
-    assert_eq!(n.unlink("f", f.ino), Ok(f.ino));
+    assert_eq!(n.unlink("f", f.ino), Ok(plain(f.ino)));
     assert_eq!(n.unlink("f", 0), Err(libc::ENOENT));
 }
 
@@ -123,11 +128,11 @@ fn link_replaces_a_file_but_not_a_directory() {
     let (a, _) = n.create("a", 0o600, ME, true, 1).unwrap();
     let (b, _) = n.create("b", 0o644, ME, true, 1).unwrap();
     n.mkdir("d", 0o755, ME, 1).unwrap();
-    assert_eq!(n.link("d", a, None, 9), Err(libc::EISDIR));
-    assert_eq!(n.link("b", a, None, 9), Ok(b.ino));
+    assert_eq!(n.link("d", a, None, false, 9), Err(libc::EISDIR));
+    assert_eq!(n.link("b", a, None, false, 9), Ok(plain(b.ino)));
     let moved = n.get("b").unwrap();
     assert_eq!((moved.ino, moved.mode, moved.ctime), (a.ino, 0o600, 9));
-    assert_eq!(n.link("c", a, None, 9), Ok(0));
+    assert_eq!(n.link("c", a, None, false, 9), Ok(plain(0)));
 }
 
 #[test]
@@ -202,7 +207,7 @@ fn unlinking_a_symlink_frees_its_target_and_names_no_data() {
     let mut n = ns();
     let l = n.symlink("l", "t", ME, 1).unwrap();
     assert_eq!(n.unlink("l", l.ino + 1), Err(libc::ENOENT));
-    assert_eq!(n.unlink("l", l.ino), Ok(0));
+    assert_eq!(n.unlink("l", l.ino), Ok(plain(0)));
     assert_eq!(n.readlink("l"), Err(libc::ENOENT));
     assert!(n.is_empty() && n.targets.is_empty());
     // A new link under the old name has its own target.
@@ -217,14 +222,17 @@ fn link_moves_a_symlink_and_replaces_links_and_files() {
     let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
     // rename l -> m: the record and target under the new name, then the
     // old name removed by id.
-    assert_eq!(n.link("m", l, Some("target"), 9), Ok(0));
-    assert_eq!(n.unlink("l", l.ino), Ok(0));
+    assert_eq!(n.link("m", l, Some("target"), false, 9), Ok(plain(0)));
+    assert_eq!(n.unlink("l", l.ino), Ok(plain(0)));
     let (moved, t) = n.readlink("m").unwrap();
     assert_eq!((moved.ino, moved.ctime, t), (l.ino, 9, "target"));
     // A link over a file names the file's data; a file over a link none.
-    assert_eq!(n.link("f", moved, Some("target"), 10), Ok(f.ino));
+    assert_eq!(
+        n.link("f", moved, Some("target"), false, 10),
+        Ok(plain(f.ino))
+    );
     assert_eq!(n.readlink("f").unwrap().1, "target");
-    assert_eq!(n.link("f", f, None, 11), Ok(0));
+    assert_eq!(n.link("f", f, None, false, 11), Ok(plain(0)));
     assert_eq!(
         n.get("f").map(|r| (r.kind, r.target_len)),
         Some((Kind::File, 0))
@@ -256,4 +264,78 @@ fn setattr_of_a_symlink_keeps_its_mode_and_refuses_a_size() {
 fn split_parent_of_nested_and_top_level_paths() {
     assert_eq!(split_parent("a/b/c"), ("a/b", "c"));
     assert_eq!(split_parent("a"), ("", "a"));
+}
+
+#[test]
+fn link_counts_live_on_the_home_daemon_and_start_at_one() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    assert_eq!(n.link_count(f.ino, CountStep::Get), Ok(1));
+    assert_eq!(n.link_count(f.ino, CountStep::Add), Ok(2));
+    assert_eq!(n.link_count(f.ino, CountStep::Add), Ok(3));
+    assert_eq!(n.link_count(f.ino, CountStep::Get), Ok(3));
+    assert_eq!(n.link_count(f.ino, CountStep::Drop), Ok(2));
+    assert_eq!(n.link_count(f.ino, CountStep::Drop), Ok(1));
+    assert!(n.counts.is_empty(), "a count of 1 is not kept");
+    assert_eq!(n.link_count(f.ino, CountStep::Drop), Ok(0));
+    assert_eq!(n.link_count(ROOT_INO, CountStep::Get), Err(libc::EINVAL));
+    let other = IdSource::new(3, 1).next_id();
+    assert_eq!(n.link_count(other, CountStep::Add), Err(libc::EINVAL));
+    assert_eq!(home_node(other), Some(3));
+    assert_eq!(home_node(f.ino), Some(0));
+    assert_eq!(home_node(ROOT_INO), None);
+}
+
+#[test]
+fn link_counts_stop_at_the_limit() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    n.counts.insert(f.ino, MAX_LINKS);
+    assert_eq!(n.link_count(f.ino, CountStep::Add), Err(libc::EMLINK));
+    assert_eq!(n.link_count(f.ino, CountStep::Get), Ok(MAX_LINKS));
+}
+
+#[test]
+fn a_hard_link_is_a_second_linked_record_of_the_same_id() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    n.mkdir("d", 0o755, ME, 1).unwrap();
+    assert_eq!(n.mark_linked("d", 0), Err(libc::EPERM));
+    assert_eq!(n.mark_linked("f", f.ino + 1), Err(libc::ENOENT));
+    assert_eq!(n.mark_linked("x", f.ino), Err(libc::ENOENT));
+    assert_eq!(n.mark_linked("f", f.ino), Ok(()));
+    let mut second = *n.get("f").unwrap();
+    assert!(second.linked);
+    assert_eq!(n.link("f", second, None, true, 2), Err(libc::EEXIST));
+    assert_eq!(n.link("d", second, None, true, 2), Err(libc::EEXIST));
+    second.ino = f.ino;
+    assert_eq!(n.link("g", second, None, true, 2), Ok(plain(0)));
+    assert_eq!(n.get("g").map(|r| (r.ino, r.linked)), Some((f.ino, true)));
+    // A rename of one name onto the other changes nothing.
+    let same = Removed {
+        id: f.ino,
+        linked: true,
+    };
+    assert_eq!(n.link("g", second, None, false, 3), Ok(same));
+    assert_eq!(n.get("g").map(|r| r.ctime), Some(2));
+    // Removing a linked name names the id and says it was linked.
+    assert_eq!(n.unlink("f", 0), Ok(same));
+    assert_eq!(n.unlink("g", f.ino), Ok(same));
+}
+
+#[test]
+fn a_linked_symlink_names_its_id_though_it_has_no_data() {
+    let mut n = ns();
+    let l = n.symlink("l", "t", ME, 1).unwrap();
+    n.mark_linked("l", l.ino).unwrap();
+    let rec = *n.get("l").unwrap();
+    assert_eq!(n.link("m", rec, Some("t"), true, 2), Ok(plain(0)));
+    assert_eq!(n.readlink("m").unwrap().1, "t");
+    let linked = Removed {
+        id: l.ino,
+        linked: true,
+    };
+    assert_eq!(n.unlink("l", 0), Ok(linked));
+    assert_eq!(n.unlink("m", 0), Ok(linked));
+    assert!(n.targets.is_empty());
 }

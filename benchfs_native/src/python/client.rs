@@ -239,7 +239,7 @@ impl PyClient {
     }
 
     /// Remove file or symbolic link ``path``: its record, then a file's
-    /// data on every daemon.
+    /// data on every daemon (with its last name, when it has several).
     fn unlink(&mut self, py: Python<'_>, path: &str) -> BoundaryResult<()> {
         self.run(py, |c| c.unlink(path))
     }
@@ -278,6 +278,19 @@ impl PyClient {
     /// or link there).
     fn rename(&mut self, py: Python<'_>, src: &str, dst: &str) -> BoundaryResult<()> {
         self.run(py, |c| c.rename(src, dst))
+    }
+
+    /// Give file or symbolic link ``src`` the second name ``dst`` (a hard
+    /// link: both names share the data, which goes with the last name);
+    /// return the attributes of ``dst`` (``nlink`` counted).
+    fn link<'py>(
+        &mut self,
+        py: Python<'py>,
+        src: &str,
+        dst: &str,
+    ) -> BoundaryResult<Bound<'py, PyDict>> {
+        let a = self.run(py, |c| c.link(src, dst))?;
+        attr_dict(py, &a)
     }
 
     /// Create the symbolic link ``path`` to ``target`` (kept as given,

@@ -48,6 +48,7 @@ pub fn trace_op(op: Op) -> OpCode {
         Op::Statfs => OpCode::Statfs,
         Op::Symlink => OpCode::Symlink,
         Op::Readlink => OpCode::Readlink,
+        Op::LinkCount => OpCode::LinkCount,
     }
 }
 

@@ -79,6 +79,8 @@ pub enum OpCode {
     Symlink = 20,
     /// RPC: readlink.
     Readlink = 21,
+    /// RPC: link_count.
+    LinkCount = 22,
 }
 
 /// The header's `kinds` table, in the documented order.
@@ -90,7 +92,7 @@ pub const KINDS: [(u8, &str, [&str; 3]); 4] = [
 ];
 
 /// The header's `ops` table.
-pub const OPS: [(u8, &str); 21] = [
+pub const OPS: [(u8, &str); 22] = [
     (1, "write"),
     (2, "read"),
     (3, "fsync"),
@@ -112,6 +114,7 @@ pub const OPS: [(u8, &str); 21] = [
     (19, "statfs"),
     (20, "symlink"),
     (21, "readlink"),
+    (22, "link_count"),
 ];
 
 /// One 48-byte record.

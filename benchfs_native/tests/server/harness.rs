@@ -16,7 +16,7 @@ pub use benchfs_native::rpc::session::{
 };
 pub use benchfs_native::rpc::session_key::{self, SessionKey, TAG_LEN};
 pub use benchfs_native::rpc::wire::{
-    self, FileKind, Header, Limits, Reply, Request, RmdirStep, Route,
+    self, CountStep, FileKind, Header, Limits, Reply, Request, RmdirStep, Route,
 };
 pub use benchfs_native::trace::format::{Kind, parse};
 pub use benchfs_ucx::{

@@ -113,6 +113,8 @@ fn seed_requests() -> Vec<Request<'static>> {
             },
             target_len: 0,
             parent_here: false,
+            exclusive: true,
+            linked: true,
         },
         Request::Link {
             path: "f/m",
@@ -123,6 +125,8 @@ fn seed_requests() -> Vec<Request<'static>> {
             },
             target_len: 3,
             parent_here: true,
+            exclusive: false,
+            linked: false,
         },
         Request::Setattr {
             path: "f/a",
@@ -144,6 +148,16 @@ fn seed_requests() -> Vec<Request<'static>> {
             parent_here: false,
         },
         Request::Readlink { path: "f/l" },
+        Request::LinkCount {
+            path: "",
+            ino: 0x0000_0800_0000_00ab,
+            step: wire::CountStep::Add,
+        },
+        Request::LinkCount {
+            path: "f/a",
+            ino: 0xab,
+            step: wire::CountStep::Mark,
+        },
     ]
 }
 

@@ -271,10 +271,12 @@ fn every_op() {
             record,
             target_len: 0,
             parent_here: false,
+            exclusive: false,
+            linked: false,
         };
         let f2 = attr(c.call(&stat("f2"), Vec::new()).ok());
         match c.call(&link("f2"), Vec::new()).ok() {
-            Reply::Link { replaced } => assert_eq!(replaced, f2.ino),
+            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (f2.ino, false)),
             r => panic!("{r:?}"),
         }
         assert_eq!(attr(c.call(&stat("f2"), Vec::new()).ok()).ino, a.ino);
@@ -290,7 +292,7 @@ fn every_op() {
             libc::ENOENT
         );
         match c.call(&unlink("f2", a.ino), Vec::new()).ok() {
-            Reply::Unlink { ino } => assert_eq!(ino, a.ino),
+            Reply::Unlink { ino, linked } => assert_eq!((ino, linked), (a.ino, false)),
             r => panic!("{r:?}"),
         }
         assert_eq!(c.call(&unlink("f2", 0), Vec::new()).errno(), libc::ENOENT);
@@ -470,9 +472,11 @@ fn symlinks() {
             record,
             target_len: 6,
             parent_here: false,
+            exclusive: false,
+            linked: false,
         };
         match c.call(&link, b"moved!".to_vec()).ok() {
-            Reply::Link { replaced } => assert_eq!(replaced, f.ino),
+            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (f.ino, false)),
             r => panic!("{r:?}"),
         }
         assert_eq!(c.call(&readlink("f"), Vec::new()).payload, b"moved!");
@@ -483,7 +487,7 @@ fn symlinks() {
             data: false,
         };
         match c.call(&unlink("l", l.ino), Vec::new()).ok() {
-            Reply::Unlink { ino } => assert_eq!(ino, 0),
+            Reply::Unlink { ino, linked } => assert_eq!((ino, linked), (0, false)),
             r => panic!("{r:?}"),
         }
         assert_eq!(c.call(&readlink("l"), Vec::new()).errno(), libc::ENOENT);
@@ -508,5 +512,133 @@ fn symlinks() {
         assert_eq!(s["namespace_records"], 2);
         c.shutdown(false);
         d.join();
+    });
+}
+
+#[test]
+fn hard_link_steps() {
+    watchdog(120, || {
+        let mut d = Daemon::start("hardlinks", |_| {});
+        let mut c = RawClient::connect(&d.record);
+        let create = |path| Request::Create {
+            path,
+            mode: 0o640,
+            uid: 1,
+            gid: 2,
+            exclusive: true,
+            parent_here: false,
+        };
+        let stat = |path| Request::Stat { path, data: false };
+        let count = |ino, step| Request::LinkCount {
+            path: "",
+            ino,
+            step,
+        };
+        let mark = |path, ino| Request::LinkCount {
+            path,
+            ino,
+            step: CountStep::Mark,
+        };
+        let got_count = |r: Reply<'_>| match r {
+            Reply::LinkCount { count } => count,
+            r => panic!("{r:?}"),
+        };
+        let f = match c.call(&create("f"), Vec::new()).ok() {
+            Reply::Create { attr, .. } => attr,
+            r => panic!("{r:?}"),
+        };
+        c.call(
+            &Request::Mkdir {
+                path: "d",
+                mode: 0o755,
+                uid: 1,
+                gid: 2,
+                parent_here: false,
+            },
+            Vec::new(),
+        )
+        .ok();
+        let dir = attr(c.call(&stat("d"), Vec::new()).ok());
+        // The count starts at 1 and goes up by one per name.
+        assert_eq!(
+            got_count(c.call(&count(f.ino, CountStep::Get), Vec::new()).ok()),
+            1
+        );
+        assert_eq!(
+            got_count(c.call(&count(f.ino, CountStep::Add), Vec::new()).ok()),
+            2
+        );
+        // The mark: by id, never a directory.
+        assert_eq!(
+            c.call(&mark("f", f.ino + 1), Vec::new()).errno(),
+            libc::ENOENT
+        );
+        assert_eq!(c.call(&mark("d", dir.ino), Vec::new()).errno(), libc::EPERM);
+        c.call(&mark("f", f.ino), Vec::new()).ok();
+        assert_eq!(
+            attr(c.call(&stat("f"), Vec::new()).ok()).nlink,
+            0,
+            "count elsewhere"
+        );
+        // The second name: exclusive, linked.
+        let record = wire::Record {
+            ino: f.ino,
+            mode: f.mode,
+            uid: f.uid,
+            gid: f.gid,
+            ..Default::default()
+        };
+        let link = |path, exclusive| Request::Link {
+            path,
+            record,
+            target_len: 0,
+            parent_here: false,
+            exclusive,
+            linked: true,
+        };
+        match c.call(&link("g", true), Vec::new()).ok() {
+            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (0, false)),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(c.call(&link("g", true), Vec::new()).errno(), libc::EEXIST);
+        assert_eq!(c.call(&link("d", true), Vec::new()).errno(), libc::EEXIST);
+        let g = attr(c.call(&stat("g"), Vec::new()).ok());
+        assert_eq!((g.ino, g.nlink), (f.ino, 0));
+        // A rename's insert onto a name of the same file changes nothing.
+        match c.call(&link("g", false), Vec::new()).ok() {
+            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (f.ino, true)),
+            r => panic!("{r:?}"),
+        }
+        // Removing a linked name says so; the count is the client's to drop.
+        let unlink = Request::Unlink {
+            path: "f",
+            ino: 0,
+            data: false,
+        };
+        match c.call(&unlink, Vec::new()).ok() {
+            Reply::Unlink { ino, linked } => assert_eq!((ino, linked), (f.ino, true)),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(
+            got_count(c.call(&count(f.ino, CountStep::Drop), Vec::new()).ok()),
+            1
+        );
+        assert_eq!(
+            got_count(c.call(&count(f.ino, CountStep::Drop), Vec::new()).ok()),
+            0
+        );
+        // Ids this daemon did not hand out have no count here.
+        let foreign = f.ino + (1 << 43);
+        assert_eq!(
+            c.call(&count(foreign, CountStep::Get), Vec::new()).errno(),
+            libc::EINVAL
+        );
+        assert_eq!(
+            c.call(&count(1, CountStep::Add), Vec::new()).errno(),
+            libc::EINVAL
+        );
+        c.shutdown(false);
+        let s = d.join();
+        assert!(s.requests["link_count"] >= 8);
     });
 }

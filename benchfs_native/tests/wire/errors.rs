@@ -279,7 +279,7 @@ fn layout_is_pinned() {
     .unwrap();
     let want: Vec<u8> = [
         &b"BFSW"[..],
-        &[4, 0],                                           // version
+        &[5, 0],                                           // version
         &[5, 0],                                           // op write, reserved
         &[0x04, 0],                                        // flags: SYNC
         &[16, 0],                                          // fixed_len
@@ -303,7 +303,7 @@ fn layout_is_pinned() {
         assert_eq!(Op::from_code(op.code()), Some(*op));
     }
     assert_eq!(Op::from_code(0), None);
-    assert_eq!(Op::from_code(21), None);
+    assert_eq!(Op::from_code(22), None);
 }
 
 #[test]
@@ -341,6 +341,8 @@ fn link_targets_are_bounded_both_ways() {
         record: record(mode),
         target_len,
         parent_here: false,
+        exclusive: false,
+        linked: false,
     };
     let mut out = Vec::new();
     for (mode, len) in [
@@ -379,4 +381,41 @@ fn link_targets_are_bounded_both_ways() {
     let mode_at = HEADER_LEN + 24;
     b[mode_at..mode_at + 4].copy_from_slice(&(libc::S_IFREG | 0o777).to_le_bytes());
     assert_eq!((err(&b).offset, err(&b).field), (mode_at, "mode"));
+}
+
+#[test]
+fn link_count_steps_are_checked_both_ways() {
+    let route = Route::new(1, 1);
+    let count = |path, ino, step| Request::LinkCount { path, ino, step };
+    let mut out = Vec::new();
+    // A mark names a record, a count step none; an id is never 0.
+    for bad in [
+        count("", 5, wire::CountStep::Mark),
+        count("f", 5, wire::CountStep::Add),
+        count("", 0, wire::CountStep::Get),
+    ] {
+        assert!(encode_request(&mut out, route, &bad).is_err(), "{bad:?}");
+    }
+    assert!(out.is_empty());
+    encode_request(&mut out, route, &count("", 5, wire::CountStep::Drop)).unwrap();
+    let step_at = HEADER_LEN + 8;
+    for code in [0u32, 5, u32::MAX] {
+        let mut b = out.clone();
+        b[step_at..step_at + 4].copy_from_slice(&code.to_le_bytes());
+        assert_eq!((err(&b).offset, err(&b).field), (step_at, "step"));
+    }
+    // A mark's code on a message without a path.
+    let mut b = out.clone();
+    b[step_at..step_at + 4].copy_from_slice(&4u32.to_le_bytes());
+    assert_eq!(err(&b).field, "path");
+    let mut b = out.clone();
+    b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&0u64.to_le_bytes());
+    assert_eq!((err(&b).offset, err(&b).field), (HEADER_LEN, "ino"));
+    let mut b = out.clone();
+    b[step_at + 4] = 1;
+    assert_eq!(err(&b).field, "reserved");
+    // The linked flag is link's (request) and unlink's and link's (reply).
+    let mut b = out.clone();
+    b[8..10].copy_from_slice(&wire::FLAG_LINKED.to_le_bytes());
+    assert_eq!(err(&b).field, "flags");
 }

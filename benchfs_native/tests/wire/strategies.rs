@@ -2,8 +2,8 @@
 //! descriptions they produce.
 
 use benchfs_native::rpc::wire::{
-    Attr, DIR_ENTRY_FIXED, FileKind, MAX_TARGET, Op, Record, Reply, Request, RmdirStep, Route,
-    SET_ALL, StatFsReply, encode_reply, encode_request,
+    Attr, CountStep, DIR_ENTRY_FIXED, FileKind, MAX_TARGET, Op, Record, Reply, Request, RmdirStep,
+    Route, SET_ALL, StatFsReply, encode_reply, encode_request,
 };
 use proptest::prelude::*;
 
@@ -101,11 +101,12 @@ pub enum Req {
     Mkdir(String, u32, u32, u32, bool),
     Rmdir(String, RmdirStep, u64),
     CheckParent(String),
-    Link(String, Record, u64, bool),
+    Link(String, Record, u64, [bool; 3]),
     Setattr(String, [u32; 4], [u64; 3], bool),
     Statfs,
     Symlink(String, u32, u32, u64, bool),
     Readlink(String),
+    LinkCount(String, u64, CountStep),
 }
 
 impl Req {
@@ -177,11 +178,13 @@ impl Req {
                 ino: *ino,
             },
             Req::CheckParent(p) => Request::CheckParent { path: p },
-            Req::Link(p, record, target_len, here) => Request::Link {
+            Req::Link(p, record, target_len, [here, exclusive, linked]) => Request::Link {
                 path: p,
                 record: *record,
                 target_len: *target_len,
                 parent_here: *here,
+                exclusive: *exclusive,
+                linked: *linked,
             },
             Req::Setattr(p, [mask, mode, uid, gid], [size, atime, mtime], data) => {
                 Request::Setattr {
@@ -205,6 +208,11 @@ impl Req {
                 parent_here: *here,
             },
             Req::Readlink(p) => Request::Readlink { path: p },
+            Req::LinkCount(p, ino, step) => Request::LinkCount {
+                path: p,
+                ino: *ino,
+                step: *step,
+            },
         }
     }
 }
@@ -261,7 +269,7 @@ pub fn request() -> impl Strategy<Value = Req> {
         )
             .prop_map(|(p, s, i)| Req::Rmdir(p, s, i)),
         dir_path().prop_map(Req::CheckParent),
-        (path(), record(), any::<bool>()).prop_map(|(p, (r, l), h)| Req::Link(p, r, l, h)),
+        (path(), record(), any::<[bool; 3]>()).prop_map(|(p, (r, l), f)| Req::Link(p, r, l, f)),
         (
             dir_path(),
             (0..=SET_ALL, any::<u32>(), any::<u32>(), any::<u32>()),
@@ -279,6 +287,19 @@ pub fn request() -> impl Strategy<Value = Req> {
         )
             .prop_map(|(p, u, g, l, h)| Req::Symlink(p, u, g, l, h)),
         path().prop_map(Req::Readlink),
+        link_count(),
+    ]
+}
+
+/// A count step (no path) or a mark (a path), of a non-zero id.
+pub fn link_count() -> impl Strategy<Value = Req> {
+    prop_oneof![
+        (
+            1..=u64::MAX,
+            prop::sample::select(vec![CountStep::Get, CountStep::Add, CountStep::Drop])
+        )
+            .prop_map(|(i, s)| Req::LinkCount(String::new(), i, s)),
+        (path(), 1..=u64::MAX).prop_map(|(p, i)| Req::LinkCount(p, i, CountStep::Mark)),
     ]
 }
 
@@ -316,8 +337,11 @@ pub fn reply() -> impl Strategy<Value = Rep> {
             .prop_map(|(attr, created)| Rep::Plain(Reply::Create { attr, created })),
         attr().prop_map(|a| Rep::Plain(Reply::Mkdir(a))),
         attr().prop_map(|a| Rep::Plain(Reply::Setattr(a))),
-        any::<u64>().prop_map(|ino| Rep::Plain(Reply::Unlink { ino })),
-        any::<u64>().prop_map(|replaced| Rep::Plain(Reply::Link { replaced })),
+        (any::<u64>(), any::<bool>())
+            .prop_map(|(ino, linked)| Rep::Plain(Reply::Unlink { ino, linked })),
+        (any::<u64>(), any::<bool>())
+            .prop_map(|(replaced, linked)| Rep::Plain(Reply::Link { replaced, linked })),
+        any::<u64>().prop_map(|count| Rep::Plain(Reply::LinkCount { count })),
         Just(Rep::Plain(Reply::Rmdir)),
         Just(Rep::Plain(Reply::CheckParent)),
         (any::<[u64; 6]>(), any::<u32>()).prop_map(|([bs, b, bf, ba, f, ff], nm)| {

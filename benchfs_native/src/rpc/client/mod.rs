@@ -7,6 +7,7 @@
 //! * `ops`: create, open, write, read, fsync, close, stat, unlink, readdir,
 //!   truncate, ping, stats, shutdown (placement per docs/PLACEMENT.md).
 //! * `namespace`: mkdir, rmdir, rename, setattr, statfs (docs/NAMESPACE.md).
+//! * `links`: hard links and their link counts.
 //! * `phase`: the bulk write or read phase ([`PhaseSpec`]).
 //! * `metadata`: the mdtest-style metadata phase ([`MetadataSpec`]).
 //! * `progress`: the live progress record of either.
@@ -19,6 +20,7 @@ mod bench;
 mod buf;
 mod connect;
 mod inflight;
+mod links;
 mod metadata;
 mod namespace;
 mod ops;

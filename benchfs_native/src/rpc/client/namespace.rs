@@ -4,10 +4,11 @@
 use super::Client;
 use super::buf::SharedBuf;
 use super::inflight::{Answer, Call};
+use super::links::moved_record;
 use super::ops::{check_path, unexpected};
 use crate::error::{Error, Result};
 use crate::rpc::wire::{
-    Attr, FileKind, MAX_NAME, Record, Request, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME,
+    Attr, FileKind, MAX_NAME, Request, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME,
     SET_SIZE, SET_UID, check_target,
 };
 
@@ -180,7 +181,12 @@ impl Client {
     }
 
     /// One call carrying a link target as its payload.
-    fn call_with_target(&mut self, node: u32, req: &Request<'_>, target: &str) -> Result<Answer> {
+    pub(super) fn call_with_target(
+        &mut self,
+        node: u32,
+        req: &Request<'_>,
+        target: &str,
+    ) -> Result<Answer> {
         let mut buf = SharedBuf::from_vec(target.as_bytes().to_vec());
         let call = Call::new(&self.conn, node, req, 0)?.with_payload(buf.piece(0, target.len()));
         let mut out = self.window.run_all(&self.conn, vec![call], |_| false)?;
@@ -214,31 +220,31 @@ impl Client {
         if from == to {
             return Ok(());
         }
-        let record = Record {
-            ino: src.ino,
-            mode: src.mode,
-            uid: src.uid,
-            gid: src.gid,
-            atime_unix_ns: src.atime_unix_ns,
-            mtime_unix_ns: src.mtime_unix_ns,
-            ctime_unix_ns: src.ctime_unix_ns,
-        };
+        // A name's owner reports nlink 0 for one of several names.
+        let linked = src.nlink == 0;
         let to_owner = self.placement.metadata_owner(to);
         let link = Request::Link {
             path: to,
-            record,
+            record: moved_record(&src),
             target_len: target.len() as u64,
             parent_here: self.parent_here(to),
+            exclusive: false,
+            linked,
         };
         let answer = if target.is_empty() {
             self.call_one(to_owner, &link)?
         } else {
             self.call_with_target(to_owner, &link, &target)?
         };
-        let replaced = match answer {
-            Answer::Id(id) => id,
+        let (replaced, replaced_linked) = match answer {
+            Answer::Id { id, linked } => (id, linked),
             a => return Err(unexpected("rename", &a)),
         };
+        // `to` is another name of the same file: POSIX's rename does
+        // nothing, and both names stay.
+        if replaced == src.ino {
+            return Ok(());
+        }
         // A replaced file kept the parent non-empty throughout: no rmdir
         // can have removed it. Otherwise (nothing replaced, or a link,
         // which reports no data) check it like a create does.
@@ -263,10 +269,7 @@ impl Client {
                 r?;
             }
         }
-        if replaced != 0 && replaced != src.ino {
-            self.remove_data(replaced, to)?;
-        }
-        Ok(())
+        self.settle_removed(replaced, replaced_linked, to)
     }
 
     /// Changes the attributes of `path` ("" = the root); returns the new

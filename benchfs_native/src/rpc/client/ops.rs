@@ -554,22 +554,30 @@ impl Client {
     /// them, the record's when no daemon holds data) from every daemon.
     pub fn stat(&mut self, path: &str) -> Result<Attr> {
         self.check_connected("stat")?;
-        let mut attr = self.record(path)?;
+        let record = self.record(path)?;
+        let mut attr = self.with_nlink(record, path)?;
         if attr.kind == FileKind::File {
-            let d = self.data_attr(attr.ino, path)?;
-            attr.size = d.size;
-            attr.blocks = d.blocks;
-            if let Some(m) = d.mtime {
-                attr.mtime_unix_ns = m;
-                attr.ctime_unix_ns = attr.ctime_unix_ns.max(m);
-            }
+            self.fill_data_attr(&mut attr, path)?;
         }
         Ok(attr)
     }
 
+    /// Size, blocks and times of file `attr` from every daemon's data.
+    pub(super) fn fill_data_attr(&mut self, attr: &mut Attr, path: &str) -> Result<()> {
+        let d = self.data_attr(attr.ino, path)?;
+        attr.size = d.size;
+        attr.blocks = d.blocks;
+        if let Some(m) = d.mtime {
+            attr.mtime_unix_ns = m;
+            attr.ctime_unix_ns = attr.ctime_unix_ns.max(m);
+        }
+        Ok(())
+    }
+
     /// Removes file or symbolic link `path`: its record on the metadata
-    /// owner, then a file's data from every daemon. `EISDIR` for a
-    /// directory.
+    /// owner, then a file's data from every daemon (for one of several
+    /// names: one name less on the file's home daemon, and the data only
+    /// with the last). `EISDIR` for a directory.
     pub fn unlink(&mut self, path: &str) -> Result<()> {
         self.check_connected("unlink")?;
         check_path("unlink", path, false)?;
@@ -580,9 +588,10 @@ impl Client {
             data: false,
         };
         match self.call_one(owner, &req)? {
-            // A symbolic link has no data (the owner reports none).
-            Answer::Id(0) => Ok(()),
-            Answer::Id(ino) => self.remove_data(ino, path),
+            // A symbolic link has no data (the owner reports id 0), a name
+            // of several drops its file's count (the data goes with the
+            // last).
+            Answer::Id { id, linked } => self.settle_removed(id, linked, path),
             a => Err(unexpected("unlink", &a)),
         }
     }

@@ -13,7 +13,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(2);
 /// Whether repeating `op` cannot change the outcome (read, stat, open,
 /// readdir, ping, stats, check_parent, statfs, readlink). Creates, writes,
 /// truncates, unlinks, fsyncs, shutdowns and every namespace change (mkdir,
-/// rmdir, link, setattr, symlink) are never repeated.
+/// rmdir, link, setattr, symlink, link_count) are never repeated.
 pub fn idempotent(op: Op) -> bool {
     matches!(
         op,

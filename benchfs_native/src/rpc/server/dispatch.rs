@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::error::{Error, strerror};
-use crate::namespace::{IdSource, Namespace};
+use crate::namespace::{IdSource, Namespace, Removed};
 use crate::rpc::wire::{self, Attr, Op};
 use crate::storage::{ChunkStore, layout};
 use crate::sys;
@@ -114,6 +114,18 @@ pub enum Work {
         record: wire::Record,
         /// Check the parent here, with the insert.
         parent_here: bool,
+        /// `EEXIST` if the name exists (a hard link's new name).
+        exclusive: bool,
+        /// One of several names of its file.
+        linked: bool,
+    },
+    /// A step on a link count of an id handed out here, or the mark of a
+    /// record as one of several names.
+    LinkCount {
+        /// The file's id.
+        ino: u64,
+        /// The step.
+        step: wire::CountStep,
     },
     /// Change attributes (of the record, or the data object's times).
     Setattr(SetFields),
@@ -174,6 +186,7 @@ impl Work {
             Work::Statfs => Op::Statfs,
             Work::Symlink { .. } => Op::Symlink,
             Work::Readlink => Op::Readlink,
+            Work::LinkCount { .. } => Op::LinkCount,
             Work::Echo { .. } => Op::Ping,
         }
     }
@@ -202,8 +215,10 @@ pub enum Done {
     Link(Attr),
     /// Create: the record, and whether this request made it.
     Created(Attr, bool),
-    /// Unlink (the removed id), link (the replaced id).
-    Id(u64),
+    /// Unlink (what was removed), link (what was replaced).
+    Removed(Removed),
+    /// A link count after a step (a mark: 0).
+    Count(u64),
     /// Statfs.
     Statfs(wire::StatFsReply),
     /// Write.
@@ -432,7 +447,10 @@ impl Storage {
         let ef = |e: Error| engine_fail(work, path, &e);
         match *work {
             Work::Stat { data: true } => self.data_attr(work, path).map(Done::Attr),
-            Work::Unlink { data: true, .. } => store.remove(path).map(|()| Done::Id(0)).map_err(ef),
+            Work::Unlink { data: true, .. } => store
+                .remove(path)
+                .map(|()| Done::Removed(Removed::default()))
+                .map_err(ef),
             Work::Setattr(f) if f.data => self.data_times(work, path, &f),
             Work::Create { .. }
             | Work::Open { .. }
@@ -446,7 +464,8 @@ impl Storage {
             | Work::Setattr(_)
             | Work::Statfs
             | Work::Symlink { .. }
-            | Work::Readlink => self.run_names(work, path, buf),
+            | Work::Readlink
+            | Work::LinkCount { .. } => self.run_names(work, path, buf),
             Work::Write {
                 chunk,
                 offset,

@@ -8,14 +8,15 @@ use std::os::fd::AsFd as _;
 
 use super::dispatch::{Done, Failure, SetFields, Storage, Work, fail, io_fail};
 use super::requests::unix_now_ns;
-use crate::namespace::{Changes, Kind, Namespace, Record, split_parent};
+use crate::namespace::{Changes, CountStep, Kind, Namespace, Record, split_parent};
 use crate::rpc::wire::{
     self, Attr, FileKind, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME, SET_SIZE, SET_UID,
 };
 use crate::sys;
 
 /// The attributes of a record (a file's size, blocks and data times are
-/// the data daemons'; a symbolic link's size is its target's length).
+/// the data daemons'; a symbolic link's size is its target's length; a
+/// hard-linked name's nlink is 0: its count is on its home daemon).
 pub(super) fn record_attr(r: &Record) -> Attr {
     let kind = match r.kind {
         Kind::File => FileKind::File,
@@ -30,7 +31,7 @@ pub(super) fn record_attr(r: &Record) -> Attr {
         mode: kind.type_bits() | r.mode,
         uid: r.uid,
         gid: r.gid,
-        nlink: r.nlink(),
+        nlink: if r.linked { 0 } else { r.nlink() },
         atime_unix_ns: r.atime,
         mtime_unix_ns: r.mtime,
         ctime_unix_ns: r.ctime,
@@ -127,7 +128,7 @@ impl Storage {
                 .get(path)
                 .map(|r| Done::Attr(record_attr(r)))
                 .ok_or_else(|| no(libc::ENOENT)),
-            Work::Unlink { ino, .. } => ns.unlink(path, ino).map(Done::Id).map_err(no),
+            Work::Unlink { ino, .. } => ns.unlink(path, ino).map(Done::Removed).map_err(no),
             Work::Mkdir { mode, uid, gid, .. } => ns
                 .mkdir(path, mode, (uid, gid), now)
                 .map(|r| Done::Attr(record_attr(&r)))
@@ -141,7 +142,12 @@ impl Storage {
             .map(|()| Done::Unit)
             .map_err(no),
             Work::CheckParent => ns.check_parent(path).map(|()| Done::Unit).map_err(no),
-            Work::Link { record, .. } => {
+            Work::Link {
+                record,
+                exclusive,
+                linked,
+                ..
+            } => {
                 let target = match wire::FileKind::of_mode(record.mode) {
                     FileKind::Symlink => Some(link_target(work, path, buf)?),
                     _ => None,
@@ -157,13 +163,32 @@ impl Storage {
                     ctime: record.ctime_unix_ns,
                     removing: false,
                     target_len: 0,
+                    linked,
                 };
-                ns.link(path, rec, target, now).map(Done::Id).map_err(no)
+                ns.link(path, rec, target, exclusive, now)
+                    .map(Done::Removed)
+                    .map_err(no)
             }
             Work::Symlink { uid, gid, .. } => {
                 let target = link_target(work, path, buf)?;
                 ns.symlink(path, target, (uid, gid), now)
                     .map(|r| Done::Attr(record_attr(&r)))
+                    .map_err(no)
+            }
+            Work::LinkCount { ino, step } => {
+                let step = match step {
+                    wire::CountStep::Mark => {
+                        return ns
+                            .mark_linked(path, ino)
+                            .map(|()| Done::Count(0))
+                            .map_err(no);
+                    }
+                    wire::CountStep::Get => CountStep::Get,
+                    wire::CountStep::Add => CountStep::Add,
+                    wire::CountStep::Drop => CountStep::Drop,
+                };
+                ns.link_count(ino, step)
+                    .map(|n| Done::Count(u64::from(n)))
                     .map_err(no)
             }
             Work::Readlink => {

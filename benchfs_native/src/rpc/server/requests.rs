@@ -166,11 +166,15 @@ impl Server<'_> {
                 record,
                 target_len,
                 parent_here,
+                exclusive,
+                linked,
                 ..
             } => (
                 Work::Link {
                     record,
                     parent_here,
+                    exclusive,
+                    linked,
                 },
                 usize::try_from(target_len).unwrap_or(usize::MAX),
                 target_len > 0,
@@ -191,6 +195,7 @@ impl Server<'_> {
                 true,
             ),
             Request::Readlink { .. } => (Work::Readlink, 0, false),
+            Request::LinkCount { ino, step, .. } => (Work::LinkCount { ino, step }, 0, false),
             Request::Setattr {
                 mask,
                 mode,
@@ -306,10 +311,17 @@ impl Server<'_> {
                 Op::Symlink => Reply::Symlink(a),
                 _ => Reply::Stat(a),
             },
-            Ok(Done::Id(id)) => match op {
-                Op::Link => Reply::Link { replaced: id },
-                _ => Reply::Unlink { ino: id },
+            Ok(Done::Removed(r)) => match op {
+                Op::Link => Reply::Link {
+                    replaced: r.id,
+                    linked: r.linked,
+                },
+                _ => Reply::Unlink {
+                    ino: r.id,
+                    linked: r.linked,
+                },
             },
+            Ok(Done::Count(count)) => Reply::LinkCount { count },
             Ok(Done::Statfs(f)) => Reply::Statfs(f),
             Ok(Done::Written(n)) => {
                 self.stats.bytes_in += n;

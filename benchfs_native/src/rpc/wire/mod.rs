@@ -30,7 +30,9 @@ pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, enc
 pub use header::{Header, Route, decode_header};
 pub use op::Op;
 pub use reply::{Attr, FileKind, Reply, StatFsReply, decode_reply, encode_reply};
-pub use request::{Record, Request, RmdirStep, check_target, decode_request, encode_request};
+pub use request::{
+    CountStep, Record, Request, RmdirStep, check_target, decode_request, encode_request,
+};
 
 /// First four bytes of every message.
 pub const MAGIC: [u8; 4] = *b"BFSW";
@@ -38,8 +40,9 @@ pub const MAGIC: [u8; 4] = *b"BFSW";
 /// rejected (see the version policy in docs/WIRE_PROTOCOL.md).
 /// 2: the channel token in the header. 3: the namespace (directories,
 /// rename, attributes, file data addressed by file id). 4: symbolic links
-/// (symlink, readlink, a link's record moved by link).
-pub const VERSION: u16 = 4;
+/// (symlink, readlink, a link's record moved by link). 5: hard links
+/// (link's `EXCL` and `LINKED` flags, the link_count op).
+pub const VERSION: u16 = 5;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
@@ -58,7 +61,7 @@ pub const MAX_ERRNO: i32 = 4095;
 
 /// Flag: the message is a reply.
 pub const FLAG_REPLY: u16 = 1 << 0;
-/// Flag (create request): fail with `EEXIST` if the file exists.
+/// Flag (create, link request): fail with `EEXIST` if the name exists.
 pub const FLAG_EXCL: u16 = 1 << 1;
 /// Flag (write request): make the data durable before replying.
 pub const FLAG_SYNC: u16 = 1 << 2;
@@ -80,6 +83,11 @@ pub const FLAG_CREATED: u16 = 1 << 8;
 /// parent directory's record, so it checks the parent itself, in the same
 /// step as the insert (and the client sends no check_parent).
 pub const FLAG_PARENT_HERE: u16 = 1 << 9;
+/// Flag (link request): the record is one of several names of its file (a
+/// hard link; its link count is on its home daemon). (unlink and link
+/// reply): the removed or replaced name was such a name, so the client
+/// drops the count instead of removing the data.
+pub const FLAG_LINKED: u16 = 1 << 10;
 
 /// Bits of a [`Request::Setattr`]'s `mask`: which fields to set.
 pub const SET_MODE: u32 = 1 << 0;

@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::{
     ATTR_LEN, FLAG_CREATED, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE,
-    FLAG_PARENT_HERE, FLAG_SYNC, STATFS_LEN,
+    FLAG_LINKED, FLAG_PARENT_HERE, FLAG_SYNC, STATFS_LEN,
 };
 
 /// Operation codes.
@@ -42,7 +42,8 @@ pub enum Op {
     Rmdir = 14,
     /// Whether a path is a directory that takes new entries.
     CheckParent = 15,
-    /// Insert a file record under a new name (the first step of rename).
+    /// Insert a file record under a new name (the first step of rename, or
+    /// a hard link's new name).
     Link = 16,
     /// Change a record's attributes (or a data object's times).
     Setattr = 17,
@@ -52,11 +53,14 @@ pub enum Op {
     Symlink = 19,
     /// A symbolic link's record and target (the target in the payload).
     Readlink = 20,
+    /// One step on a file's link count (on its home daemon), or the mark
+    /// of a name as one of several (on the name's owner).
+    LinkCount = 21,
 }
 
 impl Op {
     /// Every op, in code order.
-    pub const ALL: [Op; 20] = [
+    pub const ALL: [Op; 21] = [
         Op::Ping,
         Op::Create,
         Op::Open,
@@ -77,6 +81,7 @@ impl Op {
         Op::Statfs,
         Op::Symlink,
         Op::Readlink,
+        Op::LinkCount,
     ];
 
     /// The op of wire code `code`.
@@ -112,6 +117,7 @@ impl Op {
             Op::Statfs => "statfs",
             Op::Symlink => "symlink",
             Op::Readlink => "readlink",
+            Op::LinkCount => "link_count",
         }
     }
 
@@ -119,7 +125,8 @@ impl Op {
     pub(super) fn request_flags(self) -> u16 {
         match self {
             Op::Create => FLAG_EXCL | FLAG_PARENT_HERE,
-            Op::Mkdir | Op::Link | Op::Symlink => FLAG_PARENT_HERE,
+            Op::Mkdir | Op::Symlink => FLAG_PARENT_HERE,
+            Op::Link => FLAG_PARENT_HERE | FLAG_EXCL | FLAG_LINKED,
             Op::Write => FLAG_SYNC,
             Op::Fsync => FLAG_DATASYNC,
             Op::Shutdown => FLAG_FORCE,
@@ -134,6 +141,7 @@ impl Op {
         match self {
             Op::Readdir => FLAG_EOF,
             Op::Create => FLAG_CREATED,
+            Op::Unlink | Op::Link => FLAG_LINKED,
             _ => 0,
         }
     }
@@ -142,7 +150,7 @@ impl Op {
     pub(super) fn request_fixed_len(self) -> usize {
         match self {
             Op::Open | Op::Truncate | Op::Unlink | Op::Symlink => 8,
-            Op::Write | Op::Readdir | Op::Create | Op::Mkdir | Op::Rmdir => 16,
+            Op::Write | Op::Readdir | Op::Create | Op::Mkdir | Op::Rmdir | Op::LinkCount => 16,
             Op::Read => 24,
             Op::Link | Op::Setattr => 48,
             _ => 0,
@@ -159,7 +167,7 @@ impl Op {
             | Op::Setattr
             | Op::Symlink
             | Op::Readlink => ATTR_LEN,
-            Op::Ping | Op::Write | Op::Unlink | Op::Link => 8,
+            Op::Ping | Op::Write | Op::Unlink | Op::Link | Op::LinkCount => 8,
             Op::Readdir => 16,
             Op::Statfs => STATFS_LEN,
             _ => 0,
@@ -170,7 +178,7 @@ impl Op {
     pub(super) fn request_path(self) -> PathRule {
         match self {
             Op::Ping | Op::Stats | Op::Shutdown | Op::Statfs => PathRule::None,
-            Op::Readdir | Op::Stat | Op::CheckParent | Op::Setattr => PathRule::Dir,
+            Op::Readdir | Op::Stat | Op::CheckParent | Op::Setattr | Op::LinkCount => PathRule::Dir,
             _ => PathRule::File,
         }
     }

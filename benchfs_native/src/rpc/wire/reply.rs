@@ -7,8 +7,8 @@ use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
 use super::request::{check_target_payload, target_len_ok};
 use super::{
-    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH,
-    MAX_TARGET,
+    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_LINKED, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO,
+    MAX_PATH, MAX_TARGET,
 };
 use crate::error::{Error, Result};
 
@@ -73,7 +73,9 @@ pub struct Attr {
     pub uid: u32,
     /// Group.
     pub gid: u32,
-    /// Links: files 1, directories 2.
+    /// Links: directories 2, files and symbolic links their names' count.
+    /// From a name's owner, 0 for one of several names of a file: the
+    /// count is its home daemon's (link_count).
     pub nlink: u32,
     /// Last access, nanoseconds since the Unix epoch.
     pub atime_unix_ns: u64,
@@ -140,10 +142,12 @@ pub enum Reply<'a> {
     /// Truncated.
     Truncate,
     /// Removed: the id of the removed record (0 for a data object or a
-    /// symbolic link: no data to remove).
+    /// symbolic link: no data to remove, unless `linked`).
     Unlink {
         /// The removed file's id.
         ino: u64,
+        /// The name was one of several: drop the count, not the data.
+        linked: bool,
     },
     /// Directory entries: `count` entries, `entries_len` payload bytes
     /// (see [`encode_dir_entries`](super::encode_dir_entries)).
@@ -173,8 +177,16 @@ pub enum Reply<'a> {
     /// Linked: the id of the file it replaced (0: none, or a symbolic
     /// link, which has no data).
     Link {
-        /// The replaced file's id.
+        /// The replaced file's id (the inserted record's own: the name
+        /// was already one of the same file, left as it was).
         replaced: u64,
+        /// The replaced name was one of several: drop the count.
+        linked: bool,
+    },
+    /// A link count step done: the count after it (a mark: 0).
+    LinkCount {
+        /// The count.
+        count: u64,
     },
     /// Attributes set: the new ones.
     Setattr(Attr),
@@ -221,6 +233,7 @@ impl Reply<'_> {
             Reply::Statfs(_) => Op::Statfs,
             Reply::Symlink(_) => Op::Symlink,
             Reply::Readlink { .. } => Op::Readlink,
+            Reply::LinkCount { .. } => Op::LinkCount,
             Reply::Readdir { .. } => Op::Readdir,
             Reply::Stats { .. } => Op::Stats,
             Reply::Shutdown => Op::Shutdown,
@@ -303,9 +316,17 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
             put_attr(&mut fixed, &attr);
             payload_len = len;
         }
-        Reply::Unlink { ino: v } | Reply::Link { replaced: v } => {
+        Reply::Unlink { ino: v, linked }
+        | Reply::Link {
+            replaced: v,
+            linked,
+        } => {
             fixed[0..8].copy_from_slice(&v.to_le_bytes());
+            if linked {
+                flags |= FLAG_LINKED;
+            }
         }
+        Reply::LinkCount { count } => fixed[0..8].copy_from_slice(&count.to_le_bytes()),
         Reply::Statfs(f) => {
             fixed[0..8].copy_from_slice(&f.block_size.to_le_bytes());
             fixed[8..16].copy_from_slice(&f.blocks.to_le_bytes());
@@ -432,13 +453,20 @@ pub fn decode_reply<'a>(
         Op::Read => Reply::Read { len: h.payload_len },
         Op::Fsync => Reply::Fsync,
         Op::Truncate => Reply::Truncate,
-        Op::Unlink => Reply::Unlink { ino: r.u64("ino")? },
+        Op::Unlink => Reply::Unlink {
+            ino: r.u64("ino")?,
+            linked: h.flags & FLAG_LINKED != 0,
+        },
+        Op::LinkCount => Reply::LinkCount {
+            count: r.u64("count")?,
+        },
         Op::Mkdir => Reply::Mkdir(read_attr(&mut r)?),
         Op::Setattr => Reply::Setattr(read_attr(&mut r)?),
         Op::Rmdir => Reply::Rmdir,
         Op::CheckParent => Reply::CheckParent,
         Op::Link => Reply::Link {
             replaced: r.u64("replaced")?,
+            linked: h.flags & FLAG_LINKED != 0,
         },
         Op::Statfs => {
             let f = StatFsReply {

@@ -5,8 +5,8 @@ use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::{Op, PathRule};
 use super::reply::FileKind;
 use super::{
-    FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_PARENT_HERE,
-    FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH, MAX_TARGET, SET_ALL,
+    FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_LINKED,
+    FLAG_PARENT_HERE, FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH, MAX_TARGET, SET_ALL,
 };
 use crate::error::{Error, Result};
 use crate::storage::layout;
@@ -146,7 +146,8 @@ pub enum Request<'a> {
         path: &'a str,
     },
     /// Insert the file or symbolic link record `record` as `path`,
-    /// replacing a file or link there; a link's target is the payload.
+    /// replacing a file or link there (unless `exclusive`); a link's
+    /// target is the payload.
     Link {
         /// The new name.
         path: &'a str,
@@ -156,6 +157,10 @@ pub enum Request<'a> {
         target_len: u64,
         /// The daemon owns the parent too: check it in the same step.
         parent_here: bool,
+        /// `EEXIST` if the name exists (a hard link's new name).
+        exclusive: bool,
+        /// The record is one of several names of its file.
+        linked: bool,
     },
     /// Set the fields of `mask` (`SET_*`) of the record `path`, or the
     /// times of the data object `path` when `data`.
@@ -200,6 +205,47 @@ pub enum Request<'a> {
         /// The link's path.
         path: &'a str,
     },
+    /// A step on the link count of file `ino` on its home daemon (`path`
+    /// empty), or [`CountStep::Mark`] of the record `path` with id `ino`.
+    LinkCount {
+        /// Empty, or the name to mark.
+        path: &'a str,
+        /// The file's id.
+        ino: u64,
+        /// Which step.
+        step: CountStep,
+    },
+}
+
+/// The steps of a link_count request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CountStep {
+    /// The count (a read).
+    Get = 1,
+    /// One name more; the count after.
+    Add = 2,
+    /// One name less; the count after (0: remove the data).
+    Drop = 3,
+    /// Mark the record `path` as one of several names (on its owner).
+    Mark = 4,
+}
+
+impl CountStep {
+    fn from_code(code: u32) -> Option<CountStep> {
+        match code {
+            1 => Some(CountStep::Get),
+            2 => Some(CountStep::Add),
+            3 => Some(CountStep::Drop),
+            4 => Some(CountStep::Mark),
+            _ => None,
+        }
+    }
+
+    /// Whether the step names a record (`Mark`) rather than a count.
+    pub fn names_a_record(self) -> bool {
+        self == CountStep::Mark
+    }
 }
 
 /// The steps of a directory removal.
@@ -271,6 +317,7 @@ impl Request<'_> {
             Request::Statfs => Op::Statfs,
             Request::Symlink { .. } => Op::Symlink,
             Request::Readlink { .. } => Op::Readlink,
+            Request::LinkCount { .. } => Op::LinkCount,
         }
     }
 
@@ -292,7 +339,8 @@ impl Request<'_> {
             | Request::Link { path, .. }
             | Request::Setattr { path, .. }
             | Request::Symlink { path, .. }
-            | Request::Readlink { path } => path,
+            | Request::Readlink { path }
+            | Request::LinkCount { path, .. } => path,
             Request::Ping { .. } | Request::Stats | Request::Shutdown { .. } | Request::Statfs => {
                 ""
             }
@@ -437,10 +485,18 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
             record: r,
             target_len,
             parent_here,
+            exclusive,
+            linked,
             ..
         } => {
             if parent_here {
                 flags |= FLAG_PARENT_HERE;
+            }
+            if exclusive {
+                flags |= FLAG_EXCL;
+            }
+            if linked {
+                flags |= FLAG_LINKED;
             }
             let kind = FileKind::of_mode(r.mode);
             let t = r.mode & libc::S_IFMT;
@@ -560,6 +616,19 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
             if parent_here {
                 flags |= FLAG_PARENT_HERE;
             }
+        }
+        Request::LinkCount { ino, step, .. } => {
+            if step.names_a_record() == path.is_empty() || ino == 0 {
+                return Err(Error::invalid(
+                    "path",
+                    format!(
+                        "link_count {step:?} of {ino:#x}: a mark names a record, a count step \
+                         none, and the id is not 0, got path {path:?}"
+                    ),
+                ));
+            }
+            fixed[0..8].copy_from_slice(&ino.to_le_bytes());
+            fixed[8..12].copy_from_slice(&(step as u32).to_le_bytes());
         }
         Request::Stats
         | Request::CheckParent { .. }
@@ -701,6 +770,8 @@ pub fn decode_request<'a>(
                 record,
                 target_len: h.payload_len,
                 parent_here: h.flags & FLAG_PARENT_HERE != 0,
+                exclusive: h.flags & FLAG_EXCL != 0,
+                linked: h.flags & FLAG_LINKED != 0,
             }
         }
         Op::Setattr => {
@@ -746,6 +817,28 @@ pub fn decode_request<'a>(
             }
         }
         Op::Readlink => Request::Readlink { path },
+        Op::LinkCount => {
+            let ino_at = r.pos;
+            let ino = r.u64("ino")?;
+            if ino == 0 {
+                return Err(DecodeError::new(ino_at, "ino", "a file id is never 0"));
+            }
+            let at = r.pos;
+            let code = r.u32("step")?;
+            let step = CountStep::from_code(code)
+                .ok_or_else(|| DecodeError::new(at, "step", format!("unknown step {code}")))?;
+            r.zero::<4>("reserved")?;
+            if step.names_a_record() == path.is_empty() {
+                return Err(DecodeError::new(
+                    HEADER_LEN + 16,
+                    "path",
+                    format!(
+                        "a {step:?} step with path {path:?} (a mark names a record, a count step none)"
+                    ),
+                ));
+            }
+            Request::LinkCount { path, ino, step }
+        }
         Op::Open => {
             let flags = r.u32("open_flags")?;
             r.zero::<4>("reserved")?;

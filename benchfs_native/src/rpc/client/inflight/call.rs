@@ -133,8 +133,16 @@ pub enum Answer {
     /// create: the record, and whether this call made it.
     Created(Attr, bool),
     /// unlink: the id of the data to remove; link: the id of the data of
-    /// the file it replaced (0: none, or a symbolic link).
-    Id(u64),
+    /// the file it replaced (0: none, or a symbolic link); `linked`: the
+    /// name was one of several, so the id's count is dropped instead.
+    Id {
+        /// The id.
+        id: u64,
+        /// One of several names.
+        linked: bool,
+    },
+    /// link_count: the count after the step.
+    Count(u64),
     /// statfs.
     Statfs(wire::StatFsReply),
     /// write: bytes written.

@@ -104,8 +104,15 @@ impl Window {
             | Reply::Symlink(a) => {
                 return self.finish(conn, p, Ok(Answer::Attr(a)), now);
             }
-            Reply::Unlink { ino: id } | Reply::Link { replaced: id } => {
-                return self.finish(conn, p, Ok(Answer::Id(id)), now);
+            Reply::Unlink { ino: id, linked }
+            | Reply::Link {
+                replaced: id,
+                linked,
+            } => {
+                return self.finish(conn, p, Ok(Answer::Id { id, linked }), now);
+            }
+            Reply::LinkCount { count } => {
+                return self.finish(conn, p, Ok(Answer::Count(count)), now);
             }
             Reply::Statfs(f) => {
                 return self.finish(conn, p, Ok(Answer::Statfs(f)), now);

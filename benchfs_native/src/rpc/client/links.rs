@@ -1,0 +1,163 @@
+//! Hard links (docs/NAMESPACE.md, "Hard links"): a second name record of
+//! a file's id on the new name's owner, the link count on the daemon that
+//! handed out the id (its home), and what a removal of a name settles.
+
+use super::Client;
+use super::inflight::Answer;
+use super::ops::{check_path, unexpected};
+use crate::error::{Error, Result};
+use crate::namespace::home_node;
+use crate::rpc::wire::{Attr, CountStep, FileKind, Record, Request};
+
+impl Client {
+    /// Gives file or symbolic link `from` the second name `to`; returns
+    /// the attributes of `to` (nlink counted). `EEXIST` if `to` exists,
+    /// `ENOENT` if `from` does not (or vanished meanwhile) or `to`'s
+    /// parent is missing, `ENOTDIR` if that parent is a file, `EPERM` for
+    /// a directory `from`, `EMLINK` beyond the count's limit.
+    ///
+    /// Steps: the record of `from`; one name more on the home daemon; the
+    /// mark of `from` as one of several names (by id, so a file put there
+    /// since is not marked); the record under `to` (exclusive); the parent
+    /// check of `to`. A failed step undoes the ones before it, so a
+    /// failure leaves the count and the names as they were.
+    pub fn link(&mut self, from: &str, to: &str) -> Result<Attr> {
+        self.check_connected("link")?;
+        check_path("link", from, false)?;
+        check_path("link", to, false)?;
+        let mut src = self.record(from)?;
+        let mut target = String::new();
+        if src.kind == FileKind::Symlink {
+            (target, src) = self.readlink(from)?;
+        }
+        if src.kind == FileKind::Dir {
+            return Err(Error::os(
+                libc::EPERM,
+                "link",
+                format!("{from}: no hard links to directories"),
+            ));
+        }
+        if from == to {
+            return Err(Error::os(libc::EEXIST, "link", to));
+        }
+        let ino = src.ino;
+        let count = self.count_step(ino, CountStep::Add, from)?;
+        let steps = self.link_name(from, to, &src, &target);
+        if let Err(e) = steps {
+            let _ = self.drop_name(ino, to);
+            return Err(e);
+        }
+        // The source's record with the count the add left (no stat of the
+        // new name: it is the same file).
+        let mut attr = src;
+        attr.nlink = u32::try_from(count).unwrap_or(u32::MAX);
+        if attr.kind == FileKind::File {
+            self.fill_data_attr(&mut attr, to)?;
+        }
+        Ok(attr)
+    }
+
+    /// The steps of [`Client::link`] after the count went up.
+    fn link_name(&mut self, from: &str, to: &str, src: &Attr, target: &str) -> Result<()> {
+        let from_owner = self.placement.metadata_owner(from);
+        let mark = Request::LinkCount {
+            path: from,
+            ino: src.ino,
+            step: CountStep::Mark,
+        };
+        self.call_one(from_owner, &mark)?;
+        let to_owner = self.placement.metadata_owner(to);
+        let link = Request::Link {
+            path: to,
+            record: moved_record(src),
+            target_len: target.len() as u64,
+            parent_here: self.parent_here(to),
+            exclusive: true,
+            linked: true,
+        };
+        if target.is_empty() {
+            self.call_one(to_owner, &link)?;
+        } else {
+            self.call_with_target(to_owner, &link, target)?;
+        }
+        let undo = Request::Unlink {
+            path: to,
+            ino: src.ino,
+            data: false,
+        };
+        self.check_parent_or_undo(to_owner, to, &undo)
+    }
+
+    /// The daemon holding the link count of `ino`.
+    fn home(&self, ino: u64, label: &str) -> Result<u32> {
+        match home_node(ino) {
+            Some(n) if n < self.placement.nodes() => Ok(n),
+            _ => Err(Error::os(
+                libc::EIO,
+                "link_count",
+                format!(
+                    "{label}: id {ino:#x} names no daemon of {}",
+                    self.placement.nodes()
+                ),
+            )),
+        }
+    }
+
+    /// One step on the link count of `ino` (`label` names the file in
+    /// errors); the count after it.
+    fn count_step(&mut self, ino: u64, step: CountStep, label: &str) -> Result<u64> {
+        let home = self.home(ino, label)?;
+        let req = Request::LinkCount {
+            path: "",
+            ino,
+            step,
+        };
+        match self.call_one(home, &req)? {
+            Answer::Count(n) => Ok(n),
+            a => Err(unexpected(&format!("link_count of {label}"), &a)),
+        }
+    }
+
+    /// One name of file `ino` less: its data goes with the last name.
+    fn drop_name(&mut self, ino: u64, label: &str) -> Result<()> {
+        if self.count_step(ino, CountStep::Drop, label)? == 0 {
+            self.remove_data(ino, label)?;
+        }
+        Ok(())
+    }
+
+    /// What removing (or replacing) a name leaves to do: nothing (id 0),
+    /// one name less of a hard-linked file, or the data of a file that
+    /// had only this name.
+    pub(super) fn settle_removed(&mut self, id: u64, linked: bool, label: &str) -> Result<()> {
+        match (id, linked) {
+            (0, _) => Ok(()),
+            (_, true) => self.drop_name(id, label),
+            (_, false) => self.remove_data(id, label),
+        }
+    }
+
+    /// `attr` of a name's record with the file's real link count: a name
+    /// owner reports 0 for one of several names, whose count is on the
+    /// file's home daemon.
+    pub(super) fn with_nlink(&mut self, mut attr: Attr, label: &str) -> Result<Attr> {
+        if attr.kind != FileKind::Dir && attr.nlink == 0 {
+            let n = self.count_step(attr.ino, CountStep::Get, label)?;
+            attr.nlink = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+        Ok(attr)
+    }
+}
+
+/// The record a link or rename carries of file or link `a`.
+pub(super) fn moved_record(a: &Attr) -> Record {
+    Record {
+        ino: a.ino,
+        mode: a.mode,
+        uid: a.uid,
+        gid: a.gid,
+        atime_unix_ns: a.atime_unix_ns,
+        mtime_unix_ns: a.mtime_unix_ns,
+        ctime_unix_ns: a.ctime_unix_ns,
+    }
+}

@@ -1,0 +1,226 @@
+"""Hard links against four real daemons: a second name record of a file's id, the
+link count on the id's home daemon, the data removed with the last name only, every
+errno, and failed links that leave nothing behind (docs/NAMESPACE.md, "Hard links")."""
+
+from __future__ import annotations
+
+import errno
+import os
+import random
+from pathlib import Path
+
+import pytest
+from conftest import CHUNK, Cluster
+
+import benchfs_native as bn
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def payload(seed: int, size: int) -> bytes:
+    return random.Random(seed).randbytes(size)
+
+
+def names(c: bn.Client, path: str) -> list[str]:
+    return [e["name"] for e in c.readdir(path)]
+
+
+def write_file(c: bn.Client, path: str, data: bytes) -> None:
+    h = c.create(path)
+    c.write(h, 0, data)
+    c.close(h)
+
+
+def read_file(c: bn.Client, path: str) -> bytes:
+    h = c.open(path, os.O_RDONLY)
+    try:
+        return c.read(h, 0, c.stat(path)["size"] + 1)
+    finally:
+        c.close(h)
+
+
+def backing_files(cluster: Cluster, ino: int) -> list[Path]:
+    """The backing files of the file with id ``ino`` over the daemons' data dirs."""
+    name = f"@{ino:016x}"
+    return [p for n in cluster.names if (p := cluster.root / "data" / n / name).exists()]
+
+
+def owned_by(prefix: str, node: int, nodes: int) -> str:
+    """A name under ``prefix`` whose record the daemon ``node`` holds."""
+    return next(p for i in range(1000) if bn.metadata_owner(p := f"{prefix}/n{i}", nodes) == node)
+
+
+def home(ino: int) -> int:
+    """The daemon that handed out ``ino`` and keeps its link count."""
+    return (ino >> 43) - 1
+
+
+def test_names_share_the_data_and_the_last_one_takes_it(cluster: Cluster) -> None:
+    top = f"hard-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        c.mkdir(f"{top}/a")
+        c.mkdir(f"{top}/b")
+        data = payload(1, 5 * CHUNK + 99)
+        write_file(c, f"{top}/a/one", data)
+        ino = c.stat(f"{top}/a/one")["ino"]
+        disks = {p: p.read_bytes() for p in backing_files(cluster, ino)}
+        assert len(disks) == 4, "5 chunks spread over every daemon"
+        # A second name in another directory: the same file, counted twice.
+        two = c.link(f"{top}/a/one", f"{top}/b/two")
+        assert (two["ino"], two["nlink"], two["size"]) == (ino, 2, len(data))
+        assert c.stat(f"{top}/a/one")["nlink"] == 2
+        assert read_file(c, f"{top}/b/two") == data
+        # A write through one name shows through the other.
+        h = c.open(f"{top}/b/two", os.O_WRONLY)
+        c.write(h, 0, b"XYZ")
+        c.close(h)
+        data = b"XYZ" + data[3:]
+        assert read_file(c, f"{top}/a/one") == data
+        c.link(f"{top}/b/two", f"{top}/three")
+        assert {c.stat(p)["nlink"] for p in (f"{top}/a/one", f"{top}/b/two", f"{top}/three")} == {3}
+        # Removing names keeps the data while one is left.
+        c.unlink(f"{top}/a/one")
+        assert names(c, f"{top}/a") == []
+        assert c.stat(f"{top}/b/two")["nlink"] == 2
+        c.unlink(f"{top}/three")
+        left = c.stat(f"{top}/b/two")
+        assert (left["nlink"], left["ino"]) == (1, ino)
+        assert read_file(c, f"{top}/b/two") == data
+        assert len(backing_files(cluster, ino)) == 4
+        # The last name takes the data from every daemon.
+        c.unlink(f"{top}/b/two")
+        assert backing_files(cluster, ino) == []
+        with pytest.raises(FileNotFoundError):
+            c.stat(f"{top}/b/two")
+
+
+def test_names_on_every_daemon_of_a_file_homed_on_one(cluster: Cluster) -> None:
+    top = f"hard-owners-{cluster.transport}"
+    nodes = len(cluster.names)
+    with cluster.client() as c:
+        c.mkdir(top)
+        data = payload(2, 2 * CHUNK + 5)
+        write_file(c, f"{top}/src", data)
+        ino = c.stat(f"{top}/src")["ino"]
+        assert home(ino) in range(nodes)
+        made = [owned_by(top, node, nodes) for node in range(nodes)]
+        for i, path in enumerate(made):
+            assert c.link(f"{top}/src", path)["nlink"] == i + 2
+        for path in [*made, f"{top}/src"]:
+            a = c.stat(path)
+            assert (a["ino"], a["nlink"]) == (ino, nodes + 1)
+            assert read_file(c, path) == data
+        # Each name's removal is counted once, whichever daemon holds it.
+        for i, path in enumerate(made):
+            c.unlink(path)
+            assert c.stat(f"{top}/src")["nlink"] == nodes - i
+        assert read_file(c, f"{top}/src") == data
+        assert backing_files(cluster, ino)
+
+
+def test_every_errno_and_nothing_left_by_a_failed_link(cluster: Cluster) -> None:
+    top = f"hard-errors-{cluster.transport}"
+    nodes = len(cluster.names)
+    with cluster.client() as c:
+        c.mkdir(top)
+        c.mkdir(f"{top}/dir")
+        write_file(c, f"{top}/src", b"source")
+        write_file(c, f"{top}/other", b"other")
+        before = names(c, top)
+        ino = c.stat(f"{top}/src")["ino"]
+        # The new name is taken, by a file, a directory or the source itself.
+        for taken in ("other", "dir", "src"):
+            with pytest.raises(FileExistsError):
+                c.link(f"{top}/src", f"{top}/{taken}")
+        # No source.
+        with pytest.raises(FileNotFoundError):
+            c.link(f"{top}/nothing", f"{top}/new")
+        # A directory source: no hard links to directories.
+        with pytest.raises(PermissionError):
+            c.link(f"{top}/dir", f"{top}/new")
+        # The new name's parent missing (its owner the new name's or another
+        # daemon) or a file.
+        for i in range(200):
+            parent = f"{top}/gone{i}"
+            if bn.metadata_owner(parent, nodes) != bn.metadata_owner(f"{parent}/f", nodes):
+                break
+        for gone in (f"{top}/gone{i}/f", f"{top}/missing/f"):
+            with pytest.raises(FileNotFoundError):
+                c.link(f"{top}/src", gone)
+        with pytest.raises(NotADirectoryError):
+            c.link(f"{top}/src", f"{top}/other/f")
+        # Every failure was undone: no new name, the count back at 1, and the
+        # one name left still removes the data.
+        assert names(c, top) == before
+        a = c.stat(f"{top}/src")
+        assert (a["ino"], a["nlink"]) == (ino, 1)
+        c.mkdir(f"{top}/missing")
+        assert names(c, f"{top}/missing") == []
+        assert read_file(c, f"{top}/src") == b"source"
+        assert backing_files(cluster, ino)
+        c.unlink(f"{top}/src")
+        assert backing_files(cluster, ino) == []
+
+
+def test_rename_between_and_over_names_of_one_file(cluster: Cluster) -> None:
+    top = f"hard-rename-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        data = payload(4, CHUNK + 17)
+        write_file(c, f"{top}/a", data)
+        ino = c.link(f"{top}/a", f"{top}/b")["ino"]
+        # One name onto another of the same file: nothing happens (POSIX).
+        c.rename(f"{top}/a", f"{top}/b")
+        assert names(c, top) == ["a", "b"]
+        assert {c.stat(f"{top}/{n}")["nlink"] for n in "ab"} == {2}
+        # A linked name moves as any name, still counted.
+        c.mkdir(f"{top}/d")
+        c.rename(f"{top}/a", f"{top}/d/moved")
+        assert c.stat(f"{top}/d/moved")["nlink"] == 2
+        # Another file over a linked name: one name less, the data stays.
+        write_file(c, f"{top}/new", b"new")
+        c.rename(f"{top}/new", f"{top}/b")
+        assert read_file(c, f"{top}/b") == b"new"
+        kept = c.stat(f"{top}/d/moved")
+        assert (kept["ino"], kept["nlink"]) == (ino, 1)
+        assert read_file(c, f"{top}/d/moved") == data
+        # A linked name over another file: that file's data goes.
+        c.link(f"{top}/d/moved", f"{top}/again")
+        victim = c.stat(f"{top}/b")["ino"]
+        c.rename(f"{top}/again", f"{top}/b")
+        assert backing_files(cluster, victim) == []
+        assert read_file(c, f"{top}/b") == data
+        assert c.stat(f"{top}/b")["nlink"] == 2
+        c.unlink(f"{top}/b")
+        c.unlink(f"{top}/d/moved")
+        assert backing_files(cluster, ino) == []
+
+
+def test_hard_links_of_a_symbolic_link(cluster: Cluster) -> None:
+    top = f"hard-symlink-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        made = c.symlink("some/target", f"{top}/l")
+        second = c.link(f"{top}/l", f"{top}/m")
+        assert (second["kind"], second["ino"], second["nlink"]) == ("symlink", made["ino"], 2)
+        assert c.readlink(f"{top}/m") == "some/target"
+        c.unlink(f"{top}/l")
+        assert c.readlink(f"{top}/m") == "some/target"
+        assert c.stat(f"{top}/m")["nlink"] == 1
+        c.unlink(f"{top}/m")
+        assert names(c, top) == []
+
+
+def test_unlinked_names_of_one_file_counted_by_every_client(cluster: Cluster) -> None:
+    top = f"hard-clients-{cluster.transport}"
+    with cluster.client() as c, cluster.client(name="second") as d:
+        c.mkdir(top)
+        write_file(c, f"{top}/f", b"shared")
+        d.link(f"{top}/f", f"{top}/g")
+        assert c.stat(f"{top}/f")["nlink"] == 2
+        c.unlink(f"{top}/g")
+        assert d.stat(f"{top}/f")["nlink"] == 1
+        with pytest.raises(OSError) as e:
+            d.link(f"{top}/g", f"{top}/h")
+        assert e.value.errno == errno.ENOENT
