@@ -14,7 +14,11 @@
 //!
 //! A file this mount has open is not removed when unlinked or renamed
 //! over: it is renamed to a hidden name in its directory and removed at its
-//! last release, as NFS clients do (see [`super::unlinked`]).
+//! last release, as NFS clients do (see [`super::unlinked`]). A name of a
+//! file with other names is removed at once: the data stays with them.
+//!
+//! A file with several names (hard links) is one node with several paths
+//! ([`Inodes`]); a request on it uses the first that still exists.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -37,7 +41,9 @@ use super::inodes::{Inodes, ROOT, join};
 use super::options::{MAX_IO, MountOptions};
 use super::unlinked::{Unlinked, hidden_name, is_hidden};
 use super::workers::Workers;
+use crate::error::Error;
 use crate::error::Result;
+use crate::rpc::client::FileKind;
 use crate::rpc::client::{Attr, Client, FileRef, SetAttr, SharedBuf};
 
 /// Largest read or write served on the session thread (when no worker
@@ -125,6 +131,48 @@ impl Shared {
         self.files().values().any(|f| f.ino == ino).then_some(ino)
     }
 
+    /// The engine id of `path` if this mount has it open and `path` is its
+    /// file's only name: removing that name would remove the data, so it
+    /// is hidden instead. A name of several is removed at once.
+    fn open_only_name(&self, client: &mut Client, path: &str) -> Result<Option<u64>> {
+        let Some(ino) = self.open_ino(path) else {
+            return Ok(None);
+        };
+        let a = client.stat(path)?;
+        Ok((a.ino != ino || a.nlink <= 1).then_some(ino))
+    }
+
+    /// `op` on a path of node `ino`: the first of its paths, or when that
+    /// is found missing (another client renamed or removed that name of a
+    /// file with several), the next. Returns the path that served.
+    fn on_paths<T>(
+        &self,
+        client: &mut Client,
+        ino: u64,
+        mut op: impl FnMut(&mut Client, &str) -> Result<T>,
+    ) -> Result<(String, T)> {
+        let paths = self.inodes().paths(ino);
+        let mut last = Error::os(libc::ENOENT, "lookup", format!("node {ino}"));
+        for (i, path) in paths.iter().enumerate() {
+            match op(client, path) {
+                Ok(v) => return Ok((path.clone(), v)),
+                Err(e) if e.errno() == Some(libc::ENOENT) && i + 1 < paths.len() => {
+                    // Only a name that is itself gone is dropped (the op's
+                    // ENOENT may be about another path, as link's target).
+                    let gone =
+                        matches!(client.stat(path), Err(g) if g.errno() == Some(libc::ENOENT));
+                    if !gone {
+                        return Err(e);
+                    }
+                    self.inodes().drop_path(ino, path);
+                    last = e;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
+    }
+
     /// Moves `path`, open here as file `ino`, out of the way to its hidden
     /// name, where its open handles go on using it until the last release.
     fn hide(
@@ -199,8 +247,9 @@ impl Shared {
     /// as one lookup when `lookup`.
     fn attr(&self, path: &str, a: &Attr, lookup: bool) -> FileAttr {
         let mut inodes = self.inodes();
+        let shared = a.nlink > 1 && a.kind != FileKind::Dir;
         let ino = if lookup {
-            inodes.remember(path, engine_ino(a))
+            inodes.remember(path, engine_ino(a), shared)
         } else {
             inodes
                 .known(path)
@@ -411,19 +460,23 @@ impl Filesystem for BenchFs {
     }
 
     fn getattr(&mut self, _req: &Request<'_>, ino: u64, _fh: Option<u64>, reply: ReplyAttr) {
-        let Some((path, reply)) = self.path(ino, reply) else {
+        let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.serve(move |c, s| match s.stat(c, &path, false) {
-            Ok(mut attr) => {
-                attr.ino = ino;
-                if is_hidden(&path) {
-                    attr.nlink = 0; // unlinked, open (fstat)
+        self.serve(
+            move |c, s| match s.on_paths(c, ino, |c, p| s.stat(c, p, false)) {
+                Ok((path, mut attr)) => {
+                    attr.ino = ino;
+                    if is_hidden(&path) {
+                        // Unlinked while open (fstat): the hidden name is
+                        // none of the file's names.
+                        attr.nlink = attr.nlink.saturating_sub(1);
+                    }
+                    reply.attr(&s.attr_ttl, &attr);
                 }
-                reply.attr(&s.attr_ttl, &attr);
-            }
-            Err(e) => reply.error(errno_of(&e)),
-        });
+                Err(e) => reply.error(errno_of(&e)),
+            },
+        );
     }
 
     fn setattr(
@@ -444,7 +497,7 @@ impl Filesystem for BenchFs {
         _flags: Option<u32>,
         reply: ReplyAttr,
     ) {
-        let Some((path, reply)) = self.path(ino, reply) else {
+        let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
         let set = SetAttr {
@@ -459,13 +512,15 @@ impl Filesystem for BenchFs {
             // A size alone is a truncate, which every daemon supports;
             // nothing to change is a stat.
             let others = SetAttr { size: None, ..set };
-            let r = match (set.size, others == SetAttr::default()) {
-                (None, true) => c.stat(&path),
-                (Some(size), true) => c.truncate(&path, size).and_then(|()| c.stat(&path)),
-                (_, false) => c.setattr(&path, &set),
-            };
+            let r = s.on_paths(c, ino, |c, path| {
+                match (set.size, others == SetAttr::default()) {
+                    (None, true) => c.stat(path),
+                    (Some(size), true) => c.truncate(path, size).and_then(|()| c.stat(path)),
+                    (_, false) => c.setattr(path, &set),
+                }
+            });
             match r {
-                Ok(a) => {
+                Ok((path, a)) => {
                     let mut attr = s.attr(&path, &a, false);
                     attr.ino = ino;
                     reply.attr(&s.attr_ttl, &attr);
@@ -518,7 +573,11 @@ impl Filesystem for BenchFs {
         };
         self.serve(move |c, s| {
             let mut unlinked = s.unlinked();
-            let r = match s.open_ino(&path) {
+            let open = match s.open_only_name(c, &path) {
+                Ok(open) => open,
+                Err(e) => return reply.error(errno_of(&e)),
+            };
+            let r = match open {
                 // Already hidden and still open: NFS answers EBUSY too.
                 Some(ino) if unlinked.path(ino) == Some(path.as_str()) => {
                     return reply.error(libc::EBUSY);
@@ -586,11 +645,11 @@ impl Filesystem for BenchFs {
     }
 
     fn readlink(&mut self, _req: &Request<'_>, ino: u64, reply: ReplyData) {
-        let Some((path, reply)) = self.path(ino, reply) else {
+        let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.serve(move |c, _| match c.readlink(&path) {
-            Ok((target, _)) => reply.data(target.as_bytes()),
+        self.serve(move |c, s| match s.on_paths(c, ino, |c, p| c.readlink(p)) {
+            Ok((_, (target, _))) => reply.data(target.as_bytes()),
             Err(e) => reply.error(errno_of(&e)),
         });
     }
@@ -598,14 +657,23 @@ impl Filesystem for BenchFs {
     fn link(
         &mut self,
         _req: &Request<'_>,
-        _ino: u64,
-        _newparent: u64,
-        _newname: &OsStr,
+        ino: u64,
+        newparent: u64,
+        newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        // No hard links in the engine: POSIX's answer of a file system
-        // that does not support them.
-        reply.error(libc::EPERM);
+        let Some((to, reply)) = self.child(newparent, newname, reply) else {
+            return;
+        };
+        let Some((_, reply)) = self.path(ino, reply) else {
+            return;
+        };
+        self.serve(
+            move |c, s| match s.on_paths(c, ino, |c, from| c.link(from, &to)) {
+                Ok((_, a)) => reply.entry(&s.entry_ttl, &s.attr(&to, &a, true), 0),
+                Err(e) => reply.error(errno_of(&e)),
+            },
+        );
     }
 
     fn rename(
@@ -640,7 +708,12 @@ impl Filesystem for BenchFs {
             // A target open here is moved aside first (not atomic: for
             // a moment `to` is absent, as with NFS).
             let mut unlinked = s.unlinked();
-            let hidden = match s.open_ino(&to) {
+            let open = match s.open_only_name(c, &to) {
+                Ok(open) => open,
+                Err(e) if e.errno() == Some(libc::ENOENT) => None,
+                Err(e) => return reply.error(errno_of(&e)),
+            };
+            let hidden = match open {
                 Some(ino) if s.open_ino(&from) != Some(ino) => {
                     if let Err(e) = s.hide(c, &mut unlinked, &to, ino) {
                         return reply.error(errno_of(&e));
@@ -684,15 +757,16 @@ impl Filesystem for BenchFs {
     }
 
     fn open(&mut self, _req: &Request<'_>, ino: u64, flags: i32, reply: ReplyOpen) {
-        let Some((path, reply)) = self.path(ino, reply) else {
+        let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
         self.serve(move |c, s| {
-            match c
-                .open(&path, client_flags(flags), 0)
-                .and_then(|h| c.detach(h))
-            {
-                Ok(f) => reply.opened(s.opened(f), 0),
+            let opened = s.on_paths(c, ino, |c, path| {
+                c.open(path, client_flags(flags), 0)
+                    .and_then(|h| c.detach(h))
+            });
+            match opened {
+                Ok((_, f)) => reply.opened(s.opened(f), 0),
                 Err(e) => reply.error(errno_of(&e)),
             }
         });

@@ -3,7 +3,8 @@
 //!
 //! A node id is the engine's inode number when the engine reports one,
 //! else one this table hands out; the root is always [`ROOT`] and the
-//! path "".
+//! path "". A file with several names (hard links) is one node with
+//! several paths, any of which serves it.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -13,10 +14,17 @@ pub const ROOT: u64 = 1;
 
 #[derive(Debug)]
 struct Node {
-    /// Its path now; `None` once unlinked or replaced by a rename.
-    path: Option<String>,
+    /// Its paths now, the first the one used; none once unlinked or
+    /// replaced by a rename. More than one for a file with several names.
+    paths: Vec<String>,
     /// Lookups the kernel has not forgotten yet.
     lookups: u64,
+}
+
+impl Node {
+    fn drop_path(&mut self, path: &str) {
+        self.paths.retain(|p| p != path);
+    }
 }
 
 /// Node ids and paths.
@@ -49,7 +57,7 @@ impl Inodes {
         nodes.insert(
             ROOT,
             Node {
-                path: Some(String::new()),
+                paths: vec![String::new()],
                 lookups: 1,
             },
         );
@@ -64,7 +72,16 @@ impl Inodes {
 
     /// The path of node `ino`; `None` if unknown or no longer linked.
     pub fn path(&self, ino: u64) -> Option<String> {
-        self.nodes.get(&ino).and_then(|n| n.path.clone())
+        self.nodes.get(&ino).and_then(|n| n.paths.first().cloned())
+    }
+
+    /// Every path of node `ino` (several for a file with several names),
+    /// the one [`Inodes::path`] gives first.
+    pub fn paths(&self, ino: u64) -> Vec<String> {
+        self.nodes
+            .get(&ino)
+            .map(|n| n.paths.clone())
+            .unwrap_or_default()
     }
 
     /// The path of `name` under node `parent`: `ENOENT` if the parent is
@@ -88,8 +105,11 @@ impl Inodes {
     }
 
     /// Records one lookup of `path` (by the engine's inode number `ino`
-    /// when it has one) and returns its node id.
-    pub fn remember(&mut self, path: &str, ino: Option<u64>) -> u64 {
+    /// when it has one) and returns its node id. `shared`: the file has
+    /// several names (nlink > 1), so `path` joins the node's other paths;
+    /// otherwise it is the node's only path (a path seen before under
+    /// this id was renamed away).
+    pub fn remember(&mut self, path: &str, ino: Option<u64>, shared: bool) -> u64 {
         let id = match ino {
             Some(ino) => ino,
             None => match self.by_path.get(path) {
@@ -101,27 +121,42 @@ impl Inodes {
             },
         };
         // Another node that held this path (the file was replaced) keeps
-        // its id until forgotten, but no longer its path.
+        // its id until forgotten, but no longer this path.
         if let Some(old) = self.by_path.insert(path.to_owned(), id)
             && old != id
             && let Some(n) = self.nodes.get_mut(&old)
         {
-            n.path = None;
+            n.drop_path(path);
         }
         let node = self.nodes.entry(id).or_insert(Node {
-            path: None,
+            paths: Vec::new(),
             lookups: 0,
         });
-        if let Some(prev) = node.path.replace(path.to_owned())
-            && prev != path
-            && self.by_path.get(&prev) == Some(&id)
-        {
-            self.by_path.remove(&prev);
+        if !shared {
+            for prev in node.paths.drain(..) {
+                if prev != path && self.by_path.get(&prev) == Some(&id) {
+                    self.by_path.remove(&prev);
+                }
+            }
+        }
+        if !node.paths.iter().any(|p| p == path) {
+            node.paths.push(path.to_owned());
         }
         if id != ROOT {
             node.lookups += 1;
         }
         id
+    }
+
+    /// Node `ino`'s `path` is gone (found missing): the node keeps its
+    /// other paths.
+    pub fn drop_path(&mut self, ino: u64, path: &str) {
+        if let Some(n) = self.nodes.get_mut(&ino) {
+            n.drop_path(path);
+        }
+        if self.by_path.get(path) == Some(&ino) {
+            self.by_path.remove(path);
+        }
     }
 
     /// The kernel forgot `n` lookups of `ino`.
@@ -134,21 +169,21 @@ impl Inodes {
         };
         node.lookups = node.lookups.saturating_sub(n);
         if node.lookups == 0 {
-            if let Some(p) = &node.path
-                && self.by_path.get(p) == Some(&ino)
-            {
-                self.by_path.remove(p);
+            for p in &node.paths {
+                if self.by_path.get(p) == Some(&ino) {
+                    self.by_path.remove(p);
+                }
             }
             self.nodes.remove(&ino);
         }
     }
 
-    /// `path` was removed.
+    /// `path` was removed (a node with other names keeps them).
     pub fn unlinked(&mut self, path: &str) {
         if let Some(id) = self.by_path.remove(path)
             && let Some(n) = self.nodes.get_mut(&id)
         {
-            n.path = None;
+            n.drop_path(path);
         }
     }
 
@@ -168,7 +203,11 @@ impl Inodes {
             self.by_path.remove(&old);
             self.by_path.insert(new.clone(), id);
             if let Some(n) = self.nodes.get_mut(&id) {
-                n.path = Some(new);
+                for p in &mut n.paths {
+                    if *p == old {
+                        p.clone_from(&new);
+                    }
+                }
             }
         }
     }
@@ -191,8 +230,8 @@ mod tests {
     #[test]
     fn lookups_are_counted_and_forgotten() {
         let mut t = Inodes::new();
-        let a = t.remember("a", None);
-        assert_eq!(t.remember("a", None), a);
+        let a = t.remember("a", None, false);
+        assert_eq!(t.remember("a", None, false), a);
         assert_eq!(t.path(a).as_deref(), Some("a"));
         t.forget(a, 1);
         assert_eq!(t.path(a).as_deref(), Some("a"));
@@ -213,7 +252,7 @@ mod tests {
     #[test]
     fn children_join_paths_and_refuse_bad_names() {
         let mut t = Inodes::new();
-        let d = t.remember("d", Some(7));
+        let d = t.remember("d", Some(7), false);
         assert_eq!(t.child(d, OsStr::new("f")), Ok("d/f".to_owned()));
         assert_eq!(t.child(99, OsStr::new("f")), Err(libc::ENOENT));
         assert_eq!(
@@ -225,9 +264,9 @@ mod tests {
     #[test]
     fn rename_moves_the_node_and_its_children() {
         let mut t = Inodes::new();
-        let d = t.remember("d", Some(10));
-        let f = t.remember("d/f", Some(11));
-        let victim = t.remember("e", Some(12));
+        let d = t.remember("d", Some(10), false);
+        let f = t.remember("d/f", Some(11), false);
+        let victim = t.remember("e", Some(12), false);
         t.renamed("d", "e");
         assert_eq!(t.path(d).as_deref(), Some("e"));
         assert_eq!(t.path(f).as_deref(), Some("e/f"));
@@ -238,10 +277,10 @@ mod tests {
     #[test]
     fn unlink_keeps_the_id_until_forgotten() {
         let mut t = Inodes::new();
-        let a = t.remember("a", Some(5));
+        let a = t.remember("a", Some(5), false);
         t.unlinked("a");
         assert_eq!(t.path(a), None);
-        let b = t.remember("a", Some(6));
+        let b = t.remember("a", Some(6), false);
         assert_ne!(a, b);
         t.forget(a, 1);
         assert_eq!(t.path(b).as_deref(), Some("a"));
@@ -250,9 +289,38 @@ mod tests {
     #[test]
     fn an_engine_ino_seen_under_a_new_path_moves() {
         let mut t = Inodes::new();
-        let a = t.remember("a", Some(5));
-        t.remember("b", Some(5));
+        let a = t.remember("a", Some(5), false);
+        t.remember("b", Some(5), false);
         assert_eq!(t.path(a).as_deref(), Some("b"));
         assert_eq!(t.known("a"), None);
+    }
+
+    #[test]
+    fn a_file_with_several_names_is_one_node_with_several_paths() {
+        let mut t = Inodes::new();
+        let a = t.remember("d/a", Some(9), true);
+        let b = t.remember("e/b", Some(9), true);
+        assert_eq!(a, b);
+        assert_eq!(t.paths(a), ["d/a", "e/b"]);
+        assert_eq!((t.known("d/a"), t.known("e/b")), (Some(a), Some(a)));
+        // Unlinking one name keeps the node at the other.
+        t.unlinked("d/a");
+        assert_eq!(t.path(a).as_deref(), Some("e/b"));
+        assert_eq!(t.known("d/a"), None);
+        // A name found missing is dropped, the others serve.
+        t.remember("f", Some(9), true);
+        t.drop_path(a, "e/b");
+        assert_eq!(t.paths(a), ["f"]);
+        // Renaming one name moves only that name.
+        t.remember("g", Some(9), true);
+        t.renamed("f", "h");
+        assert_eq!(t.paths(a), ["h", "g"]);
+        // Seen again with one name left: that is its only path.
+        t.remember("g", Some(9), false);
+        assert_eq!(t.paths(a), ["g"]);
+        assert_eq!(t.known("h"), None);
+        // Forgotten: every path goes.
+        t.forget(a, 10);
+        assert_eq!((t.path(a), t.known("g")), (None, None));
     }
 }

@@ -3,7 +3,9 @@
 //! close; the engine removes a file at once. So the mount renames it to a
 //! hidden name in its directory instead and removes it at the last release
 //! of its handles, as NFS clients do with `.nfsXXXX` ("silly rename").
-//! Listings of the mount leave the hidden names out.
+//! Listings of the mount leave the hidden names out. A name of a file that
+//! has other names (hard links) is removed at once instead: the engine
+//! keeps the data for the other names, and the handles go on by id.
 
 use std::collections::HashMap;
 
