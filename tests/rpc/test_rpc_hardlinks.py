@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import random
+import threading
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,52 @@ def test_unlinked_names_of_one_file_counted_by_every_client(cluster: Cluster) ->
         with pytest.raises(OSError) as e:
             d.link(f"{top}/g", f"{top}/h")
         assert e.value.errno == errno.ENOENT
+
+
+def linker(cluster: Cluster, top: str, start: threading.Barrier, out: list[object]) -> None:
+    with cluster.client(name="linker") as c:
+        for i in range(len(out)):
+            start.wait()
+            try:
+                c.link(f"{top}/src", f"{top}/dst")
+                out[i] = "linked"
+            except OSError as e:
+                out[i] = e.errno
+            start.wait()
+
+
+def test_a_link_racing_the_unlink_of_its_source_never_leaves_a_name_without_data(
+    cluster: Cluster,
+) -> None:
+    # The count goes up before the source is marked, so either the unlink sees
+    # an unmarked source and takes the data (and the link fails), or it drops a
+    # count the link already raised (and the new name keeps the data).
+    top = f"hard-race-{cluster.transport}"
+    rounds = 100
+    start = threading.Barrier(2, timeout=120)
+    results: list[object] = [None] * rounds
+    t = threading.Thread(target=linker, args=(cluster, top, start, results))
+    outcomes = set()
+    with cluster.client() as c:
+        c.mkdir(top)
+        t.start()
+        for i in range(rounds):
+            data = payload(100 + i, CHUNK + i)
+            write_file(c, f"{top}/src", data)
+            ino = c.stat(f"{top}/src")["ino"]
+            start.wait()
+            c.unlink(f"{top}/src")
+            start.wait()
+            linked = results[i] == "linked"
+            assert linked or results[i] == errno.ENOENT, results[i]
+            outcomes.add(linked)
+            if linked:
+                a = c.stat(f"{top}/dst")
+                assert (a["ino"], a["nlink"]) == (ino, 1)
+                assert read_file(c, f"{top}/dst") == data
+                c.unlink(f"{top}/dst")
+            else:
+                assert names(c, top) == []
+            assert backing_files(cluster, ino) == [], "data left after the last name"
+        t.join(timeout=60)
+    assert not t.is_alive()
