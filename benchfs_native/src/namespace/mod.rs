@@ -8,17 +8,20 @@
 //!
 //! * `record`: a record and its attributes.
 //! * `ids`: the file ids a daemon hands out.
+//! * `counts`: the link counts of the ids a daemon handed out.
 //!
 //! Hard links: a file with several names has one record per name (each
 //! marked `linked`, on the owner of its own path) sharing one id, and one
 //! link count, kept in [`Namespace::link_count`] by the daemon that handed
 //! out the id (its home, [`home_node`]).
 
+mod counts;
 mod ids;
 mod record;
 
 use std::collections::{BTreeSet, HashMap};
 
+pub use counts::{CountStep, LinkCounts, MAX_LINKS};
 pub use ids::{IdSource, home_node};
 pub use record::{Kind, ROOT_INO, Record};
 
@@ -32,9 +35,6 @@ pub fn split_parent(path: &str) -> (&str, &str) {
         None => ("", path),
     }
 }
-
-/// Most names one file may have (`EMLINK` beyond, as ext4's limit).
-pub const MAX_LINKS: u32 = 65_000;
 
 /// What a removal or a replacement took away: the id whose data (or link
 /// count) the client settles, and whether the name was one of several.
@@ -55,17 +55,6 @@ impl Removed {
             linked: r.linked,
         }
     }
-}
-
-/// A step of [`Namespace::link_count`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CountStep {
-    /// Read the count.
-    Get,
-    /// One name more.
-    Add,
-    /// One name less.
-    Drop,
 }
 
 /// Changes of [`Namespace::setattr`].
@@ -104,8 +93,8 @@ pub struct Namespace {
     children: HashMap<String, BTreeSet<String>>,
     /// Path -> target of each symbolic link held here.
     targets: HashMap<String, Box<str>>,
-    /// Link counts above 1 of the ids handed out here (absent: 1).
-    counts: HashMap<u64, u32>,
+    /// Link counts of the ids handed out here.
+    counts: LinkCounts,
     root: Record,
     ids: IdSource,
 }
@@ -118,7 +107,7 @@ impl Namespace {
             records: HashMap::new(),
             children: HashMap::new(),
             targets: HashMap::new(),
-            counts: HashMap::new(),
+            counts: LinkCounts::default(),
             root: Record::root(now, uid, gid),
             ids,
         }
@@ -294,27 +283,13 @@ impl Namespace {
     }
 
     /// One step on the link count of `ino`, an id handed out here; returns
-    /// the count after it. A count absent from the table is 1 (a file that
-    /// never had a second name); it leaves the table when it is 1 again.
-    /// `EINVAL` (another daemon's id, or the root), `EMLINK` (already
-    /// [`MAX_LINKS`]).
+    /// the count after it ([`LinkCounts::step`]). `EINVAL` (another
+    /// daemon's id, or the root), `EMLINK` (already [`MAX_LINKS`]).
     pub fn link_count(&mut self, ino: u64, step: CountStep) -> Result<u32, Errno> {
         if ino == ROOT_INO || !self.ids.is_mine(ino) {
             return Err(libc::EINVAL);
         }
-        let now = self.counts.get(&ino).copied().unwrap_or(1);
-        let next = match step {
-            CountStep::Get => return Ok(now),
-            CountStep::Add if now >= MAX_LINKS => return Err(libc::EMLINK),
-            CountStep::Add => now + 1,
-            CountStep::Drop => now.saturating_sub(1),
-        };
-        if next > 1 {
-            self.counts.insert(ino, next);
-        } else {
-            self.counts.remove(&ino);
-        }
-        Ok(next)
+        self.counts.step(ino, step)
     }
 
     /// Marks directory `path` as being removed. `EBUSY` for the root or a
