@@ -142,6 +142,21 @@ impl Shared {
         Ok((a.ino != ino || a.nlink <= 1).then_some(ino))
     }
 
+    /// `set` (no size: the data is shared) on every name of node `ino`
+    /// this mount knows besides `done`: the engine keeps mode, owner and
+    /// times per name, the kernel one inode for them all.
+    fn set_other_names(&self, client: &mut Client, ino: u64, done: &str, set: &SetAttr) {
+        let paths = self.inodes().paths(ino);
+        for p in paths.iter().filter(|p| *p != done) {
+            // A name gone meanwhile has nothing to set.
+            if let Err(e) = client.setattr(p, set)
+                && e.errno() != Some(libc::ENOENT)
+            {
+                crate::log_line!("benchfs mount: attributes of {p} not set: {e}");
+            }
+        }
+    }
+
     /// `op` on a path of node `ino`: the first of its paths, or when that
     /// is found missing (another client renamed or removed that name of a
     /// file with several), the next. Returns the path that served.
@@ -521,6 +536,9 @@ impl Filesystem for BenchFs {
             });
             match r {
                 Ok((path, a)) => {
+                    if a.nlink > 1 && others != SetAttr::default() {
+                        s.set_other_names(c, ino, &path, &others);
+                    }
                     let mut attr = s.attr(&path, &a, false);
                     attr.ino = ino;
                     reply.attr(&s.attr_ttl, &attr);
