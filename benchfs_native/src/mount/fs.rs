@@ -41,10 +41,8 @@ use super::inodes::{Inodes, ROOT, join};
 use super::options::{MAX_IO, MountOptions};
 use super::unlinked::{Unlinked, hidden_name, is_hidden};
 use super::workers::Workers;
-use crate::error::Error;
-use crate::error::Result;
-use crate::rpc::client::FileKind;
-use crate::rpc::client::{Attr, Client, FileRef, SetAttr, SharedBuf};
+use crate::error::{Error, Result};
+use crate::rpc::client::{Attr, Client, FileKind, FileRef, SetAttr, SharedBuf};
 
 /// Largest read or write served on the session thread (when no worker
 /// threads are configured, every one is).
