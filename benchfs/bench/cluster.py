@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchfs.bench.paired import PairedRatios
+from benchfs.bench.storage import DEFAULT_ROUNDS
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.config.sizes import format_size
 from benchfs.errors import ToolError
@@ -41,8 +42,6 @@ from benchfs.tools.fio import FioJob, run_fio
 
 # Transfers in flight per rank on every side by default (workload.queue_depth, fio iodepth).
 CLIENT_IN_FLIGHT = 16
-# Enough pairs for a median and quartiles; each round starts the daemons afresh.
-DEFAULT_ROUNDS = 5
 # The run's bandwidth over each reference's, judged on the paired median.
 TARGET = 0.90
 

@@ -186,7 +186,7 @@ def cluster(
             help="Rounds of every side back to back; each ratio is the median of the "
             "per-round ratios.",
         ),
-    ] = 5,
+    ] = 7,
     posix: Annotated[
         bool,
         typer.Option(
