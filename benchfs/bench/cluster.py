@@ -1,23 +1,38 @@
-"""A local cluster run against fio on the same disk, in one run.
+"""A local cluster run against fio (and the disk through ``posix:``), in
+paired rounds on the same directory.
 
-`benchfs run` on the embedded local cluster (4 daemons, one workload rank
-per node) writes then reads; fio then writes and reads the same total bytes
-with the same block size and the same number of jobs (io_uring, O_DIRECT,
-the client's window as queue depth) in the same directory. Reported: the
-ratios run / fio for write and for read, and read/write parity of each side
-(read bandwidth over write bandwidth). Ratios from one run are what to
-compare; absolute figures drift with the machine.
+Each round runs, back to back:
+
+- ``benchfs run`` on the embedded local cluster (``nodes`` daemons, one
+  workload rank per node, file per process, write then read, ``queue_depth``
+  transfers in flight per rank; the daemons store with O_DIRECT);
+- fio with the same total bytes, block size and number of jobs (io_uring,
+  O_DIRECT, ``iodepth`` = the same queue depth);
+- at queue depth 1, the same ``benchfs run`` workload on a ``posix:``
+  target in the same parent directory (``workload.direct``: pwrite/pread
+  with O_DIRECT, no daemons): the same ranks and harness on the disk itself.
+
+The run goes in the middle when there are three sides and the others
+alternate around it, so the run meets both references every round and
+neither always goes first; with two sides the order alternates. A
+comparison is the median of its per-round ratios with their spread
+(``benchfs.bench.paired``): on a disk whose speed drifts, the two sides of a
+round meet the same drift.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import statistics
 import tempfile
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from benchfs.bench.paired import PairedRatios
+from benchfs.bench.storage import DEFAULT_ROUNDS
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.config.sizes import format_size
 from benchfs.errors import ToolError
@@ -25,8 +40,14 @@ from benchfs.run.observer import RunObserver
 from benchfs.run.orchestrate import run_plan
 from benchfs.tools.fio import FioJob, run_fio
 
-# Transfers in flight per rank on both sides (workload.queue_depth, fio iodepth).
+# Transfers in flight per rank on every side by default (workload.queue_depth, fio iodepth).
 CLIENT_IN_FLIGHT = 16
+# The run's bandwidth over each reference's, judged on the paired median.
+TARGET = 0.90
+
+Side = Literal["run", "fio", "posix"]
+Op = Literal["write", "read"]
+OPS: tuple[Op, ...] = ("write", "read")
 
 
 @dataclass(frozen=True)
@@ -36,6 +57,15 @@ class ClusterBenchCase:
     transfer_size: int = 1 << 20
     block_size: int = 256 << 20
     queue_depth: int = CLIENT_IN_FLIGHT
+    rounds: int = DEFAULT_ROUNDS
+    # The posix: side; it keeps one transfer in flight, so it runs only at queue depth 1.
+    posix: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("nodes", "ranks_per_node", "transfer_size", "block_size",
+                     "queue_depth", "rounds"):  # fmt: skip
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
     @property
     def jobs(self) -> int:
@@ -44,6 +74,29 @@ class ClusterBenchCase:
     @property
     def total_bytes(self) -> int:
         return self.jobs * self.block_size
+
+    @property
+    def sides(self) -> tuple[Side, ...]:
+        with_posix = self.posix and self.queue_depth == 1
+        return ("run", "fio", "posix") if with_posix else ("run", "fio")
+
+    def order(self, round_index: int) -> tuple[Side, ...]:
+        """The sides of one round in the order they run (see the module's doc)."""
+        if len(self.sides) == 3:
+            return ("fio", "run", "posix") if round_index % 2 == 0 else ("posix", "run", "fio")
+        return ("run", "fio") if round_index % 2 == 0 else ("fio", "run")
+
+    def describe(self, side: Side) -> str:
+        """What decides a side's speed: the tool, queue depth, caching."""
+        depth = self.queue_depth
+        if side == "run":
+            return (
+                f"benchfs run: {self.nodes} daemons, {self.jobs} ranks, QD {depth} "
+                "(the client's window), daemons store with O_DIRECT"
+            )
+        if side == "fio":
+            return f"fio: {self.jobs} jobs, io_uring, iodepth {depth}, direct=1 (O_DIRECT)"
+        return f"posix: the same {self.jobs} ranks on the disk, pwrite/pread, QD 1, O_DIRECT"
 
 
 @dataclass(frozen=True)
@@ -56,41 +109,111 @@ class Bandwidths:
         """Read over write bandwidth (1.0: reads as fast as writes)."""
         return self.read_MiBps / self.write_MiBps if self.write_MiBps > 0 else 0.0
 
+    def of(self, op: Op) -> float:
+        return self.write_MiBps if op == "write" else self.read_MiBps
+
+    def to_json(self) -> dict[str, float]:
+        return {**asdict(self), "parity": round(self.parity, 3)}
+
 
 @dataclass(frozen=True)
+class Round:
+    """Every side's figures of one round, and the order they ran in."""
+
+    order: tuple[Side, ...]
+    sides: Mapping[Side, Bandwidths]
+    results_dirs: Mapping[Side, str]  # the benchfs run sides' results directories
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "order": list(self.order),
+            **{side: figures.to_json() for side, figures in self.sides.items()},
+            "results_dirs": dict(self.results_dirs),
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The run against one reference for one direction, round by round."""
+
+    reference: Side
+    op: Op
+    paired: PairedRatios
+
+    @property
+    def met(self) -> bool:
+        return self.paired.median >= TARGET
+
+    @property
+    def rounds_met(self) -> int:
+        return self.paired.count(lambda ratio: ratio >= TARGET)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": f"run / {self.reference}",
+            "reference": self.reference,
+            "op": self.op,
+            "paired": self.paired.to_json(),
+            "target": TARGET,
+            "met": self.met,
+            "rounds_met": self.rounds_met,
+        }
+
+
+@dataclass
 class ClusterBenchReport:
     case: ClusterBenchCase
     directory: str
-    run: Bandwidths
-    fio: Bandwidths
-    results_dir: str
+    rounds: list[Round] = field(default_factory=list)
+    # 1, 5 and 15 minute load averages when the rounds started and ended.
+    load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def figures(self, side: Side, op: Op) -> list[float]:
+        return [r.sides[side].of(op) for r in self.rounds]
+
+    def median(self, side: Side) -> Bandwidths:
+        """A side's median write and read (for orientation; judge by the comparisons)."""
+        return Bandwidths(
+            statistics.median(self.figures(side, "write")),
+            statistics.median(self.figures(side, "read")),
+        )
 
     @property
-    def write_ratio(self) -> float:
-        return self.run.write_MiBps / self.fio.write_MiBps if self.fio.write_MiBps else 0.0
-
-    @property
-    def read_ratio(self) -> float:
-        return self.run.read_MiBps / self.fio.read_MiBps if self.fio.read_MiBps else 0.0
+    def comparisons(self) -> list[Comparison]:
+        return [
+            Comparison(
+                reference, op, PairedRatios.of(self.figures("run", op), self.figures(reference, op))
+            )
+            for reference in self.case.sides[1:]
+            for op in OPS
+        ]
 
     def to_json(self) -> dict[str, Any]:
+        sides = self.case.sides
         return {
             "case": {
                 **asdict(self.case),
                 "jobs": self.case.jobs,
                 "total_bytes": self.case.total_bytes,
+                "sides": list(sides),
             },
             "directory": self.directory,
-            "results_dir": self.results_dir,
-            "run": {**asdict(self.run), "parity": round(self.run.parity, 3)},
-            "fio": {**asdict(self.fio), "parity": round(self.fio.parity, 3)},
-            "write_ratio": round(self.write_ratio, 3),
-            "read_ratio": round(self.read_ratio, 3),
+            "setup": {side: self.case.describe(side) for side in sides},
+            "load_average": {"start": list(self.load_start), "end": list(self.load_end)},
+            "medians": {side: self.median(side).to_json() for side in sides},
+            "comparisons": [c.to_json() for c in self.comparisons],
+            "rounds": [r.to_json() for r in self.rounds],
         }
 
 
 def _run_side(
-    case: ClusterBenchCase, root: Path, results_dir: Path, observer: RunObserver
+    case: ClusterBenchCase,
+    root: Path,
+    results_dir: Path,
+    observer: RunObserver,
+    extra: Mapping[str, Any],
+    label: str,
 ) -> tuple[Bandwidths, Path]:
     overrides = {
         "cluster.local_nodes": case.nodes,
@@ -105,11 +228,13 @@ def _run_side(
         "workload.stonewall_s": 0,
         "preflight.enabled": False,
         "output.results_dir": str(results_dir),
-        "output.label": "bench-cluster",
+        "output.label": label,
+        **extra,
     }
     plan = apply_overrides(load_config(None), overrides)
     (result,) = run_plan(plan, command_line=["benchfs", "bench", "cluster"], observer=observer)
-    assert result.summary is not None
+    if result.summary is None:
+        raise ToolError(f"benchfs run ({label}) left no summary: {result.error or result.status}")
     by_phase = {row["phase"]: row for row in result.summary["phases"]}
     return (
         Bandwidths(
@@ -139,6 +264,13 @@ def _fio_side(case: ClusterBenchCase, root: Path) -> Bandwidths:
     )
 
 
+def _fresh(path: Path) -> Path:
+    """An empty private directory at ``path``: every side starts each round on an empty one."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(mode=0o700)
+    return path
+
+
 def run_cluster_bench(
     case: ClusterBenchCase,
     *,
@@ -147,20 +279,44 @@ def run_cluster_bench(
     observer: RunObserver | None = None,
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> ClusterBenchReport:
-    """The local cluster run, then fio, in fresh directories under ``directory``."""
+    """Every side in every round, in fresh directories under ``directory``."""
     if directory is not None and not directory.is_dir():
         raise ToolError(f"benchmark directory {directory} does not exist")
+    observer = observer or RunObserver()
     root = Path(tempfile.mkdtemp(prefix="benchfs-bench-cluster-", dir=directory))
+    report = ClusterBenchReport(case, str(root.parent))
+    size = (
+        f"{case.jobs} ranks, {format_size(case.total_bytes)} in "
+        f"{format_size(case.transfer_size)} transfers, queue depth {case.queue_depth}"
+    )
+
+    def run_one(side: Side, index: int) -> tuple[Bandwidths, Path | None]:
+        where = _fresh(root / side)
+        if side == "fio":
+            return _fio_side(case, where), None
+        extra: dict[str, Any] = {}
+        if side == "posix":  # the daemons' directory is not used: keep it off the target
+            extra = {
+                "workload.target": f"posix:{where}",
+                "workload.direct": True,
+                "cluster.data_dir": str(_fresh(root / "posix-state")),
+            }
+        label = f"bench-cluster-{side}-r{index + 1}"
+        return _run_side(case, where, results_dir, observer, extra, label)
+
     try:
-        (root / "run").mkdir()
-        (root / "fio").mkdir()
-        on_progress(
-            f"benchfs run: {case.nodes} daemons, {case.jobs} ranks, "
-            f"{format_size(case.total_bytes)} in {format_size(case.transfer_size)} transfers"
-        )
-        run, run_dir = _run_side(case, root / "run", results_dir, observer or RunObserver())
-        on_progress(f"fio: {case.jobs} jobs, the same bytes and block size")
-        fio = _fio_side(case, root / "fio")
+        report.load_start = os.getloadavg()
+        for index in range(case.rounds):
+            order = case.order(index)
+            figures: dict[Side, Bandwidths] = {}
+            run_dirs: dict[Side, str] = {}
+            for side in order:
+                on_progress(f"round {index + 1}/{case.rounds}: {side} ({size})")
+                figures[side], run_dir = run_one(side, index)
+                if run_dir is not None:
+                    run_dirs[side] = str(run_dir)
+            report.rounds.append(Round(order, {s: figures[s] for s in case.sides}, run_dirs))
+        report.load_end = os.getloadavg()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return ClusterBenchReport(case, str(root.parent), run, fio, str(run_dir))
+    return report

@@ -10,7 +10,9 @@ import typer
 from rich import box
 from rich.table import Table
 
-from benchfs.cli.console import make_console, plain
+from benchfs.cli.cluster_display import print_cluster_report
+from benchfs.cli.console import make_console
+from benchfs.config.model import MAX_QUEUE_DEPTH
 from benchfs.config.sizes import format_size, parse_size
 
 if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
@@ -169,15 +171,42 @@ def cluster(
     transfer_size: Annotated[str, typer.Option(help="Bytes per I/O (IOR -t).")] = "1m",
     block_size: Annotated[str, typer.Option(help="Bytes per rank (IOR -b).")] = "256m",
     nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
+    queue_depth: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=MAX_QUEUE_DEPTH,
+            help="Transfers in flight per rank on every side (the run's window, fio's iodepth).",
+        ),
+    ] = 16,
+    rounds: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Rounds of every side back to back; each ratio is the median of the "
+            "per-round ratios.",
+        ),
+    ] = 7,
+    posix: Annotated[
+        bool,
+        typer.Option(
+            help="At --queue-depth 1, also the same workload on a posix: target on the "
+            "disk (O_DIRECT)."
+        ),
+    ] = True,
     results_dir: ResultsDirOption = Path("results"),
 ) -> None:
-    """A local cluster `benchfs run` and fio with the same bytes, block size and jobs."""
+    """A local cluster `benchfs run` against fio (and posix:) with the same bytes,
+    block size, jobs and queue depth, in paired rounds."""
     from benchfs.bench.cluster import ClusterBenchCase, run_cluster_bench
 
     case = ClusterBenchCase(
         nodes=nodes,
         transfer_size=_size(transfer_size, "--transfer-size"),
         block_size=_size(block_size, "--block-size"),
+        queue_depth=queue_depth,
+        rounds=rounds,
+        posix=posix,
     )
     with err_console.status("starting") as progress:
         report = run_cluster_bench(
@@ -189,22 +218,7 @@ def cluster(
     if json_output:
         typer.echo(json.dumps(report.to_json(), indent=2))
         return
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title=f"benchfs run vs fio on {report.directory} ({case.jobs} jobs, "
-        f"{format_size(case.total_bytes)} in {format_size(case.transfer_size)} transfers)",
-    )
-    for header in ("tool", "write (MiB/s)", "read (MiB/s)", "read/write (ratio)"):
-        table.add_column(header, justify="right" if header != "tool" else "left", no_wrap=True)
-    for tool, side in (("benchfs run", report.run), ("fio", report.fio)):
-        table.add_row(
-            tool, f"{side.write_MiBps:,.0f}", f"{side.read_MiBps:,.0f}", f"{side.parity:.2f}"
-        )
-    table.add_row(
-        "run / fio", f"{report.write_ratio:.2f}", f"{report.read_ratio:.2f}", "", end_section=True
-    )
-    console.print(table)
-    console.print(f"results: {plain(report.results_dir)}", highlight=False)
+    print_cluster_report(console, report)
 
 
 @app.command("metadata")
