@@ -345,3 +345,40 @@ fn endpoint_dropped_inside_a_handler() {
     let until = Instant::now() + Duration::from_millis(200);
     pump(&a, &b, deadline(20), || Instant::now() > until);
 }
+
+#[test]
+fn completions_count_callbacks_not_immediate_completions() {
+    let _w = watchdog("completions", 60);
+    let (a, b, ep) = pair();
+    let q = queue_handler(&b, AM_DATA);
+    let until = deadline(20);
+    // A small eager send that completes at once is not counted.
+    let start = a.completions();
+    let small = ep
+        .am_send(AM_DATA, b"", vec![1u8; 8], SendOptions::eager())
+        .unwrap();
+    if small.is_done() {
+        assert_eq!(a.completions(), start);
+    }
+    pump(&a, &b, until, || small.is_done() && q.borrow().len() == 1);
+    drop(q.borrow_mut().pop_front());
+    // A rendezvous send cannot finish before the receiver takes the data;
+    // its callback is counted once, on the sender's worker only.
+    let before = a.completions();
+    let b_before = b.completions();
+    let big = ep
+        .am_send(AM_DATA, b"", fill(3, 1 << 20), SendOptions::rndv())
+        .unwrap();
+    assert!(!big.is_done());
+    assert_eq!(a.completions(), before);
+    pump(&a, &b, until, || !q.borrow().is_empty());
+    let m = q.borrow_mut().pop_front().unwrap();
+    let rx = m.recv_into(Vec::with_capacity(1 << 20)).unwrap();
+    let rx_at_once = rx.is_done();
+    pump(&a, &b, until, || big.is_done() && rx.is_done());
+    assert_eq!(a.completions(), before + 1);
+    let b_want = if rx_at_once { b_before } else { b_before + 1 };
+    assert_eq!(b.completions(), b_want);
+    assert!(rx.wait_filled(until).unwrap() == fill(3, 1 << 20));
+    big.try_take().unwrap().unwrap();
+}
