@@ -4,7 +4,11 @@
 //! ```text
 //! cargo run --release --example am_pingpong -- [--lat-size 4096] [--lat-iters 100000]
 //!     [--bw-size 1048576] [--bw-iters 2000] [--window 16] [--recv-buffers 2]
+//!     [--cpu N --peer-cpu M]
 //! ```
+//! `--cpu` / `--peer-cpu` pin this process and the responder to one CPU
+//! each (as `ucx_perftest -c` does for each of its processes); unpinned by
+//! default, like perftest.
 //! Transports come from the environment (`UCX_TLS=tcp` for the network
 //! path); the process re-executes itself as the responder, which inherits
 //! it. Both sides busy-poll, like ucx_perftest. Prints one `key=value` line
@@ -37,6 +41,8 @@ struct Args {
     window: usize,
     recv_buffers: usize,
     serve: bool,
+    cpu: Option<usize>,
+    peer_cpu: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -49,6 +55,8 @@ fn parse_args() -> Args {
         window: 16,
         recv_buffers: 2,
         serve: false,
+        cpu: None,
+        peer_cpu: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -65,6 +73,8 @@ fn parse_args() -> Args {
             "--bw-iters" => a.bw_iters = num(),
             "--window" => a.window = num(),
             "--recv-buffers" => a.recv_buffers = num(),
+            "--cpu" => a.cpu = Some(num()),
+            "--peer-cpu" => a.peer_cpu = Some(num()),
             "--serve" => a.serve = true,
             other => panic!("unknown argument {other}"),
         }
@@ -80,6 +90,22 @@ fn unhex(s: &str) -> Vec<u8> {
     (0..s.len() / 2)
         .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex address"))
         .collect()
+}
+
+/// Pins the calling process to `cpu` (`sched_setaffinity`).
+fn pin(cpu: usize) {
+    // Safety: a zeroed cpu_set_t is a valid empty set; CPU_SET stays in
+    // bounds for cpu < CPU_SETSIZE, which the kernel call then checks.
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    };
+    assert!(
+        ok,
+        "cannot pin to CPU {cpu}: {}",
+        std::io::Error::last_os_error()
+    );
 }
 
 fn far() -> Instant {
@@ -194,6 +220,9 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 fn main() {
     let args = parse_args();
+    if let Some(cpu) = args.cpu {
+        pin(cpu);
+    }
     let ctx = Context::new().unwrap();
     let worker = ctx.create_worker().unwrap();
     worker.set_spin_iterations(u32::MAX);
@@ -209,14 +238,18 @@ fn main() {
         return;
     }
 
+    let mut child_args = vec![
+        "--serve".to_owned(),
+        "--lat-size".to_owned(),
+        args.lat_size.to_string(),
+        "--recv-buffers".to_owned(),
+        args.recv_buffers.to_string(),
+    ];
+    if let Some(cpu) = args.peer_cpu {
+        child_args.extend(["--cpu".to_owned(), cpu.to_string()]);
+    }
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--serve",
-            "--lat-size",
-            &args.lat_size.to_string(),
-            "--recv-buffers",
-            &args.recv_buffers.to_string(),
-        ])
+        .args(&child_args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -272,8 +305,13 @@ fn main() {
     if !rtts.is_empty() {
         let p50 = percentile(&rtts, 50.0);
         let p99 = percentile(&rtts, 99.0);
+        // The spread shows whether a slow run is slow in every round trip
+        // or in a few.
+        let p10 = percentile(&rtts, 10.0);
+        let p90 = percentile(&rtts, 90.0);
         println!(
-            "am_lat size={} iters={} rtt_p50_us={p50:.3} rtt_p99_us={p99:.3} half_rtt_p50_us={:.3}",
+            "am_lat size={} iters={} rtt_p50_us={p50:.3} rtt_p99_us={p99:.3} half_rtt_p50_us={:.3} \
+             rtt_p10_us={p10:.3} rtt_p90_us={p90:.3}",
             args.lat_size,
             args.lat_iters,
             p50 / 2.0
