@@ -382,3 +382,34 @@ fn completions_count_callbacks_not_immediate_completions() {
     assert!(rx.wait_filled(until).unwrap() == fill(3, 1 << 20));
     big.try_take().unwrap().unwrap();
 }
+
+#[test]
+fn send_keeps_its_own_copy_of_the_header() {
+    let _w = watchdog("header_copy", 60);
+    let (a, b, ep) = pair();
+    let q = queue_handler(&b, AM_DATA);
+    let until = deadline(20);
+    // The header must outlive the caller's buffer while the send is in
+    // flight (a rendezvous send waits for the receiver).
+    let lens = [1usize, 64, 128, 129, 1000];
+    let mut sends = Vec::new();
+    for (i, &len) in lens.iter().enumerate() {
+        let mut h = fill(100 + i as u64, len);
+        let r = ep
+            .am_send(AM_DATA, &h, fill(i as u64, 1 << 20), SendOptions::rndv())
+            .unwrap();
+        h.iter_mut().for_each(|x| *x = !*x);
+        drop(h);
+        sends.push(r);
+    }
+    pump(&a, &b, until, || q.borrow().len() == lens.len());
+    let msgs: Vec<AmMessage> = q.borrow_mut().drain(..).collect();
+    for (i, (m, &len)) in msgs.into_iter().zip(&lens).enumerate() {
+        assert!(
+            m.header() == fill(100 + i as u64, len),
+            "header of {len} bytes"
+        );
+        drop(m);
+    }
+    pump(&a, &b, until, || sends.iter().all(|r| r.is_done()));
+}
