@@ -81,6 +81,14 @@ def main():
     a = ap.parse_args()
     pin = tuple(int(c) for c in a.pin.split(",")) if a.pin else None
     c2c_bin = os.path.join(os.path.dirname(a.bin), "core_to_core")
+    for binary in (a.bin, c2c_bin):
+        if not os.access(binary, os.X_OK):
+            ap.exit(
+                2,
+                f"{binary} not found: cargo build --release --manifest-path "
+                "benchfs_native/Cargo.toml -p benchfs-ucx --example am_pingpong "
+                "--example core_to_core\n",
+            )
     for label, extra in (("default", {}), ("UCX_TLS=tcp", {"UCX_TLS": "tcp"})):
         env = dict(os.environ)
         env.pop("UCX_TLS", None)
