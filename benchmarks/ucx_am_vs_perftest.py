@@ -17,6 +17,11 @@ the latency ratio is also given over the rounds whose placement held
 (core-to-core before and after within 1.5x of each other). --pin C,S pins
 the client to CPU C and the responder to CPU S, the same for both tools.
 
+UCX 1.13's ucp_am_lat never reads the payload it receives (later
+perftests copy it by default); an RPC must deliver it. So each round also
+runs the example with --recv-copy (both sides copy each received 4 KiB
+out of UCX's buffer), the floor for a round trip that delivers the data.
+
 Usage: .venv/bin/python benchmarks/ucx_am_vs_perftest.py [--rounds 3] [--lat-iters 100000]
        [--bw-iters 2000] [--pin 0,1] [--bin benchfs_native/target/release/examples/am_pingpong]
 ucx_perftest runs through benchfs.tools.ucx_perftest (the project's Python).
@@ -41,7 +46,7 @@ def core_to_core_ns(binary):
     return float(out.split("rtt_p50_ns=")[1].split()[0])
 
 
-def ours(binary, lat_iters, bw_iters, env, pin):
+def ours(binary, lat_iters, bw_iters, env, pin, extra=()):
     pinning = [] if pin is None else ["--cpu", str(pin[0]), "--peer-cpu", str(pin[1])]
     out = subprocess.run(
         [
@@ -53,6 +58,7 @@ def ours(binary, lat_iters, bw_iters, env, pin):
             "--bw-iters",
             str(bw_iters),
             *pinning,
+            *extra,
         ],
         env=env,
         capture_output=True,
@@ -94,6 +100,7 @@ def main():
         env.pop("UCX_TLS", None)
         env.update(extra)
         pt_rtt, pt_bw, our_p50, our_p99, our_bw, c2c = [], [], [], [], [], []
+        copy_p50 = []
         for i in range(a.rounds):
             before = core_to_core_ns(c2c_bin)
             # Take turns going first.
@@ -106,6 +113,8 @@ def main():
             our_p50.append(r["rtt_p50_us"])
             our_p99.append(r["rtt_p99_us"])
             our_bw.append(r["MiB/s"])
+            copied = ours(a.bin, a.lat_iters, 10, env, pin, ("--recv-copy", "--bw-size", "4096"))
+            copy_p50.append(copied["rtt_p50_us"])
             c2c.append((before, core_to_core_ns(c2c_bin)))
             bw = run_perftest("ucp_am_bw", 1 << 20, a.bw_iters, env=env, timeout_s=300, cpus=pin)
             pt_bw.append(bw.bandwidth_MiBps)
@@ -136,9 +145,15 @@ def main():
                 f"  4 KiB round trip over the {len(steady)} rounds with a steady placement: "
                 f"median per-round ratio {m(lat_ratio[r] for r in steady):.2f}x"
             )
+        print(
+            f"  4 KiB round trip delivering the data (--recv-copy): am_pingpong "
+            f"{m(copy_p50):.3f} us, {m(c / p for c, p in zip(copy_p50, pt_rtt, strict=True)):.2f}x "
+            "perftest's (which does not read it)"
+        )
         print(f"  per round: core-to-core ns (before, after) {c2c}")
         print(f"  per round: perftest rtt {pt_rtt} bw {pt_bw}")
         print(f"             ours rtt p50 {our_p50} p99 {our_p99} bw {our_bw}")
+        print(f"             ours --recv-copy rtt p50 {copy_p50}")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,11 @@
 //! ```text
 //! cargo run --release --example am_pingpong -- [--lat-size 4096] [--lat-iters 100000]
 //!     [--bw-size 1048576] [--bw-iters 2000] [--window 16] [--recv-buffers 2]
-//!     [--cpu N --peer-cpu M]
+//!     [--cpu N --peer-cpu M] [--recv-copy]
 //! ```
+//! `--recv-copy`: both sides copy each received 4 KiB payload into a
+//! receive buffer, as an RPC must deliver it (UCX 1.13's `ucp_am_lat`
+//! never reads the payload; later perftests copy it by default).
 //! `--cpu` / `--peer-cpu` pin this process and the responder to one CPU
 //! each (as `ucx_perftest -c` does for each of its processes); unpinned by
 //! default, like perftest.
@@ -40,6 +43,7 @@ struct Args {
     bw_iters: usize,
     window: usize,
     recv_buffers: usize,
+    recv_copy: bool,
     serve: bool,
     cpu: Option<usize>,
     peer_cpu: Option<usize>,
@@ -54,6 +58,7 @@ fn parse_args() -> Args {
         bw_iters: 2000,
         window: 16,
         recv_buffers: 2,
+        recv_copy: false,
         serve: false,
         cpu: None,
         peer_cpu: None,
@@ -73,6 +78,7 @@ fn parse_args() -> Args {
             "--bw-iters" => a.bw_iters = num(),
             "--window" => a.window = num(),
             "--recv-buffers" => a.recv_buffers = num(),
+            "--recv-copy" => a.recv_copy = true,
             "--cpu" => a.cpu = Some(num()),
             "--peer-cpu" => a.peer_cpu = Some(num()),
             "--serve" => a.serve = true,
@@ -136,11 +142,22 @@ impl BulkRx {
     }
 }
 
-fn serve(worker: &Worker, ep: Rc<Endpoint>, lat_size: usize, recv_buffers: usize) {
+/// Copies an eager payload out of UCX's buffer when `on` (see `--recv-copy`).
+fn receive_copy(on: bool, into: &RefCell<Vec<u8>>, m: &AmMessage) {
+    if on && let Some(d) = m.data() {
+        let mut buf = into.borrow_mut();
+        buf.clear();
+        buf.extend_from_slice(d);
+    }
+}
+
+fn serve(worker: &Worker, ep: Rc<Endpoint>, lat_size: usize, recv_buffers: usize, copy: bool) {
     let pong: &'static [u8] = Box::leak(vec![7u8; lat_size].into_boxed_slice());
+    let inbox = RefCell::new(Vec::with_capacity(lat_size));
     let ep2 = ep.clone();
     worker
-        .set_am_handler(AM_PING, move |_m| {
+        .set_am_handler(AM_PING, move |m| {
+            receive_copy(copy, &inbox, &m);
             drop(
                 ep2.am_send(AM_PONG, &[], pong, SendOptions::eager())
                     .expect("pong"),
@@ -234,7 +251,13 @@ fn main() {
         std::io::stdin().read_line(&mut line).unwrap();
         let peer = WorkerAddress::from_bytes(unhex(line.trim()));
         let ep = Rc::new(worker.connect(&peer, EndpointOptions::default()).unwrap());
-        serve(&worker, ep, args.lat_size, args.recv_buffers);
+        serve(
+            &worker,
+            ep,
+            args.lat_size,
+            args.recv_buffers,
+            args.recv_copy,
+        );
         return;
     }
 
@@ -247,6 +270,9 @@ fn main() {
     ];
     if let Some(cpu) = args.peer_cpu {
         child_args.extend(["--cpu".to_owned(), cpu.to_string()]);
+    }
+    if args.recv_copy {
+        child_args.push("--recv-copy".to_owned());
     }
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(&child_args)
@@ -274,8 +300,13 @@ fn main() {
 
     let pongs = Rc::new(Cell::new(0u64));
     let p2 = pongs.clone();
+    let inbox = RefCell::new(Vec::with_capacity(args.lat_size));
+    let copy = args.recv_copy;
     worker
-        .set_am_handler(AM_PONG, move |_| p2.set(p2.get() + 1))
+        .set_am_handler(AM_PONG, move |m| {
+            receive_copy(copy, &inbox, &m);
+            p2.set(p2.get() + 1);
+        })
         .unwrap();
     let acks = Rc::new(Cell::new(0u64));
     let a2 = acks.clone();
