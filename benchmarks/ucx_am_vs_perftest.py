@@ -8,8 +8,22 @@ medians, the median of the per-round ratios (each measured side by side)
 and the best-of ratios (noise only slows a run down). perftest's latency is half a round trip; it is
 doubled here to compare round trips.
 
+The shared-memory round trip is bounded by how fast a cache line crosses
+between the two CPUs, and on a virtual machine that depends on where the
+host runs the two virtual CPUs at the moment (it changes between runs).
+So each latency pair is bracketed by examples/core_to_core (a cache-line
+round trip between CPUs 0 and 1), the tools take turns going first, and
+the latency ratio is also given over the rounds whose placement held
+(core-to-core before and after within 1.5x of each other). --pin C,S pins
+the client to CPU C and the responder to CPU S, the same for both tools.
+
+UCX 1.13's ucp_am_lat never reads the payload it receives (later
+perftests copy it by default); an RPC must deliver it. So each round also
+runs the example with --recv-copy (both sides copy each received 4 KiB
+out of UCX's buffer), the floor for a round trip that delivers the data.
+
 Usage: .venv/bin/python benchmarks/ucx_am_vs_perftest.py [--rounds 3] [--lat-iters 100000]
-       [--bw-iters 2000] [--bin benchfs_native/target/release/examples/am_pingpong]
+       [--bw-iters 2000] [--pin 0,1] [--bin benchfs_native/target/release/examples/am_pingpong]
 ucx_perftest runs through benchfs.tools.ucx_perftest (the project's Python).
 """
 
@@ -21,7 +35,19 @@ import subprocess
 from benchfs.tools.ucx_perftest import run_perftest
 
 
-def ours(binary, lat_iters, bw_iters, env):
+def core_to_core_ns(binary):
+    out = subprocess.run(
+        [binary, "--cpus", "0,1", "--iters", "100000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    return float(out.split("rtt_p50_ns=")[1].split()[0])
+
+
+def ours(binary, lat_iters, bw_iters, env, pin, extra=()):
+    pinning = [] if pin is None else ["--cpu", str(pin[0]), "--peer-cpu", str(pin[1])]
     out = subprocess.run(
         [
             binary,
@@ -31,6 +57,8 @@ def ours(binary, lat_iters, bw_iters, env):
             str(lat_iters // 10),
             "--bw-iters",
             str(bw_iters),
+            *pinning,
+            *extra,
         ],
         env=env,
         capture_output=True,
@@ -55,20 +83,40 @@ def main():
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     example = "benchfs_native/target/release/examples/am_pingpong"
     ap.add_argument("--bin", default=os.path.join(repo, example))
+    ap.add_argument("--pin", default=None, help="CLIENT_CPU,SERVER_CPU for both tools")
     a = ap.parse_args()
+    pin = tuple(int(c) for c in a.pin.split(",")) if a.pin else None
+    c2c_bin = os.path.join(os.path.dirname(a.bin), "core_to_core")
+    for binary in (a.bin, c2c_bin):
+        if not os.access(binary, os.X_OK):
+            ap.exit(
+                2,
+                f"{binary} not found: cargo build --release --manifest-path "
+                "benchfs_native/Cargo.toml -p benchfs-ucx --example am_pingpong "
+                "--example core_to_core\n",
+            )
     for label, extra in (("default", {}), ("UCX_TLS=tcp", {"UCX_TLS": "tcp"})):
         env = dict(os.environ)
         env.pop("UCX_TLS", None)
         env.update(extra)
-        pt_rtt, pt_bw, our_p50, our_p99, our_bw = [], [], [], [], []
-        for _ in range(a.rounds):
-            lat = run_perftest("ucp_am_lat", 4096, a.lat_iters, env=env, timeout_s=300)
+        pt_rtt, pt_bw, our_p50, our_p99, our_bw, c2c = [], [], [], [], [], []
+        copy_p50 = []
+        for i in range(a.rounds):
+            before = core_to_core_ns(c2c_bin)
+            # Take turns going first.
+            if i % 2:
+                r = ours(a.bin, a.lat_iters, a.bw_iters, env, pin)
+            lat = run_perftest("ucp_am_lat", 4096, a.lat_iters, env=env, timeout_s=300, cpus=pin)
+            if i % 2 == 0:
+                r = ours(a.bin, a.lat_iters, a.bw_iters, env, pin)
             pt_rtt.append(lat.rtt_p50_us)
-            r = ours(a.bin, a.lat_iters, a.bw_iters, env)
             our_p50.append(r["rtt_p50_us"])
             our_p99.append(r["rtt_p99_us"])
             our_bw.append(r["MiB/s"])
-            bw = run_perftest("ucp_am_bw", 1 << 20, a.bw_iters, env=env, timeout_s=300)
+            copied = ours(a.bin, a.lat_iters, 10, env, pin, ("--recv-copy", "--bw-size", "4096"))
+            copy_p50.append(copied["rtt_p50_us"])
+            c2c.append((before, core_to_core_ns(c2c_bin)))
+            bw = run_perftest("ucp_am_bw", 1 << 20, a.bw_iters, env=env, timeout_s=300, cpus=pin)
             pt_bw.append(bw.bandwidth_MiBps)
         m = statistics.median
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -91,8 +139,21 @@ def main():
             f"median per-round ratio {m(bw_ratio):.2f}x, "
             f"best-of ratio {max(our_bw) / max(pt_bw):.2f}x (target >= 0.8)"
         )
+        steady = [r for r, (b, e) in enumerate(c2c) if max(b, e) <= 1.5 * min(b, e)]
+        if steady:
+            print(
+                f"  4 KiB round trip over the {len(steady)} rounds with a steady placement: "
+                f"median per-round ratio {m(lat_ratio[r] for r in steady):.2f}x"
+            )
+        print(
+            f"  4 KiB round trip delivering the data (--recv-copy): am_pingpong "
+            f"{m(copy_p50):.3f} us, {m(c / p for c, p in zip(copy_p50, pt_rtt, strict=True)):.2f}x "
+            "perftest's (which does not read it)"
+        )
+        print(f"  per round: core-to-core ns (before, after) {c2c}")
         print(f"  per round: perftest rtt {pt_rtt} bw {pt_bw}")
         print(f"             ours rtt p50 {our_p50} p99 {our_p99} bw {our_bw}")
+        print(f"             ours --recv-copy rtt p50 {copy_p50}")
 
 
 if __name__ == "__main__":

@@ -39,9 +39,12 @@ class PerftestResult:
         return 2 * self.half_rtt_p50_us
 
 
-def client_argv(test: PerftestName, size: int, iterations: int, port: int) -> list[str]:
+def client_argv(
+    test: PerftestName, size: int, iterations: int, port: int, cpu: int | None = None
+) -> list[str]:
     return [
         "ucx_perftest",
+        *_pin(cpu),
         "localhost",
         "-p",
         str(port),
@@ -56,8 +59,13 @@ def client_argv(test: PerftestName, size: int, iterations: int, port: int) -> li
     ]
 
 
-def server_argv(port: int) -> list[str]:
-    return ["ucx_perftest", "-p", str(port)]
+def server_argv(port: int, cpu: int | None = None) -> list[str]:
+    return ["ucx_perftest", *_pin(cpu), "-p", str(port)]
+
+
+def _pin(cpu: int | None) -> list[str]:
+    """perftest's own affinity option (each process pins itself; off by default)."""
+    return [] if cpu is None else ["-c", str(cpu)]
 
 
 def run_perftest(
@@ -67,12 +75,17 @@ def run_perftest(
     *,
     env: Mapping[str, str] | None = None,
     timeout_s: float = 120.0,
+    cpus: tuple[int, int] | None = None,
 ) -> PerftestResult:
-    """One server and one client run of ``test``; the parsed final report."""
+    """One server and one client run of ``test``; the parsed final report.
+
+    ``cpus``: (client CPU, server CPU) to pin each process to one CPU.
+    """
+    client_cpu, server_cpu = cpus if cpus is not None else (None, None)
     port = free_port()
     where = f"{test} {size} B x {iterations}"
     server = start_process(
-        server_argv(port),
+        server_argv(port, server_cpu),
         name=f"ucx_perftest server for {where}",
         env=env,
         stdout=subprocess.DEVNULL,
@@ -83,7 +96,7 @@ def run_perftest(
     try:
         _wait_listening(port, server, deadline=time.monotonic() + 10.0, where=where)
         result = run_tool(
-            client_argv(test, size, iterations, port),
+            client_argv(test, size, iterations, port, client_cpu),
             tool="ucx_perftest",
             where=where,
             timeout_s=timeout_s,

@@ -21,6 +21,19 @@ def test_command_lines_are_exact() -> None:
         "-s", "4096", "-n", "1000", "-f", "-v",
     ]  # fmt: skip
     assert server_argv(13500) == ["ucx_perftest", "-p", "13500"]
+    assert client_argv("ucp_am_lat", 8, 10, 13500, cpu=0)[:3] == ["ucx_perftest", "-c", "0"]
+    assert server_argv(13500, cpu=1) == ["ucx_perftest", "-c", "1", "-p", "13500"]
+
+
+def test_pinned_run_pins_both_processes() -> None:
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs to pin the two processes apart")
+    lat = run_perftest("ucp_am_lat", 4096, 2000, cpus=(0, 1))
+    assert lat.iterations == 2000
+    assert 0 < lat.half_rtt_p50_us < 10_000
+    # The CPU reaches perftest: one it does not have is refused.
+    with pytest.raises(ToolError, match="ucx_perftest"):
+        run_perftest("ucp_am_lat", 8, 10, cpus=(4096, 1), timeout_s=30)
 
 
 @pytest.mark.parametrize("tls", [None, "tcp"])

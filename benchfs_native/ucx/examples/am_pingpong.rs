@@ -4,7 +4,14 @@
 //! ```text
 //! cargo run --release --example am_pingpong -- [--lat-size 4096] [--lat-iters 100000]
 //!     [--bw-size 1048576] [--bw-iters 2000] [--window 16] [--recv-buffers 2]
+//!     [--cpu N --peer-cpu M] [--recv-copy]
 //! ```
+//! `--recv-copy`: both sides copy each received 4 KiB payload into a
+//! receive buffer, as an RPC must deliver it (UCX 1.13's `ucp_am_lat`
+//! never reads the payload; later perftests copy it by default).
+//! `--cpu` / `--peer-cpu` pin this process and the responder to one CPU
+//! each (as `ucx_perftest -c` does for each of its processes); unpinned by
+//! default, like perftest.
 //! Transports come from the environment (`UCX_TLS=tcp` for the network
 //! path); the process re-executes itself as the responder, which inherits
 //! it. Both sides busy-poll, like ucx_perftest. Prints one `key=value` line
@@ -36,7 +43,10 @@ struct Args {
     bw_iters: usize,
     window: usize,
     recv_buffers: usize,
+    recv_copy: bool,
     serve: bool,
+    cpu: Option<usize>,
+    peer_cpu: Option<usize>,
 }
 
 fn parse_args() -> Args {
@@ -48,7 +58,10 @@ fn parse_args() -> Args {
         bw_iters: 2000,
         window: 16,
         recv_buffers: 2,
+        recv_copy: false,
         serve: false,
+        cpu: None,
+        peer_cpu: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -65,6 +78,9 @@ fn parse_args() -> Args {
             "--bw-iters" => a.bw_iters = num(),
             "--window" => a.window = num(),
             "--recv-buffers" => a.recv_buffers = num(),
+            "--recv-copy" => a.recv_copy = true,
+            "--cpu" => a.cpu = Some(num()),
+            "--peer-cpu" => a.peer_cpu = Some(num()),
             "--serve" => a.serve = true,
             other => panic!("unknown argument {other}"),
         }
@@ -80,6 +96,22 @@ fn unhex(s: &str) -> Vec<u8> {
     (0..s.len() / 2)
         .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).expect("hex address"))
         .collect()
+}
+
+/// Pins the calling process to `cpu` (`sched_setaffinity`).
+fn pin(cpu: usize) {
+    // Safety: a zeroed cpu_set_t is a valid empty set; CPU_SET stays in
+    // bounds for cpu < CPU_SETSIZE, which the kernel call then checks.
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    };
+    assert!(
+        ok,
+        "cannot pin to CPU {cpu}: {}",
+        std::io::Error::last_os_error()
+    );
 }
 
 fn far() -> Instant {
@@ -110,11 +142,22 @@ impl BulkRx {
     }
 }
 
-fn serve(worker: &Worker, ep: Rc<Endpoint>, lat_size: usize, recv_buffers: usize) {
+/// Copies an eager payload out of UCX's buffer when `on` (see `--recv-copy`).
+fn receive_copy(on: bool, into: &RefCell<Vec<u8>>, m: &AmMessage) {
+    if on && let Some(d) = m.data() {
+        let mut buf = into.borrow_mut();
+        buf.clear();
+        buf.extend_from_slice(d);
+    }
+}
+
+fn serve(worker: &Worker, ep: Rc<Endpoint>, lat_size: usize, recv_buffers: usize, copy: bool) {
     let pong: &'static [u8] = Box::leak(vec![7u8; lat_size].into_boxed_slice());
+    let inbox = RefCell::new(Vec::with_capacity(lat_size));
     let ep2 = ep.clone();
     worker
-        .set_am_handler(AM_PING, move |_m| {
+        .set_am_handler(AM_PING, move |m| {
+            receive_copy(copy, &inbox, &m);
             drop(
                 ep2.am_send(AM_PONG, &[], pong, SendOptions::eager())
                     .expect("pong"),
@@ -194,6 +237,9 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 fn main() {
     let args = parse_args();
+    if let Some(cpu) = args.cpu {
+        pin(cpu);
+    }
     let ctx = Context::new().unwrap();
     let worker = ctx.create_worker().unwrap();
     worker.set_spin_iterations(u32::MAX);
@@ -205,18 +251,31 @@ fn main() {
         std::io::stdin().read_line(&mut line).unwrap();
         let peer = WorkerAddress::from_bytes(unhex(line.trim()));
         let ep = Rc::new(worker.connect(&peer, EndpointOptions::default()).unwrap());
-        serve(&worker, ep, args.lat_size, args.recv_buffers);
+        serve(
+            &worker,
+            ep,
+            args.lat_size,
+            args.recv_buffers,
+            args.recv_copy,
+        );
         return;
     }
 
+    let mut child_args = vec![
+        "--serve".to_owned(),
+        "--lat-size".to_owned(),
+        args.lat_size.to_string(),
+        "--recv-buffers".to_owned(),
+        args.recv_buffers.to_string(),
+    ];
+    if let Some(cpu) = args.peer_cpu {
+        child_args.extend(["--cpu".to_owned(), cpu.to_string()]);
+    }
+    if args.recv_copy {
+        child_args.push("--recv-copy".to_owned());
+    }
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--serve",
-            "--lat-size",
-            &args.lat_size.to_string(),
-            "--recv-buffers",
-            &args.recv_buffers.to_string(),
-        ])
+        .args(&child_args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -241,8 +300,13 @@ fn main() {
 
     let pongs = Rc::new(Cell::new(0u64));
     let p2 = pongs.clone();
+    let inbox = RefCell::new(Vec::with_capacity(args.lat_size));
+    let copy = args.recv_copy;
     worker
-        .set_am_handler(AM_PONG, move |_| p2.set(p2.get() + 1))
+        .set_am_handler(AM_PONG, move |m| {
+            receive_copy(copy, &inbox, &m);
+            p2.set(p2.get() + 1);
+        })
         .unwrap();
     let acks = Rc::new(Cell::new(0u64));
     let a2 = acks.clone();
@@ -272,8 +336,13 @@ fn main() {
     if !rtts.is_empty() {
         let p50 = percentile(&rtts, 50.0);
         let p99 = percentile(&rtts, 99.0);
+        // The spread shows whether a slow run is slow in every round trip
+        // or in a few.
+        let p10 = percentile(&rtts, 10.0);
+        let p90 = percentile(&rtts, 90.0);
         println!(
-            "am_lat size={} iters={} rtt_p50_us={p50:.3} rtt_p99_us={p99:.3} half_rtt_p50_us={:.3}",
+            "am_lat size={} iters={} rtt_p50_us={p50:.3} rtt_p99_us={p99:.3} half_rtt_p50_us={:.3} \
+             rtt_p10_us={p10:.3} rtt_p90_us={p90:.3}",
             args.lat_size,
             args.lat_iters,
             p50 / 2.0

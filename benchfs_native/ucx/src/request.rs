@@ -144,6 +144,8 @@ unsafe fn complete<B>(
         state.length.set(len);
     }
     state.status.set(Some(status));
+    let done = &state.worker.completions;
+    done.set(done.get().wrapping_add(1));
     if state.detached.get() {
         // Safety: the handle is gone and will never free `req`; UCX allows
         // freeing a completed request from its callback.

@@ -48,6 +48,8 @@ pub(crate) struct WorkerShared {
     /// Last sequence number given to an AM callback.
     pub(crate) cb_seq: Cell<u64>,
     pub(crate) cb_outcome: Cell<CbOutcome>,
+    /// Requests completed through their UCX callback so far (wrapping).
+    pub(crate) completions: Cell<u64>,
     /// A panic caught inside a UCX callback, resumed after progress.
     pub(crate) panic: Cell<Option<Box<dyn Any + Send>>>,
     pub(crate) self_weak: Weak<WorkerShared>,
@@ -95,6 +97,7 @@ impl WorkerShared {
             cb_active: Cell::new(0),
             cb_seq: Cell::new(0),
             cb_outcome: Cell::new(CbOutcome::Kept),
+            completions: Cell::new(0),
             panic: Cell::new(None),
             self_weak: weak.clone(),
             stale_close: RefCell::new(Vec::new()),

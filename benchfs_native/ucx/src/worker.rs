@@ -114,6 +114,16 @@ impl Worker {
         Ok(self.progress())
     }
 
+    /// How many requests have completed through their UCX callback on
+    /// this worker (wrapping). A request that completes later than its
+    /// start always counts here, so a wait on many requests can watch this
+    /// number instead of asking each of them on every spin; one that
+    /// completed at once ([`Request::is_done`] right after the send or
+    /// receive returned) never does.
+    pub fn completions(&self) -> u64 {
+        self.shared.completions.get()
+    }
+
     /// Empty progress calls a wait spins through before it sleeps
     /// (default [`DEFAULT_SPIN_ITERATIONS`](crate::DEFAULT_SPIN_ITERATIONS)); `u32::MAX` never sleeps.
     pub fn set_spin_iterations(&self, n: u32) {

@@ -345,3 +345,71 @@ fn endpoint_dropped_inside_a_handler() {
     let until = Instant::now() + Duration::from_millis(200);
     pump(&a, &b, deadline(20), || Instant::now() > until);
 }
+
+#[test]
+fn completions_count_callbacks_not_immediate_completions() {
+    let _w = watchdog("completions", 60);
+    let (a, b, ep) = pair();
+    let q = queue_handler(&b, AM_DATA);
+    let until = deadline(20);
+    // A small eager send that completes at once is not counted.
+    let start = a.completions();
+    let small = ep
+        .am_send(AM_DATA, b"", vec![1u8; 8], SendOptions::eager())
+        .unwrap();
+    if small.is_done() {
+        assert_eq!(a.completions(), start);
+    }
+    pump(&a, &b, until, || small.is_done() && q.borrow().len() == 1);
+    drop(q.borrow_mut().pop_front());
+    // A rendezvous send cannot finish before the receiver takes the data;
+    // its callback is counted once, on the sender's worker only.
+    let before = a.completions();
+    let b_before = b.completions();
+    let big = ep
+        .am_send(AM_DATA, b"", fill(3, 1 << 20), SendOptions::rndv())
+        .unwrap();
+    assert!(!big.is_done());
+    assert_eq!(a.completions(), before);
+    pump(&a, &b, until, || !q.borrow().is_empty());
+    let m = q.borrow_mut().pop_front().unwrap();
+    let rx = m.recv_into(Vec::with_capacity(1 << 20)).unwrap();
+    let rx_at_once = rx.is_done();
+    pump(&a, &b, until, || big.is_done() && rx.is_done());
+    assert_eq!(a.completions(), before + 1);
+    let b_want = if rx_at_once { b_before } else { b_before + 1 };
+    assert_eq!(b.completions(), b_want);
+    assert!(rx.wait_filled(until).unwrap() == fill(3, 1 << 20));
+    big.try_take().unwrap().unwrap();
+}
+
+#[test]
+fn send_keeps_its_own_copy_of_the_header() {
+    let _w = watchdog("header_copy", 60);
+    let (a, b, ep) = pair();
+    let q = queue_handler(&b, AM_DATA);
+    let until = deadline(20);
+    // The header must outlive the caller's buffer while the send is in
+    // flight (a rendezvous send waits for the receiver).
+    let lens = [1usize, 64, 128, 129, 1000];
+    let mut sends = Vec::new();
+    for (i, &len) in lens.iter().enumerate() {
+        let mut h = fill(100 + i as u64, len);
+        let r = ep
+            .am_send(AM_DATA, &h, fill(i as u64, 1 << 20), SendOptions::rndv())
+            .unwrap();
+        h.iter_mut().for_each(|x| *x = !*x);
+        drop(h);
+        sends.push(r);
+    }
+    pump(&a, &b, until, || q.borrow().len() == lens.len());
+    let msgs: Vec<AmMessage> = q.borrow_mut().drain(..).collect();
+    for (i, (m, &len)) in msgs.into_iter().zip(&lens).enumerate() {
+        assert!(
+            m.header() == fill(100 + i as u64, len),
+            "header of {len} bytes"
+        );
+        drop(m);
+    }
+    pump(&a, &b, until, || sends.iter().all(|r| r.is_done()));
+}

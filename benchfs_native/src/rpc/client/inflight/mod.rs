@@ -224,10 +224,17 @@ impl Window {
             for p in &self.parked {
                 wake = wake.min(p.resume_at.unwrap_or(now));
             }
+            // Every transfer that finishes from now on runs a UCX callback,
+            // which the worker counts: the spin watches that count and the
+            // reply queue instead of asking each outstanding call per turn.
+            let seen = conn.worker.completions();
+            if self.active.values().any(Pending::io_done) {
+                continue;
+            }
             let replies = &conn.replies;
-            let active = &self.active;
-            let waited = conn.worker.wait_until(wake, "RPC replies", || {
-                !replies.borrow().is_empty() || active.values().any(Pending::io_done)
+            let worker = &conn.worker;
+            let waited = worker.wait_until(wake, "RPC replies", || {
+                !replies.borrow().is_empty() || worker.completions() != seen
             });
             match waited {
                 Ok(()) => {}
