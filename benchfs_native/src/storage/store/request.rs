@@ -49,6 +49,14 @@ impl Reply {
         self.answer(result, buf);
     }
 
+    /// A started write's data goes into its registered buffer here, on the
+    /// driver thread, so the starting thread does not spend the copy.
+    pub(super) fn fill(&self, buf: &mut FixedBuf) {
+        if let Some(To::Loop(a)) = &self.to {
+            a.fill(buf);
+        }
+    }
+
     fn answer(&mut self, result: std::result::Result<u64, Failure>, buf: Option<FixedBuf>) {
         match self.to.take() {
             Some(To::Caller(tx)) => {

@@ -113,9 +113,10 @@ impl RingThread {
         let op = match kind {
             ReqKind::Write {
                 offset,
-                buf,
+                mut buf,
                 direct,
             } => {
+                reply.fill(&mut buf);
                 let mode = Mode {
                     access: Access::ReadWrite,
                     direct,

@@ -10,6 +10,10 @@
 //! them see the other), so a busy caller costs the driver thread no system
 //! call per result.
 //!
+//! A write's data travels with its answer and is copied into the
+//! registered buffer by the driver thread, not by the caller, whose time
+//! (the event loop's) is the daemon's scarcest.
+//!
 //! A request that would need more than one buffer, finds none free, or
 //! would fail its checks is not started: its data comes back to the caller,
 //! whose blocking call ([`ChunkStore::write`], [`ChunkStore::read_into`])
@@ -164,6 +168,13 @@ impl Answer {
         }
     }
 
+    /// Copies a write's data into its registered buffer.
+    pub(super) fn fill(&self, fixed: &mut FixedBuf) {
+        if !self.read {
+            fixed.fill_from(&self.buf);
+        }
+    }
+
     fn into_buf(self) -> Vec<u8> {
         self.buf
     }
@@ -182,10 +193,10 @@ impl ChunkStore {
         to: &Completions,
     ) -> std::result::Result<(), Vec<u8>> {
         let started = Instant::now();
-        let Some((name, mut fixed)) = self.one_piece(path, offset, data.len()) else {
+        let Some((name, fixed)) = self.one_piece(path, offset, data.len()) else {
             return Err(data);
         };
-        fixed.fill_from(&data);
+        // The driver thread copies the data into `fixed` (`Answer::fill`).
         let direct = self.use_direct(offset, data.len(), fixed.addr());
         let want = data.len();
         let kind = ReqKind::Write {
