@@ -472,7 +472,8 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
         let data = pattern(3000, 5);
         // Parked: the driver thread writes the eventfd after the result.
         to.park();
-        s.start_write("a", 100, data.clone(), 7, &to).unwrap();
+        s.start_write("a", 100, data.clone(), false, 7, &to)
+            .unwrap();
         while !readable_now(to.wake_fd()) {
             std::thread::yield_now();
         }
@@ -500,11 +501,20 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
         // Not started, the data given back whole: more than one buffer,
         // across a chunk border, empty, a bad path.
         let five = pattern(5000, 6);
-        assert_eq!(s.start_write("b", 0, five.clone(), 1, &to), Err(five));
+        assert_eq!(
+            s.start_write("b", 0, five.clone(), false, 1, &to),
+            Err(five)
+        );
         let two = pattern(200, 7);
         let border = 16 * 1024 - 100;
-        assert_eq!(s.start_write("b", border, two.clone(), 1, &to), Err(two));
-        assert_eq!(s.start_write("b", 0, Vec::new(), 1, &to), Err(Vec::new()));
+        assert_eq!(
+            s.start_write("b", border, two.clone(), false, 1, &to),
+            Err(two)
+        );
+        assert_eq!(
+            s.start_write("b", 0, Vec::new(), false, 1, &to),
+            Err(Vec::new())
+        );
         assert!(s.start_read("../x", 0, 10, Vec::new(), 1, &to).is_err());
         assert!(s.start_read("b", 0, 5000, Vec::new(), 1, &to).is_err());
         let st = s.stats();
@@ -512,7 +522,27 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
         // A closed store starts nothing.
         s.close().unwrap();
         let one = pattern(100, 8);
-        assert_eq!(s.start_write("a", 0, one.clone(), 1, &to), Err(one));
+        assert_eq!(s.start_write("a", 0, one.clone(), false, 1, &to), Err(one));
         assert!(to.try_take().is_none(), "nothing answered twice");
+    });
+}
+
+#[test]
+fn a_started_synced_write_is_followed_by_its_fsync() {
+    watchdog(60, || {
+        let dir = TempDir::new("started-sync");
+        let s = small_store(dir.path(), |_| {});
+        let to = Completions::new().unwrap();
+        let data = pattern(4096, 9);
+        let ops0 = s.stats().completed_ops;
+        s.start_write("s", 0, data.clone(), true, 3, &to).unwrap();
+        let f = next_finished(&to);
+        assert_eq!((f.tag, f.result.unwrap()), (3, 4096));
+        assert_eq!(
+            s.stats().completed_ops - ops0,
+            2,
+            "the write, then its fsync"
+        );
+        assert_eq!(s.read("s", 0, 4096).unwrap(), data);
     });
 }

@@ -1,6 +1,6 @@
-//! Data requests the event loop starts on the store's ring itself, and
-//! the ones that still go to a storage thread (several store buffers, a
-//! write synced before its reply): same bytes, same errors, same drain.
+//! Data requests the event loop starts on the store's ring itself (synced
+//! writes with their fsync), and the ones that still go to a storage
+//! thread (several store buffers): same bytes, same errors, same drain.
 
 use crate::harness::*;
 
@@ -71,23 +71,50 @@ fn a_request_of_several_store_buffers_goes_to_a_storage_thread() {
     });
 }
 
+fn store_ops(c: &mut RawClient) -> u64 {
+    c.stats()["store"]["completed_ops"].as_u64().unwrap()
+}
+
 #[test]
-fn synced_writes_stay_on_a_storage_thread() {
+fn synced_writes_run_on_the_ring_with_their_fsync() {
     watchdog(120, || {
         let mut d = Daemon::start("ring-sync", |_| {});
         let mut c = RawClient::connect(&d.record);
-        let before = on_ring(&mut c);
+        let (ring0, ops0) = (on_ring(&mut c), store_ops(&mut c));
+        c.write("s", 0, 0, pattern(4096, 30)).ok();
+        assert_eq!(store_ops(&mut c) - ops0, 1, "a plain write: one operation");
         let sync = Request::Write {
             path: "s",
             chunk: 0,
-            offset: 0,
+            offset: 4096,
             len: 4096,
             sync: true,
         };
-        c.call(&sync, pattern(4096, 31)).ok();
-        assert_eq!(on_ring(&mut c), before);
-        assert_eq!(c.read("s", 0, 0, 4096).payload, pattern(4096, 31));
-        assert_eq!(on_ring(&mut c), before + 1);
+        let ops1 = store_ops(&mut c);
+        match c.call(&sync, pattern(4096, 31)).ok() {
+            Reply::Write { written } => assert_eq!(written, 4096),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(store_ops(&mut c) - ops1, 2, "the write, then its fsync");
+        assert_eq!(on_ring(&mut c) - ring0, 2);
+        assert_eq!(c.read("s", 0, 4096, 4096).payload, pattern(4096, 31));
+        c.shutdown(false);
+        d.join();
+    });
+}
+
+#[test]
+fn fsync_each_write_syncs_every_write_on_the_ring() {
+    watchdog(120, || {
+        let mut d = Daemon::start("ring-each", |c| {
+            c.durability = Durability::FsyncEachWrite;
+        });
+        let mut c = RawClient::connect(&d.record);
+        let (ring0, ops0) = (on_ring(&mut c), store_ops(&mut c));
+        c.write("e", 2, 0, pattern(8192, 32)).ok();
+        assert_eq!(store_ops(&mut c) - ops0, 2, "the write, then its fsync");
+        assert_eq!(on_ring(&mut c) - ring0, 1);
+        assert_eq!(c.read("e", 2, 0, 8192).payload, pattern(8192, 32));
         c.shutdown(false);
         d.join();
     });

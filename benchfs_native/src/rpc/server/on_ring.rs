@@ -5,11 +5,12 @@
 //! turn. No storage pool thread is involved, so a small request crosses
 //! two threads instead of four.
 //!
-//! What stays on the pool: a write made durable before its reply (the
-//! `SYNC` flag or `fsync_each_write`), a request needing more than one of
-//! the store's registered buffers, and any request the store does not
-//! start (no free buffer, a bad path or range, a closed store): the
-//! blocking call there does it or reports the error as always.
+//! A write made durable before its reply (the `SYNC` flag or
+//! `fsync_each_write`) is followed by an fsync on the ring before the
+//! answer. What stays on the pool: a request needing more than one of the
+//! store's registered buffers, and any request the store does not start
+//! (no free buffer, a bad path or range, a closed store): the blocking
+//! call there does it or reports the error as always.
 
 use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
 use crate::storage::store::{Completions, Finished};
@@ -25,13 +26,14 @@ impl Storage {
                 chunk,
                 offset,
                 sync,
-            } if !sync && !self.fsync_each_write => {
+            } => {
                 let len = job.buf.len() as u64;
                 let Ok(at) = self.file_offset(&job.work, &job.path, chunk, offset, len) else {
                     return Err(job);
                 };
                 let data = std::mem::take(&mut job.buf);
-                self.store.start_write(&job.path, at, data, tag, to)
+                let sync = sync || self.fsync_each_write;
+                self.store.start_write(&job.path, at, data, sync, tag, to)
             }
             Work::Read { chunk, offset, len } => {
                 let Ok(at) = self.file_offset(&job.work, &job.path, chunk, offset, len) else {

@@ -57,6 +57,11 @@ impl Reply {
         }
     }
 
+    /// Whether a write is made durable (fsync) before it is answered.
+    pub(super) fn sync_after(&self) -> bool {
+        matches!(&self.to, Some(To::Loop(a)) if a.sync_after())
+    }
+
     fn answer(&mut self, result: std::result::Result<u64, Failure>, buf: Option<FixedBuf>) {
         match self.to.take() {
             Some(To::Caller(tx)) => {

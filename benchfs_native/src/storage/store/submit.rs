@@ -114,11 +114,18 @@ pub(super) struct Answer {
     tag: u64,
     buf: Vec<u8>,
     read: bool,
+    /// A write made durable (fsync) before it is answered.
+    sync: bool,
     path: Arc<str>,
     started: Instant,
 }
 
 impl Answer {
+    /// Whether the driver thread fsyncs the file after the write.
+    pub(super) fn sync_after(&self) -> bool {
+        self.sync
+    }
+
     /// Sends the result (a read's data copied out of `fixed`, which then
     /// returns to the pool) and wakes the caller if it sleeps.
     pub(super) fn finish(
@@ -135,6 +142,7 @@ impl Answer {
             read,
             path,
             started,
+            ..
         } = self;
         let result = match result {
             Ok(n) => {
@@ -181,14 +189,17 @@ impl Answer {
 }
 
 impl ChunkStore {
-    /// Starts writing `data` at `offset` of `path` without waiting; the
-    /// result arrives on `to` with `tag`. `Err(data)`: not started (see the
-    /// module docs), do it with [`ChunkStore::write`].
+    /// Starts writing `data` at `offset` of `path` without waiting, with
+    /// `sync` also an fsync of the file before the answer; the result
+    /// arrives on `to` with `tag`. `Err(data)`: not started (see the module
+    /// docs), do it with [`ChunkStore::write`] (and [`ChunkStore::fsync`]).
+    #[allow(clippy::too_many_arguments, reason = "one call, each argument named")]
     pub fn start_write(
         &self,
         path: &str,
         offset: u64,
         data: Vec<u8>,
+        sync: bool,
         tag: u64,
         to: &Completions,
     ) -> std::result::Result<(), Vec<u8>> {
@@ -208,7 +219,7 @@ impl ChunkStore {
             name,
             kind,
             want,
-            answer(path, data, tag, false, to, started),
+            answer(path, data, tag, Kind::Write { sync }, to, started),
         )
     }
 
@@ -236,7 +247,12 @@ impl ChunkStore {
             len,
             direct,
         };
-        self.start(name, kind, len, answer(path, out, tag, true, to, started))
+        self.start(
+            name,
+            kind,
+            len,
+            answer(path, out, tag, Kind::Read, to, started),
+        )
     }
 
     /// The backing name and a free buffer for a request that fits one
@@ -278,11 +294,16 @@ impl ChunkStore {
     }
 }
 
+enum Kind {
+    Read,
+    Write { sync: bool },
+}
+
 fn answer(
     path: &str,
     buf: Vec<u8>,
     tag: u64,
-    read: bool,
+    kind: Kind,
     to: &Completions,
     started: Instant,
 ) -> Answer {
@@ -291,7 +312,8 @@ fn answer(
         wake: Arc::clone(&to.wake),
         tag,
         buf,
-        read,
+        read: matches!(kind, Kind::Read),
+        sync: matches!(kind, Kind::Write { sync: true }),
         path: path.into(),
         started,
     }
