@@ -13,7 +13,9 @@ use benchfs_native::Error;
 use benchfs_native::storage::buffer::BufferPool;
 use benchfs_native::storage::driver::Driver;
 use benchfs_native::storage::ops::{Op, Read, Write};
+use benchfs_native::storage::store::{Completions, Finished};
 use benchfs_native::storage::{ChunkStore, Counters, StoreOptions};
+use benchfs_native::sys::poll::readable_now;
 use benchfs_native::trace::format::{RECORD_SIZE, parse};
 use benchfs_native::trace::{Kind, OpCode, TraceConfig};
 use common::{TempDir, pattern, small_store, watchdog};
@@ -448,5 +450,99 @@ fn trace_header_and_records_parse_back() {
             .collect();
         assert_eq!(offsets, (0..writes).map(|i| i * 4096).collect::<Vec<_>>());
         assert!(p.records.windows(2).all(|w| w[0].t_ns <= w[1].t_ns));
+    });
+}
+
+/// The next result on `to`, spinning (the watchdog bounds it).
+fn next_finished(to: &Completions) -> Finished {
+    loop {
+        if let Some(f) = to.try_take() {
+            return f;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
+    watchdog(60, || {
+        let dir = TempDir::new("started");
+        let s = small_store(dir.path(), |o| o.pool_buffers = 2);
+        let to = Completions::new().unwrap();
+        let data = pattern(3000, 5);
+        // Parked: the driver thread writes the eventfd after the result.
+        to.park();
+        s.start_write("a", 100, data.clone(), false, 7, &to)
+            .unwrap();
+        while !readable_now(to.wake_fd()) {
+            std::thread::yield_now();
+        }
+        let f = to.try_take().expect("a result before the wake-up");
+        to.unpark();
+        assert!(!readable_now(to.wake_fd()), "unpark drains the eventfd");
+        assert_eq!((f.tag, f.result.unwrap()), (7, 3000));
+        assert_eq!(f.buf, data, "a write's data comes back as given");
+        // Awake: no wake-up, the result is on the channel. A read past the
+        // end of the file comes back short.
+        s.start_read("a", 100, 4000, Vec::new(), 8, &to).unwrap();
+        let f = next_finished(&to);
+        assert_eq!((f.tag, f.result.unwrap()), (8, 3000));
+        assert_eq!(f.buf, data);
+        assert!(!readable_now(to.wake_fd()));
+        // Errors as the blocking call words them.
+        s.start_read("none", 0, 10, Vec::new(), 9, &to).unwrap();
+        let f = next_finished(&to);
+        match f.result {
+            Err(Error::Os { errno, op, path }) => {
+                assert_eq!((errno, op, path.as_str()), (libc::ENOENT, "read", "none"));
+            }
+            r => panic!("{r:?}"),
+        }
+        // Not started, the data given back whole: more than one buffer,
+        // across a chunk border, empty, a bad path.
+        let five = pattern(5000, 6);
+        assert_eq!(
+            s.start_write("b", 0, five.clone(), false, 1, &to),
+            Err(five)
+        );
+        let two = pattern(200, 7);
+        let border = 16 * 1024 - 100;
+        assert_eq!(
+            s.start_write("b", border, two.clone(), false, 1, &to),
+            Err(two)
+        );
+        assert_eq!(
+            s.start_write("b", 0, Vec::new(), false, 1, &to),
+            Err(Vec::new())
+        );
+        assert!(s.start_read("../x", 0, 10, Vec::new(), 1, &to).is_err());
+        assert!(s.start_read("b", 0, 5000, Vec::new(), 1, &to).is_err());
+        let st = s.stats();
+        assert_eq!(st.pool_free, st.pool_buffers, "every buffer returned");
+        // A closed store starts nothing.
+        s.close().unwrap();
+        let one = pattern(100, 8);
+        assert_eq!(s.start_write("a", 0, one.clone(), false, 1, &to), Err(one));
+        assert!(to.try_take().is_none(), "nothing answered twice");
+    });
+}
+
+#[test]
+fn a_started_synced_write_is_followed_by_its_fsync() {
+    watchdog(60, || {
+        let dir = TempDir::new("started-sync");
+        let s = small_store(dir.path(), |_| {});
+        let to = Completions::new().unwrap();
+        let data = pattern(4096, 9);
+        let ops0 = s.stats().completed_ops;
+        s.start_write("s", 0, data.clone(), true, 3, &to).unwrap();
+        let f = next_finished(&to);
+        assert_eq!((f.tag, f.result.unwrap()), (3, 4096));
+        assert_eq!(
+            s.stats().completed_ops - ops0,
+            2,
+            "the write, then its fsync"
+        );
+        assert_eq!(s.read("s", 0, 4096).unwrap(), data);
     });
 }

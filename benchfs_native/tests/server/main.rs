@@ -16,6 +16,7 @@ mod lifecycle;
 mod live_fuzz;
 mod load;
 mod malformed;
+mod on_ring;
 mod ops;
 mod trace;
 mod trust;

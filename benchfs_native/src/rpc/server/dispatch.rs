@@ -275,7 +275,7 @@ pub fn errno_of(e: &Error) -> i32 {
 pub struct Storage {
     pub(super) store: Arc<ChunkStore>,
     chunk_size: u64,
-    fsync_each_write: bool,
+    pub(super) fsync_each_write: bool,
     pub(super) names: Mutex<Namespace>,
 }
 
@@ -298,7 +298,7 @@ pub(super) fn fail(work: &Work, path: &str, errno: i32, detail: &str) -> Failure
     Failure { errno, message }
 }
 
-fn engine_fail(work: &Work, path: &str, e: &Error) -> Failure {
+pub(super) fn engine_fail(work: &Work, path: &str, e: &Error) -> Failure {
     let errno = errno_of(e);
     match e {
         Error::Os { .. } => fail(work, path, errno, link_detail(errno)),
@@ -414,7 +414,7 @@ impl Storage {
     }
 
     /// `offset + len` inside one chunk, as a file offset.
-    fn file_offset(
+    pub(super) fn file_offset(
         &self,
         work: &Work,
         path: &str,

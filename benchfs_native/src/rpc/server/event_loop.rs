@@ -4,12 +4,14 @@
 //! what arrived, collects finished receives, storage results and sends,
 //! and hands queued requests to free slots. A request holds its slot (and
 //! its data buffer) from dispatch until its reply has been sent, so slots
-//! bound both the storage threads' work and the buffer memory.
+//! bound both the storage work in flight (on the pool or the store's ring)
+//! and the buffer memory.
 //!
-//! Idle: after [`SPIN_TIME`] without news the loop arms the worker
-//! and sleeps in epoll on the worker's event fd, the storage pool's
-//! eventfd and the signal eventfd. The epoll timeout is only a deadline
-//! check (once a second, or the drain deadline while stopping).
+//! Idle: after [`SPIN_TIME`] without news the loop arms the worker and
+//! sleeps in epoll on the worker's event fd, the storage pool's and the
+//! ring's completion eventfds and the signal eventfd. The epoll timeout
+//! is only a deadline check (once a second, or the drain deadline while
+//! stopping).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -23,6 +25,7 @@ use super::ServerConfig;
 use super::buffers::BufPool;
 use super::channels::Channels;
 use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
+use super::on_ring::OnRing;
 use super::pool::StoragePool;
 use super::sessions::ConnectGate;
 use super::signals::{SignalGuard, signal_name};
@@ -100,6 +103,8 @@ pub struct Server<'w> {
     pub(super) receiving: Vec<Receiving>,
     pub(super) sends: Vec<Sending>,
     pub(super) pool: StoragePool,
+    /// Data requests started on the store's ring by the loop itself.
+    pub(super) on_ring: OnRing,
     /// What the pool runs jobs with (the namespace's size, for the stats).
     pub(super) storage: Arc<Storage>,
     pub(super) bufs: BufPool,
@@ -183,6 +188,7 @@ impl<'w> Server<'w> {
             receiving: Vec::new(),
             sends: Vec::new(),
             pool,
+            on_ring: OnRing::new()?,
             storage,
             bufs: BufPool::new(cfg.max_concurrency),
             stats: ServerStats::new(),
@@ -254,6 +260,9 @@ impl<'w> Server<'w> {
             .map_err(|e| ucx_error(&e, "UCX worker event fd"))?;
         epoll.add(worker_fd, 0).map_err(epoll_err)?;
         epoll.add(self.pool.wake_fd(), 1).map_err(epoll_err)?;
+        epoll
+            .add(self.on_ring.done.wake_fd(), 3)
+            .map_err(epoll_err)?;
         if let Some(s) = signals {
             epoll.add(s.fd(), 2).map_err(epoll_err)?;
         }
@@ -309,10 +318,9 @@ impl<'w> Server<'w> {
             idle = 0;
             // Before sleeping (at least once per IDLE_CHECK when idle).
             self.check_stalls(&mut next_stall_check);
-            self.pool.park();
-            if let Some(o) = self.pool.try_complete() {
-                self.pool.unpark();
-                self.complete(o);
+            self.park();
+            if self.drain_completions() {
+                self.unpark();
                 continue;
             }
             if !self
@@ -320,7 +328,7 @@ impl<'w> Server<'w> {
                 .arm()
                 .map_err(|e| ucx_error(&e, "arm the UCX worker"))?
             {
-                self.pool.unpark();
+                self.unpark();
                 continue;
             }
             let timeout = match &self.stop {
@@ -328,11 +336,23 @@ impl<'w> Server<'w> {
                 None => IDLE_CHECK,
             };
             epoll.wait(&mut events, timeout).map_err(epoll_err)?;
-            self.pool.unpark();
+            self.unpark();
             if let Some(s) = signals {
                 s.drain();
             }
         }
+    }
+
+    /// Announces a sleep to everyone who may send the loop a result; look
+    /// for results once more after this, then sleep.
+    fn park(&self) {
+        self.pool.park();
+        self.on_ring.done.park();
+    }
+
+    fn unpark(&self) {
+        self.pool.unpark();
+        self.on_ring.done.unpark();
     }
 
     /// Frees stalled channels when the check is due.
@@ -447,6 +467,13 @@ impl<'w> Server<'w> {
             self.complete(outcome);
             return;
         }
+        let job = match self.on_ring.start(&self.storage, job) {
+            Ok(()) => {
+                self.stats.data_on_ring += 1;
+                return;
+            }
+            Err(job) => job,
+        };
         if let Err(mut job) = self.pool.submit(job) {
             let buf = std::mem::take(&mut job.buf);
             self.fail_now(&job, "storage pool stopped", buf);
@@ -505,6 +532,13 @@ impl<'w> Server<'w> {
         while let Some(o) = self.pool.try_complete() {
             any = true;
             self.complete(o);
+        }
+        while let Some(r) = self.on_ring.try_complete() {
+            any = true;
+            match r {
+                Ok(o) => self.complete(o),
+                Err(buf) => self.bufs.put(buf),
+            }
         }
         any
     }
@@ -586,6 +620,7 @@ impl<'w> Server<'w> {
         self.queue.clear();
         self.receiving.clear();
         self.sends.clear();
+        self.on_ring.clear();
         for id in [AM_REQUEST, AM_SESSION] {
             let _ = self.worker.clear_am_handler(id);
         }

@@ -4,10 +4,12 @@
 //!   runs the [`event_loop`]: it progresses UCX, decodes and routes
 //!   messages ([`requests`], [`sessions`]), sends replies, and sleeps in
 //!   epoll ([`crate::sys::Epoll`]) when idle;
-//! * storage work runs on the [`pool`] of `max_concurrency` threads that
-//!   call the blocking chunk store API ([`dispatch`]); requests beyond the
-//!   bound wait in a FIFO queue; data lives in a bounded pool of reusable
-//!   buffers ([`buffers`]);
+//! * a data read or write that fits one of the store's registered buffers
+//!   is started by the loop itself on the store's ring, its result drained
+//!   from a channel (`on_ring`); other storage work runs on the [`pool`]
+//!   of `max_concurrency` threads that call the blocking chunk store API
+//!   ([`dispatch`]); requests beyond the bound wait in a FIFO queue; data
+//!   lives in a bounded pool of reusable buffers ([`buffers`]);
 //! * a dispatched request holds one of the loop's `slots`;
 //! * clients are known by their [`channels`], opened only for a connect
 //!   signed with the session key and fresh ([`replay`]); [`stats`] are counters of
@@ -18,6 +20,7 @@ pub mod channels;
 pub mod dispatch;
 pub mod event_loop;
 mod names;
+mod on_ring;
 mod peers;
 pub mod pool;
 pub mod replay;

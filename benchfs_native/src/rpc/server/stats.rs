@@ -51,6 +51,9 @@ pub struct ServerStats {
     pub queue_peak: usize,
     /// Most requests in flight at once.
     pub in_flight_peak: usize,
+    /// Data requests the loop started on the store's ring itself (no
+    /// storage thread).
+    pub data_on_ring: u64,
     /// Connects refused (EBUSY / ESHUTDOWN).
     pub connects_refused: u64,
     /// Idle channels freed for a new session while every channel was taken.
@@ -81,6 +84,7 @@ impl ServerStats {
             rejected: [0; 6],
             queue_peak: 0,
             in_flight_peak: 0,
+            data_on_ring: 0,
             connects_refused: 0,
             channels_reclaimed: 0,
             channels_dead: 0,
@@ -226,6 +230,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
     // Added apart: one more key in the literal passes json!'s recursion limit.
     if let Value::Object(m) = &mut doc {
         m.insert("channels_dead".into(), s.channels_dead.into());
+        m.insert("data_on_ring".into(), s.data_on_ring.into());
         m.insert("channels_stalled".into(), s.channels_stalled.into());
         m.insert("requests_abandoned".into(), s.requests_abandoned.into());
         m.insert(

@@ -5,7 +5,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Instant;
 
 use super::ChunkStore;
-use super::request::{Done, Reply, ReqKind, Request};
+use super::request::{Done, Reply, ReqKind, Request, To};
 use crate::error::{Error, Result};
 use crate::storage::buffer::FixedBuf;
 
@@ -63,7 +63,7 @@ impl<'a> Batch<'a> {
 
     pub(super) fn submit(&mut self, want: usize, kind: ReqKind) -> Result<()> {
         let reply = Reply {
-            tx: Some(self.tx.clone()),
+            to: Some(To::Caller(self.tx.clone())),
             index: self.index,
             want,
             done_bytes: 0,

@@ -19,11 +19,14 @@
 //! * `request`: what callers send the driver thread and what comes back.
 //! * `batch`: the pieces of one call in flight.
 //! * `ring_thread`: the driver thread, which owns the ring.
+//! * `submit`: requests started without waiting, answered on a channel
+//!   (the daemon's event loop uses these for data).
 
 mod batch;
 mod options;
 mod request;
 mod ring_thread;
+mod submit;
 
 use std::fmt;
 use std::fs::File;
@@ -40,6 +43,7 @@ pub use self::options::{
 };
 use self::request::{Done, Msg, ReqKind, Request, Wake, note_failure};
 use self::ring_thread::RingThread;
+pub use self::submit::{Completions, Finished};
 use super::buffer::BufferPool;
 use super::driver::{Driver, RingSetup};
 use super::fd_cache::FdCache;
@@ -233,10 +237,24 @@ impl ChunkStore {
     }
 
     fn send(&self, req: Request) -> Result<()> {
+        // A request not taken is dropped here, which answers it `Closed`.
+        self.try_send(req).map_err(|_| Error::Closed)
+    }
+
+    /// Hands `req` to the driver thread; gives it back when the store is
+    /// closed (or its thread gone), boxed: only that rare path pays.
+    fn try_send(&self, req: Request) -> std::result::Result<(), Box<Request>> {
         {
             let guard = self.tx.read().unwrap_or_else(PoisonError::into_inner);
-            let tx = guard.as_ref().ok_or(Error::Closed)?;
-            tx.send(Msg::Io(req)).map_err(|_| Error::Closed)?;
+            let Some(tx) = guard.as_ref() else {
+                return Err(Box::new(req));
+            };
+            if let Err(mpsc::SendError(msg)) = tx.send(Msg::Io(req)) {
+                return match msg {
+                    Msg::Io(req) => Err(Box::new(req)),
+                    Msg::Shutdown => Ok(()),
+                };
+            }
         }
         self.wake.notify();
         Ok(())

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
+use super::submit::Answer;
 use crate::error::Error;
 use crate::storage::buffer::FixedBuf;
 use crate::sys::EventFd;
@@ -26,10 +27,18 @@ pub(super) struct Done {
     pub(super) buf: Option<FixedBuf>,
 }
 
+/// Who waits for a piece's result.
+pub(super) enum To {
+    /// A blocking call, on its batch's channel.
+    Caller(Sender<Done>),
+    /// A request started without waiting (`submit`).
+    Loop(Answer),
+}
+
 /// Where a piece's result goes. Dropping a `Reply` that was not answered
 /// answers it with `Closed`, so a caller never waits for a lost request.
 pub(super) struct Reply {
-    pub(super) tx: Option<Sender<Done>>,
+    pub(super) to: Option<To>,
     pub(super) index: usize,
     pub(super) want: usize,
     pub(super) done_bytes: u64,
@@ -37,27 +46,41 @@ pub(super) struct Reply {
 
 impl Reply {
     pub(super) fn send(mut self, result: std::result::Result<u64, Failure>, buf: Option<FixedBuf>) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Done {
-                index: self.index,
-                want: self.want,
-                result,
-                buf,
-            });
+        self.answer(result, buf);
+    }
+
+    /// A started write's data goes into its registered buffer here, on the
+    /// driver thread, so the starting thread does not spend the copy.
+    pub(super) fn fill(&self, buf: &mut FixedBuf) {
+        if let Some(To::Loop(a)) = &self.to {
+            a.fill(buf);
+        }
+    }
+
+    /// Whether a write is made durable (fsync) before it is answered.
+    pub(super) fn sync_after(&self) -> bool {
+        matches!(&self.to, Some(To::Loop(a)) if a.sync_after())
+    }
+
+    fn answer(&mut self, result: std::result::Result<u64, Failure>, buf: Option<FixedBuf>) {
+        match self.to.take() {
+            Some(To::Caller(tx)) => {
+                let _ = tx.send(Done {
+                    index: self.index,
+                    want: self.want,
+                    result,
+                    buf,
+                });
+            }
+            Some(To::Loop(a)) => a.finish(result, buf, self.want),
+            None => {}
         }
     }
 }
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.send(Done {
-                index: self.index,
-                want: self.want,
-                result: Err(Failure::Closed),
-                buf: None,
-            });
-        }
+        self.answer(Err(Failure::Closed), None);
     }
 }
 

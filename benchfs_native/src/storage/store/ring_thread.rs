@@ -113,9 +113,10 @@ impl RingThread {
         let op = match kind {
             ReqKind::Write {
                 offset,
-                buf,
+                mut buf,
                 direct,
             } => {
+                reply.fill(&mut buf);
                 let mode = Mode {
                     access: Access::ReadWrite,
                     direct,
@@ -234,6 +235,14 @@ impl RingThread {
                     self.driver.push(Op::Write(w), reply, Instant::now());
                     return;
                 }
+                if reply.sync_after() {
+                    // Durable before the answer: the fsync follows on the
+                    // same descriptor; the data buffer is free already.
+                    drop(w.buf);
+                    self.driver
+                        .push(Op::Fsync(Fsync { fd: w.fd }), reply, Instant::now());
+                    return;
+                }
                 let total = reply.done_bytes;
                 reply.send(Ok(total), Some(w.buf));
             }
@@ -248,7 +257,11 @@ impl RingThread {
             },
             Op::Fsync(_) | Op::Unlink(_) | Op::Ftruncate(_) => match failed {
                 Some(f) => reply.send(Err(f), None),
-                None => reply.send(Ok(0), None),
+                // An fsync after a write answers with the bytes written.
+                None => {
+                    let total = reply.done_bytes;
+                    reply.send(Ok(total), None);
+                }
             },
         }
     }

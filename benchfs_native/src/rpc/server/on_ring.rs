@@ -1,0 +1,114 @@
+//! Data reads and writes served from the event loop straight on the
+//! store's ring (docs/RPC.md, "Threads"): the loop starts the request
+//! without waiting ([`ChunkStore::start_write`](crate::storage::ChunkStore::start_write)),
+//! the store's driver thread answers on a channel the loop drains each
+//! turn. No storage pool thread is involved, so a small request crosses
+//! two threads instead of four.
+//!
+//! A write made durable before its reply (the `SYNC` flag or
+//! `fsync_each_write`) is followed by an fsync on the ring before the
+//! answer. What stays on the pool: a request needing more than one of the
+//! store's registered buffers, and any request the store does not start
+//! (no free buffer, a bad path or range, a closed store): the blocking
+//! call there does it or reports the error as always.
+
+use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
+use crate::storage::store::{Completions, Finished};
+
+impl Storage {
+    /// Starts `job` on the store's ring; `Ok` holds the job (its buffer
+    /// now with the store) until [`Storage::finish_on_ring`], `Err` gives
+    /// it back whole for the pool.
+    pub fn start_on_ring(&self, mut job: Job, to: &Completions) -> Result<Job, Job> {
+        let tag = u64::from(job.token);
+        let started = match job.work {
+            Work::Write {
+                chunk,
+                offset,
+                sync,
+            } => {
+                let len = job.buf.len() as u64;
+                let Ok(at) = self.file_offset(&job.work, &job.path, chunk, offset, len) else {
+                    return Err(job);
+                };
+                let data = std::mem::take(&mut job.buf);
+                let sync = sync || self.fsync_each_write;
+                self.store.start_write(&job.path, at, data, sync, tag, to)
+            }
+            Work::Read { chunk, offset, len } => {
+                let Ok(at) = self.file_offset(&job.work, &job.path, chunk, offset, len) else {
+                    return Err(job);
+                };
+                let Ok(len) = usize::try_from(len) else {
+                    return Err(job);
+                };
+                let out = std::mem::take(&mut job.buf);
+                self.store.start_read(&job.path, at, len, out, tag, to)
+            }
+            _ => return Err(job),
+        };
+        match started {
+            Ok(()) => Ok(job),
+            Err(buf) => {
+                job.buf = buf;
+                Err(job)
+            }
+        }
+    }
+
+    /// The outcome of `job`, started on the ring, from its result.
+    pub fn finish_on_ring(job: &Job, f: Finished) -> Outcome {
+        let result = match f.result {
+            Ok(n) => match job.work {
+                Work::Read { .. } => Ok(Done::Data),
+                _ => Ok(Done::Written(n as u64)),
+            },
+            Err(e) => Err(engine_fail(&job.work, &job.path, &e)),
+        };
+        Outcome {
+            token: job.token,
+            result,
+            buf: f.buf,
+            storage_ns: f.storage_ns,
+        }
+    }
+}
+
+/// Jobs started on the ring, by token, until their result comes back.
+#[derive(Debug)]
+pub(super) struct OnRing {
+    pub(super) done: Completions,
+    jobs: std::collections::HashMap<u32, Job>,
+}
+
+impl OnRing {
+    pub(super) fn new() -> crate::error::Result<OnRing> {
+        Ok(OnRing {
+            done: Completions::new()?,
+            jobs: std::collections::HashMap::new(),
+        })
+    }
+
+    /// Starts `job` on `storage`'s ring, or gives it back for the pool.
+    pub(super) fn start(&mut self, storage: &Storage, job: Job) -> Result<(), Job> {
+        let job = storage.start_on_ring(job, &self.done)?;
+        self.jobs.insert(job.token, job);
+        Ok(())
+    }
+
+    /// The outcome of a finished job, if any; a result whose job is gone
+    /// (not expected) gives back its buffer alone.
+    pub(super) fn try_complete(&mut self) -> Option<Result<Outcome, Vec<u8>>> {
+        let f = self.done.try_take()?;
+        let token = u32::try_from(f.tag).ok();
+        Some(match token.and_then(|t| self.jobs.remove(&t)) {
+            Some(job) => Ok(Storage::finish_on_ring(&job, f)),
+            None => Err(f.buf),
+        })
+    }
+
+    /// Forgets every job (at teardown; late results are dropped).
+    pub(super) fn clear(&mut self) {
+        self.jobs.clear();
+    }
+}

@@ -1,0 +1,320 @@
+//! Data requests started without waiting, for a caller that must never
+//! block (the daemon's event loop): one registered buffer each, handed to
+//! the driver thread like any piece, and answered on a [`Completions`]
+//! channel that the caller drains when it likes.
+//!
+//! Waking the caller: it sleeps in epoll on [`Completions::wake_fd`].
+//! Before sleeping it calls [`Completions::park`] and looks at the channel
+//! once more; the driver thread, having sent a result, writes the eventfd
+//! only when it sees `parked` (a SeqCst fence on both sides makes one of
+//! them see the other), so a busy caller costs the driver thread no system
+//! call per result.
+//!
+//! A write's data travels with its answer and is copied into the
+//! registered buffer by the driver thread, not by the caller, whose time
+//! (the event loop's) is the daemon's scarcest.
+//!
+//! A request that would need more than one buffer, finds none free, or
+//! would fail its checks is not started: its data comes back to the caller,
+//! whose blocking call ([`ChunkStore::write`], [`ChunkStore::read_into`])
+//! then does it and reports any error exactly as always.
+
+use std::os::fd::RawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::Instant;
+
+use super::ChunkStore;
+use super::request::{Failure, Reply, ReqKind, Request, To, note_failure};
+use super::{MAX_OFFSET, layout};
+use crate::error::{Error, Result};
+use crate::storage::buffer::FixedBuf;
+use crate::sys::EventFd;
+
+/// A started request's result.
+#[derive(Debug)]
+pub struct Finished {
+    /// The caller's tag of the request.
+    pub tag: u64,
+    /// Bytes written, or bytes read (shorter at the end of the file).
+    pub result: Result<usize>,
+    /// A write's data as given; a read's data (its length the bytes read).
+    pub buf: Vec<u8>,
+    /// From the start call to the driver thread's answer.
+    pub storage_ns: u64,
+}
+
+#[derive(Debug)]
+struct LoopWake {
+    fd: EventFd,
+    parked: AtomicBool,
+}
+
+impl LoopWake {
+    fn notify(&self) {
+        fence(Ordering::SeqCst);
+        if self.parked.load(Ordering::SeqCst) {
+            self.fd.notify();
+        }
+    }
+}
+
+/// Where started requests are answered.
+#[derive(Debug)]
+pub struct Completions {
+    tx: Sender<Finished>,
+    rx: Receiver<Finished>,
+    wake: Arc<LoopWake>,
+}
+
+impl Completions {
+    /// A channel and its eventfd.
+    pub fn new() -> Result<Completions> {
+        let (tx, rx) = mpsc::channel();
+        let fd = EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", "store completions"))?;
+        Ok(Completions {
+            tx,
+            rx,
+            wake: Arc::new(LoopWake {
+                fd,
+                parked: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// A finished request, if any.
+    pub fn try_take(&self) -> Option<Finished> {
+        self.rx.try_recv().ok()
+    }
+
+    /// The eventfd that becomes readable when a result arrives while parked.
+    pub fn wake_fd(&self) -> RawFd {
+        self.wake.fd.raw()
+    }
+
+    /// Announces that the caller is about to sleep. Check for results once
+    /// more after this, then sleep.
+    pub fn park(&self) {
+        self.wake.parked.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+    }
+
+    /// The caller is awake again.
+    pub fn unpark(&self) {
+        self.wake.parked.store(false, Ordering::SeqCst);
+        self.wake.fd.drain();
+    }
+}
+
+/// A started request's way back, carried in its piece's [`Reply`].
+pub(super) struct Answer {
+    tx: Sender<Finished>,
+    wake: Arc<LoopWake>,
+    tag: u64,
+    buf: Vec<u8>,
+    read: bool,
+    /// A write made durable (fsync) before it is answered.
+    sync: bool,
+    path: Arc<str>,
+    started: Instant,
+}
+
+impl Answer {
+    /// Whether the driver thread fsyncs the file after the write.
+    pub(super) fn sync_after(&self) -> bool {
+        self.sync
+    }
+
+    /// Sends the result (a read's data copied out of `fixed`, which then
+    /// returns to the pool) and wakes the caller if it sleeps.
+    pub(super) fn finish(
+        self,
+        result: std::result::Result<u64, Failure>,
+        fixed: Option<FixedBuf>,
+        want: usize,
+    ) {
+        let Answer {
+            tx,
+            wake,
+            tag,
+            mut buf,
+            read,
+            path,
+            started,
+            ..
+        } = self;
+        let result = match result {
+            Ok(n) => {
+                let n = usize::try_from(n).unwrap_or(usize::MAX).min(want);
+                if read {
+                    buf.clear();
+                    if let Some(f) = &fixed {
+                        buf.extend_from_slice(&f.as_slice()[..n.min(f.len())]);
+                    }
+                    // Bytes the kernel counted but did not place read as zeros.
+                    buf.resize(n, 0);
+                }
+                Ok(n)
+            }
+            Err(f) => {
+                let mut err = None;
+                note_failure(&mut err, f, if read { "read" } else { "write" }, &path);
+                Err(err.unwrap_or(Error::Closed))
+            }
+        };
+        drop(fixed);
+        let storage_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let sent = tx.send(Finished {
+            tag,
+            result,
+            buf,
+            storage_ns,
+        });
+        if sent.is_ok() {
+            wake.notify();
+        }
+    }
+
+    /// Copies a write's data into its registered buffer.
+    pub(super) fn fill(&self, fixed: &mut FixedBuf) {
+        if !self.read {
+            fixed.fill_from(&self.buf);
+        }
+    }
+
+    fn into_buf(self) -> Vec<u8> {
+        self.buf
+    }
+}
+
+impl ChunkStore {
+    /// Starts writing `data` at `offset` of `path` without waiting, with
+    /// `sync` also an fsync of the file before the answer; the result
+    /// arrives on `to` with `tag`. `Err(data)`: not started (see the module
+    /// docs), do it with [`ChunkStore::write`] (and [`ChunkStore::fsync`]).
+    #[allow(clippy::too_many_arguments, reason = "one call, each argument named")]
+    pub fn start_write(
+        &self,
+        path: &str,
+        offset: u64,
+        data: Vec<u8>,
+        sync: bool,
+        tag: u64,
+        to: &Completions,
+    ) -> std::result::Result<(), Vec<u8>> {
+        let started = Instant::now();
+        let Some((name, fixed)) = self.one_piece(path, offset, data.len()) else {
+            return Err(data);
+        };
+        // The driver thread copies the data into `fixed` (`Answer::fill`).
+        let direct = self.use_direct(offset, data.len(), fixed.addr());
+        let want = data.len();
+        let kind = ReqKind::Write {
+            offset,
+            buf: fixed,
+            direct,
+        };
+        self.start(
+            name,
+            kind,
+            want,
+            answer(path, data, tag, Kind::Write { sync }, to, started),
+        )
+    }
+
+    /// Starts reading `len` bytes at `offset` of `path` into `out` (whose
+    /// capacity is reused) without waiting; the result arrives on `to`
+    /// with `tag`. `Err(out)`: not started (see the module docs), do it
+    /// with [`ChunkStore::read_into`].
+    pub fn start_read(
+        &self,
+        path: &str,
+        offset: u64,
+        len: usize,
+        out: Vec<u8>,
+        tag: u64,
+        to: &Completions,
+    ) -> std::result::Result<(), Vec<u8>> {
+        let started = Instant::now();
+        let Some((name, fixed)) = self.one_piece(path, offset, len) else {
+            return Err(out);
+        };
+        let direct = self.use_direct(offset, len, fixed.addr());
+        let kind = ReqKind::Read {
+            offset,
+            buf: fixed,
+            len,
+            direct,
+        };
+        self.start(
+            name,
+            kind,
+            len,
+            answer(path, out, tag, Kind::Read, to, started),
+        )
+    }
+
+    /// The backing name and a free buffer for a request that fits one
+    /// buffer inside one chunk and passes the blocking call's checks;
+    /// `None` otherwise.
+    fn one_piece(&self, path: &str, offset: u64, len: usize) -> Option<(Arc<str>, FixedBuf)> {
+        let in_chunk = (offset % self.chunk_size).checked_add(len as u64)? <= self.chunk_size;
+        let fits = len > 0 && len <= self.pool.buf_size() && in_chunk;
+        if !fits || offset > MAX_OFFSET - len as u64 || self.check_open().is_err() {
+            return None;
+        }
+        let name: Arc<str> = layout::backing_name(path).ok()?.into();
+        Some((name, self.pool.try_acquire()?))
+    }
+
+    fn start(
+        &self,
+        name: Arc<str>,
+        kind: ReqKind,
+        want: usize,
+        answer: Answer,
+    ) -> std::result::Result<(), Vec<u8>> {
+        let req = Request {
+            name,
+            kind,
+            reply: Reply {
+                to: Some(To::Loop(answer)),
+                index: 0,
+                want,
+                done_bytes: 0,
+            },
+            queued_at: Instant::now(),
+        };
+        self.try_send(req)
+            .map_err(|mut req| match req.reply.to.take() {
+                Some(To::Loop(a)) => a.into_buf(),
+                _ => Vec::new(),
+            })
+    }
+}
+
+enum Kind {
+    Read,
+    Write { sync: bool },
+}
+
+fn answer(
+    path: &str,
+    buf: Vec<u8>,
+    tag: u64,
+    kind: Kind,
+    to: &Completions,
+    started: Instant,
+) -> Answer {
+    Answer {
+        tx: to.tx.clone(),
+        wake: Arc::clone(&to.wake),
+        tag,
+        buf,
+        read: matches!(kind, Kind::Read),
+        sync: matches!(kind, Kind::Write { sync: true }),
+        path: path.into(),
+        started,
+    }
+}
