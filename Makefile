@@ -11,12 +11,13 @@ DEB_PACKAGES := fio fuse3 sysstat libucx-dev ucx-utils clang libclang-dev pkg-co
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: help system venv build setup lint fmt test test-rust test-python run bench fuzz fuzz-ci cargo-fuzz clean
+.PHONY: help system venv build examples setup lint fmt test test-rust test-python run bench fuzz fuzz-ci cargo-fuzz clean
 
 help:
 	@echo "make run    install everything, then run benchfs on the local default cluster"
 	@echo "make test   install everything, then lint and run every test (cargo and pytest)"
 	@echo "make bench  side-by-side benchmarks (engine vs fio); see docs/PERFORMANCE.md"
+	@echo "make examples  build the UCX examples that benchfs bench rpc runs (am_pingpong, core_to_core)"
 	@echo "make lint   cargo fmt/clippy, the engine's module rules, ruff, mypy, import rules, stubtest"
 	@echo "make fuzz   10^6 inputs into each decoder a peer reaches (libFuzzer; FUZZ_TOOLCHAIN=+nightly adds ASan)"
 
@@ -41,6 +42,11 @@ build: system venv
 
 setup: build
 
+# The UCX binding's example programs `benchfs bench rpc` runs beside ucx_perftest.
+examples: system
+	cargo build --release --manifest-path $(CRATE)/Cargo.toml -p benchfs-ucx \
+		--example am_pingpong --example core_to_core
+
 fmt:
 	cargo fmt --manifest-path $(CRATE)/Cargo.toml --all
 	$(BIN)/ruff format benchfs analysis benchfs_native/python tests benchmarks
@@ -64,7 +70,7 @@ test-rust: system
 	if [ "$$(id -u)" = 0 ]; then \
 		cargo test --manifest-path $(CRATE)/Cargo.toml --test engine_root -- --ignored; fi
 
-test-python: build
+test-python: build examples
 	$(BIN)/pytest
 
 test: lint test-rust test-python
@@ -73,7 +79,7 @@ test: lint test-rust test-python
 run: build
 	$(BIN)/benchfs run
 
-bench: build
+bench: build examples
 	$(BIN)/benchfs bench storage
 
 # Coverage-guided fuzzing of the wire and session decoders (docs/RELIABILITY.md),

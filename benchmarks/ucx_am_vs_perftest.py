@@ -23,56 +23,32 @@ runs the example with --recv-copy (both sides copy each received 4 KiB
 out of UCX's buffer), the floor for a round trip that delivers the data.
 
 Usage: .venv/bin/python benchmarks/ucx_am_vs_perftest.py [--rounds 3] [--lat-iters 100000]
-       [--bw-iters 2000] [--pin 0,1] [--bin benchfs_native/target/release/examples/am_pingpong]
-ucx_perftest runs through benchfs.tools.ucx_perftest (the project's Python).
+       [--bw-iters 2000] [--pin 0,1] [--examples-dir benchfs_native/target/release/examples]
+ucx_perftest and the examples run through benchfs.tools (the project's Python);
+`make examples` builds the examples. `benchfs bench rpc` runs the same
+references beside the engine's RPC layer.
 """
 
 import argparse
 import os
 import statistics
-import subprocess
+from pathlib import Path
 
+from benchfs.bench.placement import Placement
+from benchfs.errors import ToolError
+from benchfs.tools.ucx_examples import core_to_core_ns, find_examples, run_am_pingpong
 from benchfs.tools.ucx_perftest import run_perftest
 
 
-def core_to_core_ns(binary):
-    out = subprocess.run(
-        [binary, "--cpus", "0,1", "--iters", "100000"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    return float(out.split("rtt_p50_ns=")[1].split()[0])
-
-
-def ours(binary, lat_iters, bw_iters, env, pin, extra=()):
-    pinning = [] if pin is None else ["--cpu", str(pin[0]), "--peer-cpu", str(pin[1])]
-    out = subprocess.run(
-        [
-            binary,
-            "--lat-iters",
-            str(lat_iters),
-            "--warmup",
-            str(lat_iters // 10),
-            "--bw-iters",
-            str(bw_iters),
-            *pinning,
-            *extra,
-        ],
+def ours(examples, lat_iters, bw_iters, env, pin, **options):
+    return run_am_pingpong(
+        examples.am_pingpong,
+        lat_iterations=lat_iters,
+        bw_iterations=bw_iters,
+        cpus=pin,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    ).stdout
-    res = {}
-    for line in out.splitlines():
-        if line.startswith("am_"):
-            for kv in line.split()[1:]:
-                k, v = kv.split("=")
-                res[k] = float(v)
-    return res
+        **options,
+    )
 
 
 def main():
@@ -80,21 +56,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--lat-iters", type=int, default=100000)
     ap.add_argument("--bw-iters", type=int, default=2000)
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    example = "benchfs_native/target/release/examples/am_pingpong"
-    ap.add_argument("--bin", default=os.path.join(repo, example))
+    repo = Path(__file__).resolve().parent.parent
+    ap.add_argument(
+        "--examples-dir",
+        type=Path,
+        default=repo / "benchfs_native/target/release/examples",
+        help="where am_pingpong and core_to_core are (make examples builds them)",
+    )
     ap.add_argument("--pin", default=None, help="CLIENT_CPU,SERVER_CPU for both tools")
     a = ap.parse_args()
     pin = tuple(int(c) for c in a.pin.split(",")) if a.pin else None
-    c2c_bin = os.path.join(os.path.dirname(a.bin), "core_to_core")
-    for binary in (a.bin, c2c_bin):
-        if not os.access(binary, os.X_OK):
-            ap.exit(
-                2,
-                f"{binary} not found: cargo build --release --manifest-path "
-                "benchfs_native/Cargo.toml -p benchfs-ucx --example am_pingpong "
-                "--example core_to_core\n",
-            )
+    try:
+        examples = find_examples(a.examples_dir)
+    except ToolError as error:
+        ap.exit(2, f"error: {error}\n")
+    c2c_bin = examples.core_to_core
     for label, extra in (("default", {}), ("UCX_TLS=tcp", {"UCX_TLS": "tcp"})):
         env = dict(os.environ)
         env.pop("UCX_TLS", None)
@@ -105,16 +81,16 @@ def main():
             before = core_to_core_ns(c2c_bin)
             # Take turns going first.
             if i % 2:
-                r = ours(a.bin, a.lat_iters, a.bw_iters, env, pin)
+                r = ours(examples, a.lat_iters, a.bw_iters, env, pin)
             lat = run_perftest("ucp_am_lat", 4096, a.lat_iters, env=env, timeout_s=300, cpus=pin)
             if i % 2 == 0:
-                r = ours(a.bin, a.lat_iters, a.bw_iters, env, pin)
+                r = ours(examples, a.lat_iters, a.bw_iters, env, pin)
             pt_rtt.append(lat.rtt_p50_us)
-            our_p50.append(r["rtt_p50_us"])
-            our_p99.append(r["rtt_p99_us"])
-            our_bw.append(r["MiB/s"])
-            copied = ours(a.bin, a.lat_iters, 10, env, pin, ("--recv-copy", "--bw-size", "4096"))
-            copy_p50.append(copied["rtt_p50_us"])
+            our_p50.append(r.rtt_p50_us)
+            our_p99.append(r.rtt_p99_us)
+            our_bw.append(r.bandwidth_MiBps)
+            copied = ours(examples, a.lat_iters, 10, env, pin, recv_copy=True, bw_size=4096)
+            copy_p50.append(copied.rtt_p50_us)
             c2c.append((before, core_to_core_ns(c2c_bin)))
             bw = run_perftest("ucp_am_bw", 1 << 20, a.bw_iters, env=env, timeout_s=300, cpus=pin)
             pt_bw.append(bw.bandwidth_MiBps)
@@ -139,7 +115,7 @@ def main():
             f"median per-round ratio {m(bw_ratio):.2f}x, "
             f"best-of ratio {max(our_bw) / max(pt_bw):.2f}x (target >= 0.8)"
         )
-        steady = [r for r, (b, e) in enumerate(c2c) if max(b, e) <= 1.5 * min(b, e)]
+        steady = [r for r, (b, e) in enumerate(c2c) if Placement(b, e).steady]
         if steady:
             print(
                 f"  4 KiB round trip over the {len(steady)} rounds with a steady placement: "

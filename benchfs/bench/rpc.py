@@ -1,17 +1,28 @@
-"""The engine's RPC layer against ucx_perftest on the same transport, in one run.
+"""The engine's RPC layer against references doing the same work, in one run.
 
 For each transport (UCX's own choice, which is shared memory on one host,
 and tcp) one daemon runs as its own process and this process is the
-client. Rounds alternate engine and ucx_perftest:
+client. Each round runs the engine and its references side by side, in
+turns (the engine first in even rounds, last in odd ones):
 
-- 4 KiB round trip: echoed pings, one outstanding, against ``ucp_am_lat``
-  (which reports half a round trip; doubled here to compare like with
-  like);
-- 1 MiB bandwidth: one-way pings, a window of them, against ``ucp_am_bw``;
-- end to end through the daemon (buffered storage): 4 KiB writes then reads,
-  one at a time, p50 and p99.
+- 4 KiB round trip: echoed pings, one outstanding, against
+  ``ucx_perftest -t ucp_am_lat`` (its half round trip doubled) and the
+  binding's ``am_pingpong --recv-copy``. UCX 1.13's ``ucp_am_lat`` never
+  reads the payload it receives; an RPC must deliver it, and
+  ``--recv-copy`` copies each received 4 KiB out on both sides, so that
+  one is the like-for-like reference.
+- 1 MiB bandwidth: one-way pings, a window of 16, against
+  ``ucx_perftest -t ucp_am_bw`` and ``am_pingpong``'s bulk window. 1 MiB
+  goes by rendezvous in all three: the receiver fetches every message into
+  its own buffer (perftest's handler receives rendezvous data; only eager
+  messages it leaves unread), so both references deliver the data.
 
-The daemon's start-to-registered time and its peak RSS under this load are
+Each case's turn is bracketed by ``core_to_core`` (a cache line passed
+between CPUs 0 and 1; benchfs.bench.placement): a round whose placement
+changed is reported but not counted. Comparisons are the per-round ratios
+(benchfs.bench.paired), met or missed on their median. Then 4 KiB writes
+and reads through the daemon (buffered storage), one at a time; the
+daemon's start-to-registered time and its peak RSS under this load are
 reported beside the buffer pool it was given.
 """
 
@@ -23,43 +34,146 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from benchfs.bench.paired import PairedRatios
+from benchfs.bench.placement import Placement
 from benchfs.cluster.processes import ManagedProcess, start_process, stop_process
 from benchfs.daemon.settings import DaemonSettings, write_daemon_config
 from benchfs.errors import LaunchError
 from benchfs.launchers.programs import daemon_argv
+from benchfs.tools.ucx_examples import Examples, core_to_core_ns, find_examples, run_am_pingpong
 from benchfs.tools.ucx_perftest import run_perftest
 
 # The transports compared: UCX's own choice (shared memory on one host) and tcp.
 MeasuredTransport = Literal["auto", "tcp"]
 MiB = 1024 * 1024
 _REGISTERED = re.compile(r"registered in (\d+(?:\.\d+)?) ms")
+# The targets: RPC 4 KiB round trip <= 1.5x the reference's, 1 MiB bandwidth >= 0.95x.
+RTT_TARGET = 1.5
+BW_TARGET = 0.95
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A program the engine is compared with, and whether it does the RPC's work."""
+
+    key: str
+    what: str
+    reads_payload: bool
+    like_for_like: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+PERFTEST_LAT = Reference(
+    "ucx_perftest",
+    "ucx_perftest -t ucp_am_lat, half round trip doubled (UCX 1.13: the payload is never read)",
+    reads_payload=False,
+    like_for_like=False,
+)
+PINGPONG_COPY = Reference(
+    "am_pingpong_recv_copy",
+    "the binding's am_pingpong --recv-copy (both sides copy each received 4 KiB out)",
+    reads_payload=True,
+    like_for_like=True,
+)
+PERFTEST_BW = Reference(
+    "ucx_perftest",
+    "ucx_perftest -t ucp_am_bw, window 16 (rendezvous: each 1 MiB fetched into its buffer)",
+    reads_payload=True,
+    like_for_like=True,
+)
+PINGPONG_BW = Reference(
+    "am_pingpong",
+    "the binding's am_pingpong bulk window of 16 (received into pooled buffers)",
+    reads_payload=True,
+    like_for_like=True,
+)
+
+
+@dataclass(frozen=True)
+class CaseRound:
+    """One round of one case: the engine and each reference, and the placement around them."""
+
+    engine_first: bool
+    placement: Placement
+    engine: float
+    references: Mapping[str, float]
+
+    def to_dict(self, number: int) -> dict[str, Any]:
+        return {
+            "round": number,
+            "order": "engine first" if self.engine_first else "references first",
+            **self.placement.to_json(),
+            "engine": self.engine,
+            **self.references,
+        }
 
 
 @dataclass(frozen=True)
 class RpcCase:
     name: str
-    engine: float
-    ucx_perftest: float
     unit: str
     higher_is_better: bool
-    target: float  # engine / perftest must be <= target (lower is better) or >= target
+    target: float  # engine / reference must be <= target (lower is better) or >= target
+    references: tuple[Reference, ...]
+    rounds: tuple[CaseRound, ...]
 
     @property
-    def ratio(self) -> float:
-        return self.engine / self.ucx_perftest if self.ucx_perftest > 0 else 0.0
+    def counted(self) -> tuple[CaseRound, ...]:
+        """The rounds whose placement held."""
+        return tuple(r for r in self.rounds if r.placement.steady)
 
-    @property
-    def met(self) -> bool:
-        return self.ratio >= self.target if self.higher_is_better else self.ratio <= self.target
+    def ratios(self, reference: str) -> PairedRatios:
+        """engine / reference, round by round, over the counted rounds."""
+        counted = self.counted
+        return PairedRatios.of(
+            [r.engine for r in counted], [r.references[reference] for r in counted]
+        )
+
+    def met(self, reference: str) -> bool | None:
+        """The target against ``reference`` on the median ratio; None without a counted round."""
+        ratios = self.ratios(reference)
+        if ratios.rounds == 0:
+            return None
+        median = ratios.median
+        return median >= self.target if self.higher_is_better else median <= self.target
+
+    def engine_median(self) -> float:
+        return _median([r.engine for r in self.counted])
+
+    def reference_median(self, reference: str) -> float:
+        return _median([r.references[reference] for r in self.counted])
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ratio": self.ratio, "met": self.met}
+        return {
+            "name": self.name,
+            "unit": self.unit,
+            "higher_is_better": self.higher_is_better,
+            "target": self.target,
+            "rounds_counted": len(self.counted),
+            "engine_median": self.engine_median(),
+            "comparisons": [
+                {
+                    **ref.to_dict(),
+                    "reference_median": self.reference_median(ref.key),
+                    "ratio": self.ratios(ref.key).to_json(),
+                    "met": self.met(ref.key),
+                }
+                for ref in self.references
+            ],
+            "rounds": [r.to_dict(i + 1) for i, r in enumerate(self.rounds)],
+        }
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
 
 
 @dataclass
@@ -80,6 +194,8 @@ class RpcBenchReport:
     cases: list[RpcCase] = field(default_factory=list)
     e2e: dict[str, float] = field(default_factory=dict)
     daemon: DaemonFigures | None = None
+    load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         daemon = None
@@ -91,17 +207,20 @@ class RpcBenchReport:
             "cases": [case.to_dict() for case in self.cases],
             "e2e": self.e2e,
             "daemon": daemon,
+            "loadavg_start": list(self.load_start),
+            "loadavg_end": list(self.load_end),
         }
 
 
 @dataclass(frozen=True)
 class RpcBenchSettings:
-    rounds: int = 3
+    rounds: int = 7
     lat_iterations: int = 20_000
     bw_iterations: int = 2_000
     bw_window: int = 16
     e2e_ops: int = 5_000
     buffer_pool_size: int = 256 * MiB
+    examples_dir: Path | None = None  # default: the source tree's release build
 
 
 def run_rpc_bench(
@@ -111,10 +230,11 @@ def run_rpc_bench(
     on_step: Callable[[str], None] = lambda _: None,
 ) -> list[RpcBenchReport]:
     settings = settings or RpcBenchSettings()
-    return [_one_transport(t, settings, on_step) for t in transports]
+    examples = find_examples(settings.examples_dir)
+    return [_one_transport(t, settings, examples, on_step) for t in transports]
 
 
-def _perftest_env(transport: MeasuredTransport) -> dict[str, str]:
+def _tool_env(transport: MeasuredTransport) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("UCX_TLS", None)
     if transport == "tcp":
@@ -122,13 +242,32 @@ def _perftest_env(transport: MeasuredTransport) -> dict[str, str]:
     return env
 
 
+# One side of a round's case: its name and its measurement.
+_Turn = tuple[str, Callable[[], Any]]
+
+
+def _bracketed(
+    examples: Examples, turns: list[_Turn], engine_first: bool
+) -> tuple[Placement, dict[str, Any]]:
+    """``turns`` (the engine first) in the round's order, between two core-to-core readings."""
+    before = core_to_core_ns(examples.core_to_core)
+    ordered = turns if engine_first else list(reversed(turns))
+    results = {name: measure() for name, measure in ordered}
+    return Placement(before, core_to_core_ns(examples.core_to_core)), results
+
+
 def _one_transport(
-    transport: MeasuredTransport, settings: RpcBenchSettings, on_step: Callable[[str], None]
+    transport: MeasuredTransport,
+    settings: RpcBenchSettings,
+    examples: Examples,
+    on_step: Callable[[str], None],
 ) -> RpcBenchReport:
     import benchfs_native
 
     report = RpcBenchReport(transport=transport, rounds=settings.rounds)
-    env = _perftest_env(transport)
+    report.load_start = os.getloadavg()
+    env = _tool_env(transport)
+    s = settings
     with (
         tempfile.TemporaryDirectory(prefix="benchfs-bench-rpc-") as tmp,
         _daemon(Path(tmp), transport, settings.buffer_pool_size) as daemon,
@@ -138,28 +277,47 @@ def _one_transport(
             registry, 1, transport=transport, name="bench-rpc", max_in_flight=64
         )
         with client:
-            rtt: list[tuple[float, float, float]] = []  # engine p50, engine p99, perftest rtt
-            bw: list[tuple[float, float]] = []
+            rtt: list[CaseRound] = []
+            bw: list[CaseRound] = []
+            engine_p99: list[float] = []
             for r in range(settings.rounds):
+                engine_first = r % 2 == 0
                 on_step(f"[{transport}] round {r + 1}: 4 KiB round trip")
-                pt = run_perftest("ucp_am_lat", 4096, settings.lat_iterations, env=env)
-                ours = client.bench_ping(0, 4096, settings.lat_iterations, echo=True)
-                rtt.append((ours["p50_us"], ours["p99_us"], pt.rtt_p50_us))
+                placement, got = _bracketed(examples, [
+                    ("engine", lambda: client.bench_ping(0, 4096, s.lat_iterations, echo=True)),
+                    ("perftest", lambda: run_perftest(
+                        "ucp_am_lat", 4096, s.lat_iterations, env=env, timeout_s=300)),
+                    ("copy", lambda: run_am_pingpong(
+                        examples.am_pingpong, lat_iterations=s.lat_iterations, bw_iterations=10,
+                        bw_size=4096, recv_copy=True, env=env)),
+                ], engine_first)  # fmt: skip
+                engine_p99.append(got["engine"]["p99_us"])
+                rtt.append(CaseRound(engine_first, placement, got["engine"]["p50_us"], {
+                    PINGPONG_COPY.key: got["copy"].rtt_p50_us,
+                    PERFTEST_LAT.key: got["perftest"].rtt_p50_us,
+                }))  # fmt: skip
                 on_step(f"[{transport}] round {r + 1}: 1 MiB bandwidth")
-                ours_bw = client.bench_ping(
-                    0, MiB, settings.bw_iterations, warmup=100, echo=False,
-                    window=settings.bw_window,
-                )  # fmt: skip
-                pt_bw = run_perftest("ucp_am_bw", MiB, settings.bw_iterations, env=env)
-                bw.append((ours_bw["MiBps"], pt_bw.bandwidth_MiBps))
-            med = statistics.median
+                placement, got = _bracketed(examples, [
+                    ("engine", lambda: client.bench_ping(
+                        0, MiB, s.bw_iterations, warmup=100, echo=False, window=s.bw_window)),
+                    ("perftest", lambda: run_perftest(
+                        "ucp_am_bw", MiB, s.bw_iterations, env=env, timeout_s=300)),
+                    # am_pingpong always runs its ping-pong first: a short one here.
+                    ("binding", lambda: run_am_pingpong(
+                        examples.am_pingpong, lat_iterations=100, bw_iterations=s.bw_iterations,
+                        window=s.bw_window, env=env)),
+                ], engine_first)  # fmt: skip
+                bw.append(CaseRound(engine_first, placement, got["engine"]["MiBps"], {
+                    PERFTEST_BW.key: got["perftest"].bandwidth_MiBps,
+                    PINGPONG_BW.key: got["binding"].bandwidth_MiBps,
+                }))  # fmt: skip
             report.cases = [
-                RpcCase("4 KiB round trip p50", med(x[0] for x in rtt),
-                        med(x[2] for x in rtt), "us", False, 2.0),
-                RpcCase("1 MiB bandwidth", med(x[0] for x in bw),
-                        med(x[1] for x in bw), "MiB/s", True, 0.8),
+                RpcCase("4 KiB RTT p50", "us", False, RTT_TARGET,
+                        (PINGPONG_COPY, PERFTEST_LAT), tuple(rtt)),
+                RpcCase("1 MiB bandwidth", "MiB/s", True, BW_TARGET,
+                        (PERFTEST_BW, PINGPONG_BW), tuple(bw)),
             ]  # fmt: skip
-            report.e2e = {"rtt_p99_us": med(x[1] for x in rtt)}
+            report.e2e = {"rtt_p99_us": statistics.median(engine_p99)}
         on_step(f"[{transport}] end to end 4 KiB write and read")
         one_at_a_time = benchfs_native.Client(
             registry, 1, transport=transport, name="bench-e2e", max_in_flight=1
@@ -171,6 +329,7 @@ def _one_transport(
             peak_rss_MiB=_peak_rss_MiB(daemon.process.pid),
             buffer_pool_MiB=settings.buffer_pool_size / MiB,
         )
+    report.load_end = os.getloadavg()
     return report
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from benchfs.cli.cluster_display import print_cluster_report
 from benchfs.cli.console import make_console
+from benchfs.cli.rpc_display import print_rpc_report
 from benchfs.config.model import MAX_QUEUE_DEPTH
 from benchfs.config.sizes import format_size, parse_size
 
@@ -299,12 +300,24 @@ def rpc(
         typer.Option(help="auto (shared memory on one host) and/or tcp; default: both."),
     ] = None,
     rounds: Annotated[
-        int, typer.Option(min=1, help="Alternating engine/ucx_perftest rounds; medians shown.")
-    ] = 3,
+        int,
+        typer.Option(
+            min=1, help="Rounds of the engine and its references, in turns; per-round ratios."
+        ),
+    ] = 7,
     lat_iterations: Annotated[int, typer.Option(min=100, help="Pings per latency round.")] = 20000,
     bw_iterations: Annotated[int, typer.Option(min=10, help="1 MiB pings per round.")] = 2000,
+    examples_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--examples-dir",
+            help="Where am_pingpong and core_to_core are "
+            "(default: benchfs_native/target/release/examples; `make examples` builds them).",
+        ),
+    ] = None,
 ) -> None:
-    """The RPC layer against ucx_perftest on the same transport, and end to end via a daemon."""
+    """The RPC layer against ucx_perftest and the UCX binding doing the same work, round by
+    round with the CPU placement recorded, and end to end via a daemon."""
     from benchfs.bench.rpc import RpcBenchSettings, run_rpc_bench
 
     chosen = transport or ["auto", "tcp"]
@@ -312,7 +325,10 @@ def rpc(
     if bad:
         raise typer.BadParameter(f"{bad[0]!r} is not auto or tcp", param_hint="--transport")
     settings = RpcBenchSettings(
-        rounds=rounds, lat_iterations=lat_iterations, bw_iterations=bw_iterations
+        rounds=rounds,
+        lat_iterations=lat_iterations,
+        bw_iterations=bw_iterations,
+        examples_dir=examples_dir,
     )
     with err_console.status("starting") as progress:
         reports = run_rpc_bench(
@@ -324,33 +340,7 @@ def rpc(
         typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))
         return
     for report in reports:
-        table = Table(
-            box=box.SIMPLE_HEAD, title=f"RPC vs ucx_perftest, transport {report.transport}"
-        )
-        for header in ("case", "engine", "ucx_perftest", "ratio", "target"):
-            table.add_column(header, justify="left" if header == "case" else "right")
-        for case in report.cases:
-            sign = ">=" if case.higher_is_better else "<="
-            table.add_row(
-                f"{case.name} ({case.unit})", f"{case.engine:,.2f}", f"{case.ucx_perftest:,.2f}",
-                f"{case.ratio:.2f}", f"{sign} {case.target:g} {'met' if case.met else 'MISSED'}",
-            )  # fmt: skip
-        console.print(table)
-        e2e = report.e2e
-        console.print(
-            f"  end to end 4 KiB (buffered): write p50 {e2e['write_p50_us']:.1f} us "
-            f"p99 {e2e['write_p99_us']:.1f} us; read p50 {e2e['read_p50_us']:.1f} us "
-            f"p99 {e2e['read_p99_us']:.1f} us (target p50 <= 50 us)",
-            highlight=False,
-        )
-        if report.daemon is not None:
-            d = report.daemon
-            console.print(
-                f"  daemon: registered after {d.registered_after_ms:.0f} ms (target <= 1000); "
-                f"peak RSS {d.peak_rss_MiB:.0f} MiB = pool {d.buffer_pool_MiB:.0f} MiB "
-                f"+ {d.rss_over_pool_MiB:.0f} MiB (target <= +100)",
-                highlight=False,
-            )
+        print_rpc_report(console, report)
 
 
 @app.command("scale")

@@ -1,0 +1,75 @@
+"""The console form of `benchfs bench rpc`: per case, the engine against each
+reference with the per-round ratios' spread, then the placement of every round."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:  # the benchmark module pulls in the engine: imported when it runs
+    from benchfs.bench.rpc import RpcBenchReport, RpcCase
+
+
+def print_rpc_report(console: Console, report: RpcBenchReport) -> None:
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"RPC vs references, transport {report.transport}: per-round ratios, steady rounds",
+    )
+    headers = ("case", "reference", "engine", "ref.", "ratio [q1-q3]", "min-max", "target")
+    for header in headers:
+        table.add_column(header, justify="left" if header in headers[:2] else "right")
+    for case in report.cases:
+        number = "{:,.2f}" if case.unit == "us" else "{:,.0f}"
+        for ref in case.references:
+            ratios = case.ratios(ref.key)
+            q1, q3 = ratios.quartiles
+            table.add_row(
+                f"{case.name} ({case.unit})",
+                ref.key if ref.like_for_like else f"{ref.key} (no read)",
+                number.format(case.engine_median()),
+                number.format(case.reference_median(ref.key)),
+                f"{ratios.median:.2f} [{q1:.2f}-{q3:.2f}]",
+                f"{ratios.low:.2f}-{ratios.high:.2f}",
+                _verdict(case, ref.key),
+            )
+    console.print(table)
+    for case in report.cases:
+        rounds = ", ".join(
+            f"{r.placement.name} {r.placement.before_ns:.0f}/{r.placement.after_ns:.0f}"
+            for r in case.rounds
+        )
+        console.print(
+            f"  {case.name}: {len(case.counted)} of {len(case.rounds)} rounds counted; "
+            f"core-to-core ns before/after: {rounds}",
+            highlight=False,
+        )
+    start, end = report.load_start, report.load_end
+    console.print(
+        f"  load average (1 min): {start[0]:.2f} at the start, {end[0]:.2f} at the end",
+        highlight=False,
+    )
+    e2e = report.e2e
+    console.print(
+        f"  end to end 4 KiB (buffered): write p50 {e2e['write_p50_us']:.1f} us "
+        f"p99 {e2e['write_p99_us']:.1f} us; read p50 {e2e['read_p50_us']:.1f} us "
+        f"p99 {e2e['read_p99_us']:.1f} us (target p50 <= 50 us)",
+        highlight=False,
+    )
+    if report.daemon is not None:
+        d = report.daemon
+        console.print(
+            f"  daemon: registered after {d.registered_after_ms:.0f} ms (target <= 1000); "
+            f"peak RSS {d.peak_rss_MiB:.0f} MiB = pool {d.buffer_pool_MiB:.0f} MiB "
+            f"+ {d.rss_over_pool_MiB:.0f} MiB (target <= +100)",
+            highlight=False,
+        )
+
+
+def _verdict(case: RpcCase, reference: str) -> str:
+    sign = ">=" if case.higher_is_better else "<="
+    met = case.met(reference)
+    outcome = "no steady round" if met is None else ("met" if met else "MISSED")
+    return f"{sign} {case.target:g} {outcome}"

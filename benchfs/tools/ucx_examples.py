@@ -1,0 +1,134 @@
+"""Run the UCX binding's example programs used as references beside ucx_perftest.
+
+- ``am_pingpong``: the binding's own active-message ping-pong (4 KiB round
+  trip) and window of bulk sends (1 MiB bandwidth) between two processes;
+  ``--recv-copy`` makes both sides copy each received eager payload out of
+  UCX's buffer, as an RPC must deliver it.
+- ``core_to_core``: a cache line passed back and forth between two CPUs,
+  which shows where the host has placed the two virtual CPUs at the moment.
+
+They are cargo examples of the ``benchfs-ucx`` crate, not installed with the
+package: they are looked for in the source tree's release build directory
+(``make examples`` builds them there) or in the directory given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchfs.errors import ToolError
+from benchfs.tools.process import run_tool
+
+DEFAULT_DIR = Path("benchfs_native/target/release/examples")
+BUILD_COMMAND = "make examples"
+CORE_TO_CORE_ITERATIONS = 100_000
+
+
+@dataclass(frozen=True)
+class Examples:
+    am_pingpong: Path
+    core_to_core: Path
+
+
+def find_examples(directory: Path | None = None) -> Examples:
+    """Both example binaries in ``directory`` (default: the source tree's build)."""
+    where = directory if directory is not None else DEFAULT_DIR
+    found = Examples(where / "am_pingpong", where / "core_to_core")
+    for binary in (found.am_pingpong, found.core_to_core):
+        if not binary.is_file():
+            raise ToolError(
+                f"{binary} not found: build the UCX examples with `{BUILD_COMMAND}` "
+                "in the source tree (or give their directory with --examples-dir)"
+            )
+    return found
+
+
+def core_to_core_ns(
+    binary: Path, cpus: tuple[int, int] = (0, 1), iterations: int = CORE_TO_CORE_ITERATIONS
+) -> float:
+    """Median cache-line round trip between ``cpus``, in ns."""
+    where = f"cpus {cpus[0]},{cpus[1]}"
+    argv = [str(binary), "--cpus", f"{cpus[0]},{cpus[1]}", "--iters", str(iterations)]
+    out = _checked(argv, tool="core_to_core", where=where, timeout_s=60.0)
+    values = _key_values(out, "c2c")
+    if "rtt_p50_ns" not in values:
+        raise ToolError(f"core_to_core {where}: no rtt_p50_ns in its output")
+    return values["rtt_p50_ns"]
+
+
+@dataclass(frozen=True)
+class PingPongResult:
+    rtt_p50_us: float
+    rtt_p99_us: float
+    bandwidth_MiBps: float
+
+
+def run_am_pingpong(
+    binary: Path,
+    *,
+    lat_iterations: int,
+    bw_iterations: int,
+    window: int = 16,
+    lat_size: int = 4096,
+    bw_size: int = 1 << 20,
+    recv_copy: bool = False,
+    cpus: tuple[int, int] | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 300.0,
+) -> PingPongResult:
+    """One run of am_pingpong: its round trip (p50, p99) and bandwidth.
+
+    ``cpus``: (this process's CPU, the responder's CPU) to pin each to one CPU.
+    """
+    pinning = [] if cpus is None else ["--cpu", str(cpus[0]), "--peer-cpu", str(cpus[1])]
+    argv = [
+        str(binary),
+        "--lat-size", str(lat_size),
+        "--lat-iters", str(lat_iterations),
+        "--warmup", str(lat_iterations // 10),
+        "--bw-size", str(bw_size),
+        "--bw-iters", str(bw_iterations),
+        "--window", str(window),
+        *pinning,
+        *(["--recv-copy"] if recv_copy else []),
+    ]  # fmt: skip
+    where = f"{lat_size} B x {lat_iterations}, {bw_size} B x {bw_iterations}"
+    out = _checked(argv, tool="am_pingpong", where=where, timeout_s=timeout_s, env=env)
+    lat, bw = _key_values(out, "am_lat"), _key_values(out, "am_bw")
+    try:
+        return PingPongResult(lat["rtt_p50_us"], lat["rtt_p99_us"], bw["MiB/s"])
+    except KeyError as missing:
+        raise ToolError(f"am_pingpong {where}: no {missing} in its output") from None
+
+
+def _checked(
+    argv: list[str],
+    *,
+    tool: str,
+    where: str,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    result = run_tool(argv, tool=tool, where=where, timeout_s=timeout_s, env=env)
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
+        raise ToolError(f"{tool} {where} exited with {result.returncode}: {' '.join(tail)}")
+    return result.stdout
+
+
+def _key_values(output: str, prefix: str) -> dict[str, float]:
+    """The numeric ``key=value`` fields of the line starting with ``prefix``."""
+    for line in output.splitlines():
+        words = line.split()
+        if words and words[0] == prefix:
+            values: dict[str, float] = {}
+            for word in words[1:]:
+                key, _, value = word.partition("=")
+                try:
+                    values[key] = float(value)
+                except ValueError:
+                    continue  # cpus=0,1 and the like
+            return values
+    return {}
