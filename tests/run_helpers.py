@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 from cluster.proc_helpers import alive
@@ -154,7 +154,25 @@ def scratch_dirs(results: Path) -> list[Path]:
     return sorted(results.glob(".benchfs-*")) if results.is_dir() else []
 
 
-class NamespaceWatcher(threading.Thread):
+class RunWatcher(threading.Thread):
+    """A thread that notes something while a run goes on: ``with watcher:``
+    starts it, and stops and joins it on leaving, whether the run passed or
+    raised."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.stop = threading.Event()
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.join()
+
+
+class NamespaceWatcher(RunWatcher):
     """Notes the network namespace of each process a run records while it runs.
 
     `kinds` maps a name to the glob of its records under a run's scratch
@@ -162,11 +180,10 @@ class NamespaceWatcher(threading.Thread):
     that key to the process's namespace."""
 
     def __init__(self, results: Path, kinds: dict[str, tuple[str, str]]) -> None:
-        super().__init__(daemon=True)
+        super().__init__()
         self.results = results
         self.kinds = kinds
         self.seen: dict[str, dict[str, str]] = {name: {} for name in kinds}
-        self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.05):

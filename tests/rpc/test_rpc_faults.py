@@ -147,3 +147,23 @@ def test_dead_daemon_with_a_record_is_named_at_the_deadline(fresh_cluster: Clust
     # Either the endpoint to its dead worker or the session handshake fails.
     assert failure.value.filename == "node1"
     assert "connect on node node1 failed" in str(failure.value)
+
+
+def test_a_rename_over_a_link_survives_a_dead_parent_owner(fresh_cluster: Cluster) -> None:
+    """A rename over a symbolic link makes no parent check (the parent held the
+    link throughout), so with the parent's daemon dead the moved link still
+    replaces it, and an undo does not lose both."""
+    cluster = fresh_cluster
+    cluster.start()
+    parent = path_on(3, prefix="dir")
+    to = path_on(1, prefix=f"{parent}/l")
+    src = path_on(2, prefix="src")
+    with cluster.client(rpc_deadline_s=2.0) as c:
+        c.mkdir(parent)
+        c.symlink("old/target", to)
+        c.symlink("new/target", src)
+        cluster.kill("node3")
+        c.rename(src, to)
+        assert c.readlink(to) == "new/target"
+        with pytest.raises(FileNotFoundError):
+            c.readlink(src)

@@ -193,6 +193,56 @@ def test_rename_moves_records_not_data(cluster: Cluster) -> None:
         assert read_file(c, f"{top}/b/victim") == data
 
 
+def parent_checks(c: bn.Client, nodes: int) -> int:
+    """check_parent requests the daemons have served, summed."""
+    return sum(c.stats(n)["requests"].get("check_parent", 0) for n in range(nodes))
+
+
+def test_a_rename_over_any_name_makes_no_parent_check(cluster: Cluster) -> None:
+    """Over a symbolic link, a file or one of two names of a file, the parent
+    held a name throughout, so the client checks it only when nothing was
+    replaced (a failed check would undo the rename and lose the replaced name)."""
+    top = f"rename-over-{cluster.transport}"
+    nodes = len(cluster.names)
+    d = f"{top}/d"
+    # Names whose parent's record is on another daemon: checked by a request.
+    apart = (
+        n
+        for i in itertools.count()
+        if bn.metadata_owner(n := f"{d}/n{i}", nodes) != bn.metadata_owner(d, nodes)
+    )
+    link, file, second, nothing = (next(apart) for _ in range(4))
+    with cluster.client() as c:
+        c.mkdir(top)
+        c.mkdir(d)
+        c.symlink("old/target", link)
+        write_file(c, file, payload(1, CHUNK))
+        shared = payload(2, CHUNK + 5)
+        write_file(c, f"{top}/shared", shared)
+        c.link(f"{top}/shared", second)
+        for i, (to, replaced) in enumerate(
+            [(link, True), (file, True), (second, True), (nothing, False)]
+        ):
+            src = f"{top}/src{i}"
+            data = payload(10 + i, 2 * CHUNK + i)
+            write_file(c, src, data)
+            ino = c.stat(src)["ino"]
+            before = parent_checks(c, nodes)
+            c.rename(src, to)
+            assert parent_checks(c, nodes) - before == (0 if replaced else 1), to
+            moved = c.stat(to)
+            assert (moved["ino"], moved["kind"], moved["nlink"]) == (ino, "file", 1), to
+            assert read_file(c, to) == data, to
+            with pytest.raises(FileNotFoundError):
+                c.stat(src)
+        # The other name of the replaced second name keeps its data, one name less.
+        assert c.stat(f"{top}/shared")["nlink"] == 1
+        assert read_file(c, f"{top}/shared") == shared
+        assert sorted(names(c, d)) == sorted(
+            n.rsplit("/", 1)[1] for n in (link, file, second, nothing)
+        )
+
+
 def missing_parent(top: str, nodes: int, apart: bool) -> str:
     """A target under a missing directory whose record's owner is (apart) or
     is not the owner of the target's own record."""

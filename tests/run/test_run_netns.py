@@ -51,13 +51,8 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
         },
     )
     kinds = {"daemons": ("g*/registry/*.json", "node_name"), "ranks": ("p*/ranks/*.json", "rank")}
-    watcher = NamespaceWatcher(results, kinds)
-    watcher.start()
-    try:
+    with NamespaceWatcher(results, kinds) as watcher:
         (point,) = run_plan(plan, nodes_spec=str(hostfile))
-    finally:
-        watcher.stop.set()
-        watcher.join()
 
     expected = {host.name: f"net:[{namespace_inode(host.name)}]" for host in hosts}
     assert watcher.seen["daemons"] == expected

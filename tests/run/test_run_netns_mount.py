@@ -46,15 +46,9 @@ def test_two_namespace_hosts_mount_through_mpirun_and_unmount(
             "output.results_dir": str(results),
         },
     )
-    watcher = NamespaceWatcher(
-        results, {"mounts": ("mounts-p0/*.json", "node"), "ranks": ("p0/ranks/*.json", "rank")}
-    )
-    watcher.start()
-    try:
+    kinds = {"mounts": ("mounts-p0/*.json", "node"), "ranks": ("p0/ranks/*.json", "rank")}
+    with NamespaceWatcher(results, kinds) as watcher:
         (point,) = run_plan(plan, nodes_spec=str(hostfile))
-    finally:
-        watcher.stop.set()
-        watcher.join()
 
     expected = {host.name: f"net:[{namespace_inode(host.name)}]" for host in hosts}
     assert watcher.seen["mounts"] == expected  # each host's mount served from its own namespace

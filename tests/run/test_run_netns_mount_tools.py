@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 from launchers.netns_hosts import NamespaceHosts, namespace_inode
-from run_helpers import ROOT_ENV, assert_nothing_left, manifest, needs_mount, summary
+from run_helpers import ROOT_ENV, RunWatcher, assert_nothing_left, manifest, needs_mount, summary
 from test_run_io500 import HARD_FILES, PHASES
 
 from benchfs.cluster.hostfile import format_hostfile
@@ -54,15 +53,14 @@ CASES = {
 }  # fmt: skip
 
 
-class ToolWatcher(threading.Thread):
+class ToolWatcher(RunWatcher):
     """Notes, for every process running one of ``binaries``, its network
     namespace and working directory while the run goes on."""
 
     def __init__(self, *binaries: str) -> None:
-        super().__init__(daemon=True)
+        super().__init__()
         self.binaries = {os.path.realpath(binary) for binary in binaries}
         self.seen: dict[tuple[int, str], tuple[str, str]] = {}  # (pid, start) -> ns, cwd
-        self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.01):
@@ -104,13 +102,8 @@ def run_on_hosts(
             **settings,
         },
     )
-    watcher = ToolWatcher(*binaries)
-    watcher.start()
-    try:
+    with ToolWatcher(*binaries) as watcher:
         (point,) = run_plan(plan, nodes_spec=str(hostfile))
-    finally:
-        watcher.stop.set()
-        watcher.join()
     assert point.status == "completed", point.error
     return point, watcher
 

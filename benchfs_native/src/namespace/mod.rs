@@ -46,6 +46,9 @@ pub struct Removed {
     /// The name was one of several (a hard link): the client drops the
     /// count on the id's home daemon and removes the data only at 0.
     pub linked: bool,
+    /// A name was there and went (a link's replacement; a symbolic
+    /// link's has id 0, so only this tells it from no name at all).
+    pub took_name: bool,
 }
 
 impl Removed {
@@ -53,6 +56,7 @@ impl Removed {
         Removed {
             id: if r.linked { r.ino } else { r.data_id() },
             linked: r.linked,
+            took_name: true,
         }
     }
 }
@@ -365,6 +369,7 @@ impl Namespace {
                 return Ok(Removed {
                     id: r.ino,
                     linked: r.linked,
+                    took_name: true,
                 });
             }
             Some(_) => self.remove(path),

@@ -8,7 +8,11 @@ const ME: (u32, u32) = (1000, 100);
 
 /// A removal of a name that was its file's only one.
 fn plain(id: u64) -> Removed {
-    Removed { id, linked: false }
+    Removed {
+        id,
+        linked: false,
+        took_name: true,
+    }
 }
 
 #[test]
@@ -132,7 +136,8 @@ fn link_replaces_a_file_but_not_a_directory() {
     assert_eq!(n.link("b", a, None, false, 9), Ok(plain(b.ino)));
     let moved = n.get("b").unwrap();
     assert_eq!((moved.ino, moved.mode, moved.ctime), (a.ino, 0o600, 9));
-    assert_eq!(n.link("c", a, None, false, 9), Ok(plain(0)));
+    // Nothing there: no id and no name taken.
+    assert_eq!(n.link("c", a, None, false, 9), Ok(Removed::default()));
 }
 
 #[test]
@@ -222,11 +227,15 @@ fn link_moves_a_symlink_and_replaces_links_and_files() {
     let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
     // rename l -> m: the record and target under the new name, then the
     // old name removed by id.
-    assert_eq!(n.link("m", l, Some("target"), false, 9), Ok(plain(0)));
+    assert_eq!(
+        n.link("m", l, Some("target"), false, 9),
+        Ok(Removed::default())
+    );
     assert_eq!(n.unlink("l", l.ino), Ok(plain(0)));
     let (moved, t) = n.readlink("m").unwrap();
     assert_eq!((moved.ino, moved.ctime, t), (l.ino, 9, "target"));
-    // A link over a file names the file's data; a file over a link none.
+    // A link over a file names the file's data; a file over a link none,
+    // though it took the link's name.
     assert_eq!(
         n.link("f", moved, Some("target"), false, 10),
         Ok(plain(f.ino))
@@ -312,12 +321,13 @@ fn a_hard_link_is_a_second_linked_record_of_the_same_id() {
     assert_eq!(n.link("f", second, None, true, 2), Err(libc::EEXIST));
     assert_eq!(n.link("d", second, None, true, 2), Err(libc::EEXIST));
     second.ino = f.ino;
-    assert_eq!(n.link("g", second, None, true, 2), Ok(plain(0)));
+    assert_eq!(n.link("g", second, None, true, 2), Ok(Removed::default()));
     assert_eq!(n.get("g").map(|r| (r.ino, r.linked)), Some((f.ino, true)));
     // A rename of one name onto the other changes nothing.
     let same = Removed {
         id: f.ino,
         linked: true,
+        took_name: true,
     };
     assert_eq!(n.link("g", second, None, false, 3), Ok(same));
     assert_eq!(n.get("g").map(|r| r.ctime), Some(2));
@@ -332,11 +342,12 @@ fn a_linked_symlink_names_its_id_though_it_has_no_data() {
     let l = n.symlink("l", "t", ME, 1).unwrap();
     n.mark_linked("l", l.ino).unwrap();
     let rec = *n.get("l").unwrap();
-    assert_eq!(n.link("m", rec, Some("t"), true, 2), Ok(plain(0)));
+    assert_eq!(n.link("m", rec, Some("t"), true, 2), Ok(Removed::default()));
     assert_eq!(n.readlink("m").unwrap().1, "t");
     let linked = Removed {
         id: l.ino,
         linked: true,
+        took_name: true,
     };
     assert_eq!(n.unlink("l", 0), Ok(linked));
     assert_eq!(n.unlink("m", 0), Ok(linked));

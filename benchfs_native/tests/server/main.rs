@@ -18,5 +18,6 @@ mod load;
 mod malformed;
 mod on_ring;
 mod ops;
+mod rename_inserts;
 mod trace;
 mod trust;

@@ -276,7 +276,11 @@ fn every_op() {
         };
         let f2 = attr(c.call(&stat("f2"), Vec::new()).ok());
         match c.call(&link("f2"), Vec::new()).ok() {
-            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (f2.ino, false)),
+            Reply::Link {
+                replaced,
+                linked,
+                name_replaced,
+            } => assert_eq!((replaced, linked, name_replaced), (f2.ino, false, true)),
             r => panic!("{r:?}"),
         }
         assert_eq!(attr(c.call(&stat("f2"), Vec::new()).ok()).ino, a.ino);
@@ -476,7 +480,11 @@ fn symlinks() {
             linked: false,
         };
         match c.call(&link, b"moved!".to_vec()).ok() {
-            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (f.ino, false)),
+            Reply::Link {
+                replaced,
+                linked,
+                name_replaced,
+            } => assert_eq!((replaced, linked, name_replaced), (f.ino, false, true)),
             r => panic!("{r:?}"),
         }
         assert_eq!(c.call(&readlink("f"), Vec::new()).payload, b"moved!");
@@ -597,7 +605,11 @@ fn hard_link_steps() {
             linked: true,
         };
         match c.call(&link("g", true), Vec::new()).ok() {
-            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (0, false)),
+            Reply::Link {
+                replaced,
+                linked,
+                name_replaced,
+            } => assert_eq!((replaced, linked, name_replaced), (0, false, false)),
             r => panic!("{r:?}"),
         }
         assert_eq!(c.call(&link("g", true), Vec::new()).errno(), libc::EEXIST);
@@ -606,7 +618,11 @@ fn hard_link_steps() {
         assert_eq!((g.ino, g.nlink), (f.ino, 0));
         // A rename's insert onto a name of the same file changes nothing.
         match c.call(&link("g", false), Vec::new()).ok() {
-            Reply::Link { replaced, linked } => assert_eq!((replaced, linked), (f.ino, true)),
+            Reply::Link {
+                replaced,
+                linked,
+                name_replaced,
+            } => assert_eq!((replaced, linked, name_replaced), (f.ino, true, true)),
             r => panic!("{r:?}"),
         }
         // Removing a linked name says so; the count is the client's to drop.

@@ -419,3 +419,48 @@ fn link_count_steps_are_checked_both_ways() {
     b[8..10].copy_from_slice(&wire::FLAG_LINKED.to_le_bytes());
     assert_eq!(err(&b).field, "flags");
 }
+
+#[test]
+fn a_link_reply_names_a_replaced_name_by_its_flag() {
+    let route = Route::new(1, 1);
+    let link = |replaced, linked, name_replaced| Reply::Link {
+        replaced,
+        linked,
+        name_replaced,
+    };
+    // A replaced id or linked name without the flag: refused both ways.
+    let mut out = Vec::new();
+    for bad in [link(9, false, false), link(0, true, false)] {
+        let e = encode_reply(&mut out, route, &bad).unwrap_err();
+        assert!(e.to_string().contains("name_replaced"), "{e}");
+    }
+    assert!(out.is_empty());
+    encode_reply(&mut out, route, &link(9, false, true)).unwrap();
+    let flags = u16::from_le_bytes([out[8], out[9]]);
+    assert_eq!(flags, FLAG_REPLY | wire::FLAG_REPLACED);
+    let mut b = out.clone();
+    b[8..10].copy_from_slice(&FLAG_REPLY.to_le_bytes());
+    let e = decode_reply(&b, &Limits::default()).unwrap_err();
+    assert_eq!((e.offset, e.field), (8, "flags"), "{e}");
+    // A replaced symbolic link: id 0, the flag alone says a name went.
+    out.clear();
+    encode_reply(&mut out, route, &link(0, false, true)).unwrap();
+    match decode_reply(&out, &Limits::default()).unwrap().1 {
+        Reply::Link {
+            replaced,
+            linked,
+            name_replaced,
+        } => assert_eq!((replaced, linked, name_replaced), (0, false, true)),
+        r => panic!("{r:?}"),
+    }
+    // The flag is link's reply's only: an unlink reply with it is refused.
+    out.clear();
+    let unlink = Reply::Unlink {
+        ino: 0,
+        linked: false,
+    };
+    encode_reply(&mut out, route, &unlink).unwrap();
+    out[8..10].copy_from_slice(&(FLAG_REPLY | wire::FLAG_REPLACED).to_le_bytes());
+    let e = decode_reply(&out, &Limits::default()).unwrap_err();
+    assert_eq!(e.field, "flags", "{e}");
+}

@@ -339,8 +339,19 @@ pub fn reply() -> impl Strategy<Value = Rep> {
         attr().prop_map(|a| Rep::Plain(Reply::Setattr(a))),
         (any::<u64>(), any::<bool>())
             .prop_map(|(ino, linked)| Rep::Plain(Reply::Unlink { ino, linked })),
-        (any::<u64>(), any::<bool>())
-            .prop_map(|(replaced, linked)| Rep::Plain(Reply::Link { replaced, linked })),
+        // A replaced id or linked name always replaced a name.
+        (
+            prop_oneof![Just(0u64), any::<u64>()],
+            any::<bool>(),
+            any::<bool>()
+        )
+            .prop_map(|(replaced, linked, other)| {
+                Rep::Plain(Reply::Link {
+                    replaced,
+                    linked,
+                    name_replaced: replaced != 0 || linked || other,
+                })
+            }),
         any::<u64>().prop_map(|count| Rep::Plain(Reply::LinkCount { count })),
         Just(Rep::Plain(Reply::Rmdir)),
         Just(Rep::Plain(Reply::CheckParent)),

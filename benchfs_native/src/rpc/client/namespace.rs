@@ -199,7 +199,8 @@ impl Client {
     /// Renames file or symbolic link `from` to `to`, replacing a file or
     /// link there (a file's data is then removed); no data moves. A
     /// directory source is `EXDEV`, a directory target `EISDIR`. The
-    /// record is inserted under `to` first, then removed under `from`
+    /// record is inserted under `to` first (the parent of `to` then
+    /// checked only if no name was replaced), then removed under `from`
     /// (docs/NAMESPACE.md); a link's target goes with its record.
     pub fn rename(&mut self, from: &str, to: &str) -> Result<()> {
         self.check_connected("rename")?;
@@ -236,8 +237,8 @@ impl Client {
         } else {
             self.call_with_target(to_owner, &link, &target)?
         };
-        let (replaced, replaced_linked) = match answer {
-            Answer::Id { id, linked } => (id, linked),
+        let (replaced, replaced_linked, name_replaced) = match answer {
+            Answer::Replaced { id, linked, name } => (id, linked, name),
             a => return Err(unexpected("rename", &a)),
         };
         // `to` is another name of the same file: POSIX's rename does
@@ -245,10 +246,11 @@ impl Client {
         if replaced == src.ino {
             return Ok(());
         }
-        // A replaced file kept the parent non-empty throughout: no rmdir
-        // can have removed it. Otherwise (nothing replaced, or a link,
-        // which reports no data) check it like a create does.
-        if replaced == 0 {
+        // A replaced name (a file, a link, one of several names) kept the
+        // parent non-empty throughout: no rmdir can have removed it, and
+        // an undo would lose the replaced name with the moved record.
+        // Only when nothing was there is the parent checked, as a create's.
+        if !name_replaced {
             let undo = Request::Unlink {
                 path: to,
                 ino: src.ino,

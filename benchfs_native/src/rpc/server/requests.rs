@@ -315,6 +315,7 @@ impl Server<'_> {
                 Op::Link => Reply::Link {
                     replaced: r.id,
                     linked: r.linked,
+                    name_replaced: r.took_name,
                 },
                 _ => Reply::Unlink {
                     ino: r.id,

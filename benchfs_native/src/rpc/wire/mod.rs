@@ -88,6 +88,10 @@ pub const FLAG_PARENT_HERE: u16 = 1 << 9;
 /// reply): the removed or replaced name was such a name, so the client
 /// drops the count instead of removing the data.
 pub const FLAG_LINKED: u16 = 1 << 10;
+/// Flag (link reply): a name was there and the inserted record replaced
+/// it, whether or not it had data (a symbolic link's `replaced` id is 0),
+/// so the parent was never empty meanwhile and the client skips its check.
+pub const FLAG_REPLACED: u16 = 1 << 11;
 
 /// Bits of a [`Request::Setattr`]'s `mask`: which fields to set.
 pub const SET_MODE: u32 = 1 << 0;

@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::{
     ATTR_LEN, FLAG_CREATED, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE,
-    FLAG_LINKED, FLAG_PARENT_HERE, FLAG_SYNC, STATFS_LEN,
+    FLAG_LINKED, FLAG_PARENT_HERE, FLAG_REPLACED, FLAG_SYNC, STATFS_LEN,
 };
 
 /// Operation codes.
@@ -141,7 +141,8 @@ impl Op {
         match self {
             Op::Readdir => FLAG_EOF,
             Op::Create => FLAG_CREATED,
-            Op::Unlink | Op::Link => FLAG_LINKED,
+            Op::Unlink => FLAG_LINKED,
+            Op::Link => FLAG_LINKED | FLAG_REPLACED,
             _ => 0,
         }
     }

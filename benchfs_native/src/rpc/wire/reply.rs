@@ -7,8 +7,8 @@ use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
 use super::request::{check_target_payload, target_len_ok};
 use super::{
-    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_LINKED, FLAG_REPLY, HEADER_LEN, Limits, MAX_ERRNO,
-    MAX_PATH, MAX_TARGET,
+    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_LINKED, FLAG_REPLACED, FLAG_REPLY, HEADER_LEN, Limits,
+    MAX_ERRNO, MAX_PATH, MAX_TARGET,
 };
 use crate::error::{Error, Result};
 
@@ -175,13 +175,16 @@ pub enum Reply<'a> {
     /// The path takes new entries.
     CheckParent,
     /// Linked: the id of the file it replaced (0: none, or a symbolic
-    /// link, which has no data).
+    /// link, which has no data), and whether a name was replaced at all.
     Link {
         /// The replaced file's id (the inserted record's own: the name
         /// was already one of the same file, left as it was).
         replaced: u64,
         /// The replaced name was one of several: drop the count.
         linked: bool,
+        /// A name was there (`FLAG_REPLACED`): set whenever `replaced` is
+        /// not 0 or `linked` is, and for a replaced symbolic link.
+        name_replaced: bool,
     },
     /// A link count step done: the count after it (a mark: 0).
     LinkCount {
@@ -316,14 +319,29 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
             put_attr(&mut fixed, &attr);
             payload_len = len;
         }
-        Reply::Unlink { ino: v, linked }
-        | Reply::Link {
-            replaced: v,
-            linked,
-        } => {
+        Reply::Unlink { ino: v, linked } => {
             fixed[0..8].copy_from_slice(&v.to_le_bytes());
             if linked {
                 flags |= FLAG_LINKED;
+            }
+        }
+        Reply::Link {
+            replaced,
+            linked,
+            name_replaced,
+        } => {
+            if !name_replaced && (replaced != 0 || linked) {
+                return Err(Error::invalid(
+                    "name_replaced",
+                    "a link reply naming a replaced id or a linked name replaced a name",
+                ));
+            }
+            fixed[0..8].copy_from_slice(&replaced.to_le_bytes());
+            if linked {
+                flags |= FLAG_LINKED;
+            }
+            if name_replaced {
+                flags |= FLAG_REPLACED;
             }
         }
         Reply::LinkCount { count } => fixed[0..8].copy_from_slice(&count.to_le_bytes()),
@@ -464,10 +482,23 @@ pub fn decode_reply<'a>(
         Op::Setattr => Reply::Setattr(read_attr(&mut r)?),
         Op::Rmdir => Reply::Rmdir,
         Op::CheckParent => Reply::CheckParent,
-        Op::Link => Reply::Link {
-            replaced: r.u64("replaced")?,
-            linked: h.flags & FLAG_LINKED != 0,
-        },
+        Op::Link => {
+            let replaced = r.u64("replaced")?;
+            let linked = h.flags & FLAG_LINKED != 0;
+            let name_replaced = h.flags & FLAG_REPLACED != 0;
+            if !name_replaced && (replaced != 0 || linked) {
+                return Err(DecodeError::new(
+                    8,
+                    "flags",
+                    "a link reply naming a replaced id or a linked name lacks FLAG_REPLACED",
+                ));
+            }
+            Reply::Link {
+                replaced,
+                linked,
+                name_replaced,
+            }
+        }
         Op::Statfs => {
             let f = StatFsReply {
                 block_size: r.u64("block_size")?,

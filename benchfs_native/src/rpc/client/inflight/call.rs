@@ -132,14 +132,25 @@ pub enum Answer {
     Link(Attr, String),
     /// create: the record, and whether this call made it.
     Created(Attr, bool),
-    /// unlink: the id of the data to remove; link: the id of the data of
-    /// the file it replaced (0: none, or a symbolic link); `linked`: the
-    /// name was one of several, so the id's count is dropped instead.
+    /// unlink: the id of the data to remove (0: none, a symbolic link);
+    /// `linked`: the name was one of several, so the id's count is
+    /// dropped instead.
     Id {
         /// The id.
         id: u64,
         /// One of several names.
         linked: bool,
+    },
+    /// link: what the inserted record replaced, as [`Answer::Id`], and
+    /// whether a name was there at all (a replaced symbolic link has id
+    /// 0 too).
+    Replaced {
+        /// The replaced file's id (0: none, or a symbolic link).
+        id: u64,
+        /// One of several names.
+        linked: bool,
+        /// A name was there and went.
+        name: bool,
     },
     /// link_count: the count after the step.
     Count(u64),

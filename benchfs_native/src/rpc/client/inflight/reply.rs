@@ -104,12 +104,16 @@ impl Window {
             | Reply::Symlink(a) => {
                 return self.finish(conn, p, Ok(Answer::Attr(a)), now);
             }
-            Reply::Unlink { ino: id, linked }
-            | Reply::Link {
+            Reply::Unlink { ino: id, linked } => {
+                return self.finish(conn, p, Ok(Answer::Id { id, linked }), now);
+            }
+            Reply::Link {
                 replaced: id,
                 linked,
+                name_replaced: name,
             } => {
-                return self.finish(conn, p, Ok(Answer::Id { id, linked }), now);
+                let answer = Answer::Replaced { id, linked, name };
+                return self.finish(conn, p, Ok(answer), now);
             }
             Reply::LinkCount { count } => {
                 return self.finish(conn, p, Ok(Answer::Count(count)), now);
