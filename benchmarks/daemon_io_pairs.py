@@ -7,14 +7,22 @@ one daemon (O_DIRECT storage unless ``--buffered``, shared memory, default
 settings otherwise) in a temporary directory under ``--dir`` and drives it
 with the native client (`Client.run_phase`, one rank, sequential):
 
-- ``w4k_qd1`` / ``r4k_qd1``: 4 KiB writes, then reads, one at a time
-  (p50 and p99 per operation);
+- ``w4k_qd1`` / ``o4k_qd1`` / ``r4k_qd1``: 4 KiB writes to a fresh file
+  (each extends its chunk file), the same writes again (overwrites within
+  the file's size), then reads, one at a time (p50 and p99 per operation);
 - ``w4k_qd16`` / ``r4k_qd16``: 4 KiB, 16 in flight (operations per second);
 - ``w1m_qd16`` / ``r1m_qd16``: 1 MiB, 16 in flight (MiB/s).
 
 Once per round fio does the 4 KiB cases on the disk itself (`psync`,
 `direct=1`, one job, queue depth 1, sequential) in the same directory,
-the reference the daemon's queue-depth-1 latencies stand beside.
+the reference the daemon's queue-depth-1 latencies stand beside. Its
+writes run twice: on a fresh file that each write extends
+(``fallocate=none``, ``disk_w4k_qd1_fresh_*``), as the daemon's writes
+extend their chunk files, and on a file fio preallocated first (its
+default, ``disk_w4k_qd1_*``). On ext4 only the preallocated case is an
+overwrite within the file's size; an extending O_DIRECT write is
+punted to a kernel worker thread by io_uring (docs/PERFORMANCE.md,
+"Storage: writes that extend their file").
 
 The sides:
 
@@ -121,7 +129,12 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                     max_in_flight=depth, trace_dir=None if trace_dir is None else str(trace_dir),
                 )  # fmt: skip
                 with client:
-                    for phase in ("write", "read"):
+                    # At queue depth 1 the file is written twice: first
+                    # each write extends its chunk file, then ("o", an
+                    # overwrite) each lands within the file's size.
+                    phases = ["w", "o", "r"] if depth == 1 else ["w", "r"]
+                    for letter in phases:
+                        phase = "read" if letter == "r" else "write"
                         t0 = time.perf_counter()
                         cpu0 = (_cpu_ns(process.pid), time.process_time_ns())
                         r = client.run_phase(
@@ -130,7 +143,7 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                             file_per_process=True,
                         )  # fmt: skip
                         seconds = time.perf_counter() - t0
-                        key = f"{phase[0]}{case}"
+                        key = f"{letter}{case}"
                         out[f"{key}_daemon_cpu_us_per_op"] = (
                             (_cpu_ns(process.pid) - cpu0[0]) / ops / 1e3
                         )
@@ -153,7 +166,7 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
         if trace_dir is not None:
             out["trace_bytes_per_op"] = sum(
                 f.stat().st_size for f in trace_dir.glob("*.bftrace")
-            ) / sum(2 * ops for _, ops, _, _ in CASES.values())
+            ) / sum((3 if depth == 1 else 2) * ops for _, ops, depth, _ in CASES.values())
     return out
 
 
@@ -161,17 +174,25 @@ def fio_disk(directory: Path) -> dict[str, float]:
     """fio's 4 KiB queue-depth-1 latencies on the disk itself."""
     out: dict[str, float] = {}
     size, ops, _, _ = CASES["4k_qd1"]
+    # (key, rw, extra options): the fresh-file write first, then the
+    # preallocated one, whose file the read reads back.
+    runs = (
+        ("w4k_qd1_fresh", "write", ["--fallocate=none"]),
+        ("w4k_qd1", "write", []),
+        ("r4k_qd1", "read", []),
+    )
     with tempfile.TemporaryDirectory(prefix="daemon-io-pairs-fio-", dir=directory) as tmp:
-        for rw in ("write", "read"):
+        for key, rw, extra in runs:
+            name = "fresh" if extra else "disk"
             proc = subprocess.run(
-                ["fio", "--name=disk", f"--directory={tmp}", f"--rw={rw}", f"--bs={size}",
+                ["fio", f"--name={name}", f"--directory={tmp}", f"--rw={rw}", f"--bs={size}",
                  f"--size={size * ops}", "--ioengine=psync", "--direct=1", "--numjobs=1",
-                 "--output-format=json"],
+                 *extra, "--output-format=json"],
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             clat = json.loads(proc.stdout)["jobs"][0][rw]["clat_ns"]["percentile"]
-            out[f"disk_{rw[0]}4k_qd1_p50_us"] = clat["50.000000"] / 1e3
-            out[f"disk_{rw[0]}4k_qd1_p99_us"] = clat["99.000000"] / 1e3
+            out[f"disk_{key}_p50_us"] = clat["50.000000"] / 1e3
+            out[f"disk_{key}_p99_us"] = clat["99.000000"] / 1e3
     return out
 
 
