@@ -10,7 +10,8 @@ with the native client (`Client.run_phase`, one rank, sequential):
 - ``w4k_qd1`` / ``o4k_qd1`` / ``r4k_qd1``: 4 KiB writes to a fresh file
   (each extends its chunk file), the same writes again (overwrites within
   the file's size), then reads, one at a time (p50 and p99 per operation);
-- ``w4k_qd16`` / ``r4k_qd16``: 4 KiB, 16 in flight (operations per second);
+- ``w4k_qd16`` / ``o4k_qd16`` / ``r4k_qd16``: the same, 16 in flight
+  (operations per second);
 - ``w1m_qd16`` / ``r1m_qd16``: 1 MiB, 16 in flight (MiB/s).
 
 Once per round fio does the 4 KiB cases on the disk itself (`psync`,
@@ -129,10 +130,10 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                     max_in_flight=depth, trace_dir=None if trace_dir is None else str(trace_dir),
                 )  # fmt: skip
                 with client:
-                    # At queue depth 1 the file is written twice: first
-                    # each write extends its chunk file, then ("o", an
-                    # overwrite) each lands within the file's size.
-                    phases = ["w", "o", "r"] if depth == 1 else ["w", "r"]
+                    # 4 KiB files are written twice: first each write
+                    # extends its chunk file, then ("o", an overwrite)
+                    # each lands within the file's size.
+                    phases = ["w", "o", "r"] if size == 4 * KiB else ["w", "r"]
                     for letter in phases:
                         phase = "read" if letter == "r" else "write"
                         t0 = time.perf_counter()
@@ -166,7 +167,7 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
         if trace_dir is not None:
             out["trace_bytes_per_op"] = sum(
                 f.stat().st_size for f in trace_dir.glob("*.bftrace")
-            ) / sum((3 if depth == 1 else 2) * ops for _, ops, depth, _ in CASES.values())
+            ) / sum((3 if size == 4 * KiB else 2) * ops for size, ops, _, _ in CASES.values())
     return out
 
 
