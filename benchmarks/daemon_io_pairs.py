@@ -37,8 +37,8 @@ quartiles and range of the per-round ratios side / baseline
 (`benchfs.bench.paired`); for latencies below 1 is faster, for rates above.
 `store_sqes_per_submit` is the daemon store's operations per
 `io_uring_enter` after the 4 KiB cases; `*_cpu_us_per_op` the CPU time of
-the daemon's threads (their schedstat) and of the client process per
-operation of a case (the daemon busy-polls a little after each request,
+the daemon (`/proc/<pid>/stat`, its io-wq workers included) and of the
+client process per operation of a case (the daemon busy-polls a little after each request,
 so its figure moves with how requests arrive, not only with its work).
 
 Usage:
@@ -87,14 +87,12 @@ def _wait_registered(log: Path, process: Any) -> None:
 
 
 def _cpu_ns(pid: int) -> int:
-    """CPU time of every thread of ``pid`` so far (schedstat: ns on a CPU)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # the thread ended meanwhile
-    return total
+    """CPU time of ``pid`` so far, user and system, threads that ended
+    included (the io-wq workers come and go; a sum over the live threads'
+    schedstat would lose theirs). Clock-tick resolution (10 ms)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
 def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
