@@ -7,14 +7,23 @@ one daemon (O_DIRECT storage unless ``--buffered``, shared memory, default
 settings otherwise) in a temporary directory under ``--dir`` and drives it
 with the native client (`Client.run_phase`, one rank, sequential):
 
-- ``w4k_qd1`` / ``r4k_qd1``: 4 KiB writes, then reads, one at a time
-  (p50 and p99 per operation);
-- ``w4k_qd16`` / ``r4k_qd16``: 4 KiB, 16 in flight (operations per second);
+- ``w4k_qd1`` / ``o4k_qd1`` / ``r4k_qd1``: 4 KiB writes to a fresh file
+  (each extends its chunk file), the same writes again (overwrites within
+  the file's size), then reads, one at a time (p50 and p99 per operation);
+- ``w4k_qd16`` / ``o4k_qd16`` / ``r4k_qd16``: the same, 16 in flight
+  (operations per second);
 - ``w1m_qd16`` / ``r1m_qd16``: 1 MiB, 16 in flight (MiB/s).
 
 Once per round fio does the 4 KiB cases on the disk itself (`psync`,
 `direct=1`, one job, queue depth 1, sequential) in the same directory,
-the reference the daemon's queue-depth-1 latencies stand beside.
+the reference the daemon's queue-depth-1 latencies stand beside. Its
+writes run twice: on a fresh file that each write extends
+(``fallocate=none``, ``disk_w4k_qd1_fresh_*``), as the daemon's writes
+extend their chunk files, and on a file fio preallocated first (its
+default, ``disk_w4k_qd1_*``). On ext4 only the preallocated case is an
+overwrite within the file's size; an extending O_DIRECT write is
+punted to a kernel worker thread by io_uring (docs/PERFORMANCE.md,
+"Storage: writes that extend their file").
 
 The sides:
 
@@ -28,8 +37,8 @@ quartiles and range of the per-round ratios side / baseline
 (`benchfs.bench.paired`); for latencies below 1 is faster, for rates above.
 `store_sqes_per_submit` is the daemon store's operations per
 `io_uring_enter` after the 4 KiB cases; `*_cpu_us_per_op` the CPU time of
-the daemon's threads (their schedstat) and of the client process per
-operation of a case (the daemon busy-polls a little after each request,
+the daemon (`/proc/<pid>/stat`, its io-wq workers included) and of the
+client process per operation of a case (the daemon busy-polls a little after each request,
 so its figure moves with how requests arrive, not only with its work).
 
 Usage:
@@ -78,14 +87,12 @@ def _wait_registered(log: Path, process: Any) -> None:
 
 
 def _cpu_ns(pid: int) -> int:
-    """CPU time of every thread of ``pid`` so far (schedstat: ns on a CPU)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # the thread ended meanwhile
-    return total
+    """CPU time of ``pid`` so far, user and system, threads that ended
+    included (the io-wq workers come and go; a sum over the live threads'
+    schedstat would lose theirs). Clock-tick resolution (10 ms)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
 def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
@@ -121,7 +128,12 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                     max_in_flight=depth, trace_dir=None if trace_dir is None else str(trace_dir),
                 )  # fmt: skip
                 with client:
-                    for phase in ("write", "read"):
+                    # 4 KiB files are written twice: first each write
+                    # extends its chunk file, then ("o", an overwrite)
+                    # each lands within the file's size.
+                    phases = ["w", "o", "r"] if size == 4 * KiB else ["w", "r"]
+                    for letter in phases:
+                        phase = "read" if letter == "r" else "write"
                         t0 = time.perf_counter()
                         cpu0 = (_cpu_ns(process.pid), time.process_time_ns())
                         r = client.run_phase(
@@ -130,7 +142,7 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
                             file_per_process=True,
                         )  # fmt: skip
                         seconds = time.perf_counter() - t0
-                        key = f"{phase[0]}{case}"
+                        key = f"{letter}{case}"
                         out[f"{key}_daemon_cpu_us_per_op"] = (
                             (_cpu_ns(process.pid) - cpu0[0]) / ops / 1e3
                         )
@@ -153,7 +165,7 @@ def side_run(directory: Path, trace: bool, buffered: bool) -> dict[str, float]:
         if trace_dir is not None:
             out["trace_bytes_per_op"] = sum(
                 f.stat().st_size for f in trace_dir.glob("*.bftrace")
-            ) / sum(2 * ops for _, ops, _, _ in CASES.values())
+            ) / sum((3 if size == 4 * KiB else 2) * ops for size, ops, _, _ in CASES.values())
     return out
 
 
@@ -161,17 +173,25 @@ def fio_disk(directory: Path) -> dict[str, float]:
     """fio's 4 KiB queue-depth-1 latencies on the disk itself."""
     out: dict[str, float] = {}
     size, ops, _, _ = CASES["4k_qd1"]
+    # (key, rw, extra options): the fresh-file write first, then the
+    # preallocated one, whose file the read reads back.
+    runs = (
+        ("w4k_qd1_fresh", "write", ["--fallocate=none"]),
+        ("w4k_qd1", "write", []),
+        ("r4k_qd1", "read", []),
+    )
     with tempfile.TemporaryDirectory(prefix="daemon-io-pairs-fio-", dir=directory) as tmp:
-        for rw in ("write", "read"):
+        for key, rw, extra in runs:
+            name = "fresh" if extra else "disk"
             proc = subprocess.run(
-                ["fio", "--name=disk", f"--directory={tmp}", f"--rw={rw}", f"--bs={size}",
+                ["fio", f"--name={name}", f"--directory={tmp}", f"--rw={rw}", f"--bs={size}",
                  f"--size={size * ops}", "--ioengine=psync", "--direct=1", "--numjobs=1",
-                 "--output-format=json"],
+                 *extra, "--output-format=json"],
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             clat = json.loads(proc.stdout)["jobs"][0][rw]["clat_ns"]["percentile"]
-            out[f"disk_{rw[0]}4k_qd1_p50_us"] = clat["50.000000"] / 1e3
-            out[f"disk_{rw[0]}4k_qd1_p99_us"] = clat["99.000000"] / 1e3
+            out[f"disk_{key}_p50_us"] = clat["50.000000"] / 1e3
+            out[f"disk_{key}_p99_us"] = clat["99.000000"] / 1e3
     return out
 
 

@@ -7,7 +7,12 @@ Each round runs, back to back:
   workload rank per node, file per process, write then read, ``queue_depth``
   transfers in flight per rank; the daemons store with O_DIRECT);
 - fio with the same total bytes, block size and number of jobs (io_uring,
-  O_DIRECT, ``iodepth`` = the same queue depth);
+  O_DIRECT, ``iodepth`` = the same queue depth), each job writing a fresh
+  file that every write extends (``fallocate=none``), as the daemons' chunk
+  files and the ``posix:`` files grow: fio's default preallocates, and on
+  ext4 an O_DIRECT write that extends its file cannot be issued without
+  blocking, so io_uring hands it to a kernel worker thread
+  (docs/PERFORMANCE.md, "Storage: writes that extend their file");
 - at queue depth 1, the same ``benchfs run`` workload on a ``posix:``
   target in the same parent directory (``workload.direct``: pwrite/pread
   with O_DIRECT, no daemons): the same ranks and harness on the disk itself.
@@ -95,7 +100,10 @@ class ClusterBenchCase:
                 "(the client's window), daemons store with O_DIRECT"
             )
         if side == "fio":
-            return f"fio: {self.jobs} jobs, io_uring, iodepth {depth}, direct=1 (O_DIRECT)"
+            return (
+                f"fio: {self.jobs} jobs, io_uring, iodepth {depth}, direct=1 (O_DIRECT), "
+                "fresh files (fallocate=none)"
+            )
         return f"posix: the same {self.jobs} ranks on the disk, pwrite/pread, QD 1, O_DIRECT"
 
 
@@ -245,7 +253,8 @@ def _run_side(
     )
 
 
-def _fio_side(case: ClusterBenchCase, root: Path) -> Bandwidths:
+def fio_jobs(case: ClusterBenchCase) -> list[FioJob]:
+    """fio's side of ``case``: a write phase on fresh files, then reading them back."""
     common: dict[str, Any] = {
         "bs": case.transfer_size,
         "iodepth": case.queue_depth,
@@ -254,10 +263,17 @@ def _fio_side(case: ClusterBenchCase, root: Path) -> Bandwidths:
         "direct": True,
         "ioengine": "io_uring",
     }
-    jobs = [
-        FioJob(name="cluster_write", rw="write", unlink=False, **common),
+    # The write phase extends fresh files, as the other sides do.
+    return [
+        FioJob(
+            name="cluster_write", rw="write", unlink=False, extra={"fallocate": "none"}, **common
+        ),
         FioJob(name="cluster_read", rw="read", unlink=True, **common),
     ]
+
+
+def _fio_side(case: ClusterBenchCase, root: Path) -> Bandwidths:
+    jobs = fio_jobs(case)
     report = run_fio(jobs, root, timeout_s=1800)
     return Bandwidths(
         write_MiBps=report.jobs[0].write.bw_mib_s, read_MiBps=report.jobs[1].read.bw_mib_s

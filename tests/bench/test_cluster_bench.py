@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from run_helpers import environment
 
+from benchfs.bench.cluster import ClusterBenchCase, fio_jobs
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio"),
@@ -95,6 +97,7 @@ def test_queue_depth_16_pairs_the_run_with_fio(tmp_path: Path) -> None:
     _check_rounds(report, ["run", "fio"], results)
     assert [r["order"] for r in report["rounds"]] == [["run", "fio"], ["fio", "run"]]
     assert "iodepth 16" in report["setup"]["fio"] and "O_DIRECT" in report["setup"]["fio"]
+    assert "fallocate=none" in report["setup"]["fio"]
     assert "QD 16" in report["setup"]["run"] and "O_DIRECT" in report["setup"]["run"]
     run_dir = report["rounds"][0]["results_dirs"]["run"]
     assert _manifest_workload(run_dir)["queue_depth"] == 16
@@ -167,3 +170,12 @@ def test_errors_name_the_input(tmp_path: Path) -> None:
     assert uneven.returncode == 2
     assert "block_size (102400) must be a multiple of transfer_size (65536)" in uneven.stderr
     assert "Traceback" not in uneven.stderr
+
+
+def test_fio_writes_fresh_files_as_the_daemons_do() -> None:
+    # fio preallocates by default; the daemons' chunk files and the posix:
+    # files grow with each write, so fio's write phase must not preallocate.
+    write, read = fio_jobs(ClusterBenchCase(nodes=2, block_size=1 << 20))
+    assert "--fallocate=none" in write.arguments() and write.rw == "write"
+    assert not write.unlink and read.rw == "read" and read.unlink
+    assert "--fallocate=none" not in read.arguments()
