@@ -17,6 +17,7 @@
 
 pub mod buffers;
 pub mod channels;
+mod data_buf;
 pub mod dispatch;
 pub mod event_loop;
 mod names;
