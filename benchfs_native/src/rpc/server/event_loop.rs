@@ -435,31 +435,26 @@ impl<'w> Server<'w> {
             self.stats.in_flight_peak = self.stats.in_flight_peak.max(self.slots.len());
             q.job.token = token;
             match q.msg {
-                Some(msg) => {
+                Some(msg) if msg.is_rndv() => {
                     // A write the ring will take is received straight into
                     // the registered buffer it is written from; the slot's
                     // pool vector waits idle in the job meanwhile.
-                    let fixed = self.storage.write_buf(&q.job, msg.len());
-                    match (fixed, msg.is_rndv()) {
-                        (Some(fixed), true) => {
+                    match self.storage.write_buf(&q.job, msg.len()) {
+                        Some(fixed) => {
                             q.job.buf = buf;
                             self.receive(msg, DataBuf::Fixed(fixed), q.job);
                         }
-                        (None, true) => self.receive(msg, DataBuf::Heap(buf), q.job),
-                        (Some(mut fixed), false) => {
-                            fixed.fill_from(msg.data().unwrap_or(&[]));
-                            drop(msg);
-                            q.job.buf = buf;
-                            q.job.fixed = Some(fixed);
-                            self.submit(q.job);
-                        }
-                        (None, false) => {
-                            buf.extend_from_slice(msg.data().unwrap_or(&[]));
-                            drop(msg);
-                            q.job.buf = buf;
-                            self.submit(q.job);
-                        }
+                        None => self.receive(msg, DataBuf::Heap(buf), q.job),
                     }
+                }
+                Some(msg) => {
+                    // Eager data is copied out of UCX's buffer here in any
+                    // case; its copy into a registered buffer is left to
+                    // the ring thread, off the loop.
+                    buf.extend_from_slice(msg.data().unwrap_or(&[]));
+                    drop(msg);
+                    q.job.buf = buf;
+                    self.submit(q.job);
                 }
                 None => {
                     q.job.buf = buf;

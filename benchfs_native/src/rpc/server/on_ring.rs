@@ -12,11 +12,12 @@
 //! (no free buffer, a bad path or range, a closed store): the blocking
 //! call there does it or reports the error as always.
 //!
-//! No copy on the way: a write's data is received straight into one of
-//! the store's registered buffers ([`Storage::write_buf`], taken at
-//! dispatch) and written from it; a read is read into one and the reply
-//! is sent from it. A write that finds no free registered buffer is
-//! received into a pool vector and copied on the ring thread as before.
+//! No copy on the way: a rendezvous write's data is received straight
+//! into one of the store's registered buffers ([`Storage::write_buf`],
+//! taken at dispatch) and written from it; a read is read into one and
+//! the reply is sent from it. An eager write and a write that finds no
+//! free registered buffer are received into a pool vector and copied on
+//! the ring thread.
 
 use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
 use crate::storage::buffer::FixedBuf;
