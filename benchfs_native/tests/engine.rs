@@ -528,6 +528,53 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
 }
 
 #[test]
+fn started_requests_in_registered_buffers_move_no_bytes_through_the_caller() {
+    watchdog(60, || {
+        let dir = TempDir::new("started-fixed");
+        let s = small_store(dir.path(), |o| o.pool_buffers = 2);
+        let to = Completions::new().unwrap();
+        let data = pattern(3000, 13);
+        // A write received into a buffer from `write_buf` is written from it.
+        let mut buf = s.write_buf("f", 100, 3000).expect("a free buffer");
+        buf.fill_from(&data);
+        s.start_write_fixed("f", 100, buf, false, 4, &to).unwrap();
+        let f = next_finished(&to);
+        assert_eq!((f.tag, f.result.unwrap()), (4, 3000));
+        assert!(f.fixed.is_none() && f.buf.is_empty());
+        assert_eq!(s.read("f", 100, 3000).unwrap(), data);
+        // A read answers with its registered buffer: short at the end of
+        // the file, a hole before the data as zeros.
+        s.start_read_fixed("f", 0, 4000, Vec::new(), 5, &to)
+            .unwrap();
+        let f = next_finished(&to);
+        assert_eq!((f.tag, f.result.unwrap()), (5, 3100));
+        let fixed = f.fixed.expect("the data in its registered buffer");
+        let mut want = vec![0u8; 100];
+        want.extend_from_slice(&data);
+        assert_eq!(fixed.as_slice(), &want[..]);
+        assert_eq!(s.stats().pool_free, 1, "held until the caller drops it");
+        drop(fixed);
+        // A failed read hands back no buffer.
+        s.start_read_fixed("none", 0, 10, Vec::new(), 6, &to)
+            .unwrap();
+        assert!(next_finished(&to).fixed.is_none());
+        // No buffer for what would not start: empty, across a chunk
+        // border, more than one buffer, a bad path.
+        assert!(s.write_buf("f", 0, 0).is_none());
+        assert!(s.write_buf("f", 16 * 1024 - 100, 200).is_none());
+        assert!(s.write_buf("f", 0, 5000).is_none());
+        assert!(s.write_buf("../x", 0, 10).is_none());
+        // A closed store gives the data back.
+        let buf = s.write_buf("f", 0, 10).expect("a free buffer");
+        s.close().unwrap();
+        let back = s.start_write_fixed("f", 0, buf, false, 7, &to).unwrap_err();
+        drop(back);
+        assert_eq!(s.stats().pool_free, s.stats().pool_buffers);
+        assert!(to.try_take().is_none(), "nothing answered twice");
+    });
+}
+
+#[test]
 fn a_started_synced_write_is_followed_by_its_fsync() {
     watchdog(60, || {
         let dir = TempDir::new("started-sync");

@@ -207,3 +207,132 @@ fn a_forced_stop_with_ring_requests_in_flight_answers_or_refuses_each() {
         assert_eq!(s.refused_stopping, refused);
     });
 }
+
+fn direct_ops(c: &mut RawClient) -> u64 {
+    c.stats()["store"]["direct_ops"].as_u64().unwrap()
+}
+
+/// 1 MiB writes and reads on the ring, received into and sent from the
+/// store's registered buffers: aligned (O_DIRECT unless `buffered`), at odd
+/// offsets and lengths, short at the end of the file, over a hole; the
+/// bytes on disk as written.
+fn one_mib_byte_for_byte(tag: &str, buffered: bool) {
+    let mut d = Daemon::start(tag, |c| c.buffered = buffered);
+    let mut c = RawClient::connect(&d.record);
+    let (ring0, direct0) = (on_ring(&mut c), direct_ops(&mut c));
+    let chunk = 4 * MIB as u64;
+    let mut want = vec![0u8; 4 * MIB];
+    let mut put = |c: &mut RawClient, at: usize, data: Vec<u8>| {
+        match c.write("z", 0, at as u64, data.clone()).ok() {
+            Reply::Write { written } => assert_eq!(written, data.len() as u64),
+            r => panic!("{r:?}"),
+        }
+        want[at..at + data.len()].copy_from_slice(&data);
+    };
+    // Aligned: 1 MiB at 1 MiB.
+    put(&mut c, MIB, pattern(MIB, 50));
+    assert!(c.read("z", 0, MIB as u64, MIB as u64).payload == pattern(MIB, 50));
+    let aligned_direct = direct_ops(&mut c) - direct0;
+    if buffered {
+        assert_eq!(aligned_direct, 0, "a buffered store never uses O_DIRECT");
+    } else {
+        assert_eq!(aligned_direct, 2, "the aligned write and read use O_DIRECT");
+    }
+    // Odd offset and length, overlapping the aligned data.
+    put(&mut c, MIB + 4097, pattern(MIB - 3, 51));
+    put(&mut c, 2 * MIB + 12_345, pattern(MIB - 4099, 52));
+    let end = 3 * MIB + 12_345 - 4099;
+    for (at, len) in [
+        (MIB + 4097, MIB - 3),
+        (MIB - 1, MIB),
+        (2 * MIB + 511, MIB - 1),
+    ] {
+        let got = c.read("z", 0, at as u64, len as u64);
+        assert!(
+            got.payload == want[at..at + len],
+            "read at {at} of {len} differs"
+        );
+    }
+    // Short at the end of the file: the bytes up to it.
+    let got = c.read("z", 0, (end - 1000) as u64, (MIB - 10_000) as u64);
+    assert!(matches!(got.ok(), Reply::Read { len } if len == 1000));
+    assert!(got.payload == want[end - 1000..end]);
+    // A hole (never written) reads as zeros, alone and next to data.
+    assert!(c.read("z", 0, 0, MIB as u64).payload == vec![0u8; MIB]);
+    let got = c.read("z", 0, (MIB / 2 + 7) as u64, MIB as u64);
+    assert!(got.payload == want[MIB / 2 + 7..MIB / 2 + 7 + MIB]);
+    assert_eq!(on_ring(&mut c) - ring0, 10, "every request on the ring");
+    let disk = std::fs::read(d.data_dir.join("z")).unwrap();
+    assert_eq!(disk.len(), end);
+    assert!(disk[..] == want[..end], "backing file differs");
+    assert!(end as u64 <= chunk);
+    let s = c.stats();
+    assert_eq!(s["store"]["pool_free"], s["store"]["pool_buffers"], "{s}");
+    c.shutdown(false);
+    assert!(d.join().drained);
+}
+
+#[test]
+fn one_mib_requests_on_the_ring_byte_for_byte_with_o_direct() {
+    watchdog(120, || one_mib_byte_for_byte("ring-mib-direct", false));
+}
+
+#[test]
+fn one_mib_requests_on_the_ring_byte_for_byte_buffered() {
+    watchdog(120, || one_mib_byte_for_byte("ring-mib-buffered", true));
+}
+
+#[test]
+fn writes_beyond_the_free_registered_buffers_keep_their_bytes() {
+    watchdog(120, || {
+        // Two store buffers, four slots: some writes find none free at
+        // dispatch and are received into a pool vector instead.
+        let mut d = Daemon::start("ring-few", |c| {
+            c.buffer_pool_size = 2 * MIB as u64;
+            c.max_concurrency = 4;
+        });
+        let mut c = RawClient::connect(&d.record);
+        let n = 12u64;
+        for i in 0..n {
+            c.post(
+                &Request::Write {
+                    path: "few",
+                    chunk: i,
+                    offset: 3,
+                    len: MIB as u64 - 3,
+                    sync: false,
+                },
+                pattern(MIB - 3, 60 + i),
+            );
+        }
+        for _ in 0..n {
+            match c.recv().ok() {
+                Reply::Write { written } => assert_eq!(written, MIB as u64 - 3),
+                r => panic!("{r:?}"),
+            }
+        }
+        let mut ids = std::collections::HashMap::new();
+        for i in 0..n {
+            let id = c.post(
+                &Request::Read {
+                    path: "few",
+                    chunk: i,
+                    offset: 3,
+                    len: MIB as u64 - 3,
+                },
+                Vec::new(),
+            );
+            ids.insert(id, i);
+        }
+        for _ in 0..n {
+            let got = c.recv();
+            assert!(matches!(got.ok(), Reply::Read { len } if len == MIB as u64 - 3));
+            let i = ids.remove(&got.request_id()).expect("a read's reply, once");
+            assert!(got.payload == pattern(MIB - 3, 60 + i), "chunk {i} differs");
+        }
+        let s = c.stats();
+        assert_eq!(s["store"]["pool_free"], s["store"]["pool_buffers"], "{s}");
+        c.shutdown(false);
+        assert!(d.join().drained);
+    });
+}

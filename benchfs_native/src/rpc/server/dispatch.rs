@@ -12,6 +12,7 @@ use std::time::Instant;
 use crate::error::{Error, strerror};
 use crate::namespace::{IdSource, Namespace, Removed};
 use crate::rpc::wire::{self, Attr, Op};
+use crate::storage::buffer::FixedBuf;
 use crate::storage::{ChunkStore, layout};
 use crate::sys;
 
@@ -204,6 +205,20 @@ pub struct Job {
     /// Write: the data; symlink, link: a link's target. Read, readdir and
     /// readlink: filled with the reply payload.
     pub buf: Vec<u8>,
+    /// A write's data received straight into one of the store's registered
+    /// buffers (then `buf` is an idle pool vector); only the ring takes it.
+    pub fixed: Option<FixedBuf>,
+}
+
+impl Job {
+    /// Moves data received into a registered buffer into `buf`, for a
+    /// write that goes to the pool after all.
+    pub fn unfix(&mut self) {
+        if let Some(f) = self.fixed.take() {
+            self.buf.clear();
+            self.buf.extend_from_slice(f.as_slice());
+        }
+    }
 }
 
 /// A successful result.
@@ -261,6 +276,9 @@ pub struct Outcome {
     pub result: Result<Done, Failure>,
     /// The job's buffer (read data or readdir entries on success).
     pub buf: Vec<u8>,
+    /// A read's data in one of the store's registered buffers (then `buf`
+    /// is an idle pool vector), sent from there.
+    pub fixed: Option<FixedBuf>,
     /// Time spent in the store.
     pub storage_ns: u64,
 }
@@ -378,6 +396,7 @@ impl Storage {
 
     /// Runs `job`, timing the store work.
     pub fn execute(&self, mut job: Job) -> Outcome {
+        job.unfix();
         let start = Instant::now();
         let result = self.run(&job.path, &job.work, &mut job.buf);
         let storage_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -385,6 +404,7 @@ impl Storage {
             token: job.token,
             result,
             buf: job.buf,
+            fixed: None,
             storage_ns,
         }
     }

@@ -19,11 +19,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use benchfs_ucx::{AmMessage, Worker};
+use benchfs_ucx::{AmMessage, Request, Worker};
 
 use super::ServerConfig;
 use super::buffers::BufPool;
 use super::channels::Channels;
+use super::data_buf::DataBuf;
 use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
 use super::on_ring::OnRing;
 use super::pool::StoragePool;
@@ -434,13 +435,22 @@ impl<'w> Server<'w> {
             self.stats.in_flight_peak = self.stats.in_flight_peak.max(self.slots.len());
             q.job.token = token;
             match q.msg {
-                Some(msg) if msg.is_rndv() => match msg.recv_into(buf) {
-                    Ok(req) => self.receiving.push(Receiving { req, job: q.job }),
-                    // The buffer went with the failed receive: a fresh
-                    // (empty) one takes its place in the pool.
-                    Err(e) => self.fail_now(&q.job, &e.to_string(), Vec::new()),
-                },
+                Some(msg) if msg.is_rndv() => {
+                    // A write the ring will take is received straight into
+                    // the registered buffer it is written from; the slot's
+                    // pool vector waits idle in the job meanwhile.
+                    match self.storage.write_buf(&q.job, msg.len()) {
+                        Some(fixed) => {
+                            q.job.buf = buf;
+                            self.receive(msg, DataBuf::Fixed(fixed), q.job);
+                        }
+                        None => self.receive(msg, DataBuf::Heap(buf), q.job),
+                    }
+                }
                 Some(msg) => {
+                    // Eager data is copied out of UCX's buffer here in any
+                    // case; its copy into a registered buffer is left to
+                    // the ring thread, off the loop.
                     buf.extend_from_slice(msg.data().unwrap_or(&[]));
                     drop(msg);
                     q.job.buf = buf;
@@ -455,6 +465,19 @@ impl<'w> Server<'w> {
         any
     }
 
+    /// Starts receiving a write's rendezvous data into `into`.
+    fn receive(&mut self, msg: AmMessage, into: DataBuf, mut job: Job) {
+        match msg.recv_into(into) {
+            Ok(req) => self.receiving.push(Receiving { req, job }),
+            // A pool vector that went with the failed receive: a fresh
+            // (empty) one takes its place in the pool.
+            Err(e) => {
+                let buf = std::mem::take(&mut job.buf);
+                self.fail_now(&job, &e.to_string(), buf);
+            }
+        }
+    }
+
     fn submit(&mut self, job: Job) {
         if let Work::Echo { back } = job.work {
             // Nothing for the store to do: answer with the data at once.
@@ -462,6 +485,7 @@ impl<'w> Server<'w> {
                 token: job.token,
                 result: Ok(Done::Echo { back }),
                 buf: job.buf,
+                fixed: None,
                 storage_ns: 0,
             };
             self.complete(outcome);
@@ -491,6 +515,7 @@ impl<'w> Server<'w> {
                 message: format!("{op} {}: {why}", job.path),
             }),
             buf,
+            fixed: None,
             storage_ns: 0,
         });
     }
@@ -505,11 +530,23 @@ impl<'w> Server<'w> {
                 continue;
             }
             any = true;
-            let Receiving { req, mut job } = self.receiving.swap_remove(i);
+            let Receiving { req, job } = self.receiving.swap_remove(i);
+            self.received(req, job);
+        }
+        any
+    }
+
+    /// A write whose data has arrived (or failed to) goes to storage.
+    fn received(&mut self, req: Request<DataBuf>, mut job: Job) {
+        {
             // Complete: returns at once, applying the received length.
             match req.wait_filled(Instant::now()) {
-                Ok(buf) => {
+                Ok(DataBuf::Heap(buf)) => {
                     job.buf = buf;
+                    self.submit(job);
+                }
+                Ok(DataBuf::Fixed(fixed)) => {
+                    job.fixed = Some(fixed);
                     self.submit(job);
                 }
                 Err(e) => {
@@ -520,11 +557,11 @@ impl<'w> Server<'w> {
                         let channel = m.route.channel;
                         self.peer_failed(channel, why.clone());
                     }
-                    self.fail_now(&job, &why, Vec::new());
+                    let buf = std::mem::take(&mut job.buf);
+                    self.fail_now(&job, &why, buf);
                 }
             }
         }
-        any
     }
 
     fn drain_completions(&mut self) -> bool {
@@ -556,11 +593,7 @@ impl<'w> Server<'w> {
             let s = self.sends.swap_remove(i);
             let mut status = s.done.map_or(0, |d| d.1);
             match s.req.try_take() {
-                Ok(Ok(buf)) => {
-                    if s.pooled {
-                        self.bufs.put(buf);
-                    }
-                }
+                Ok(Ok(buf)) => self.give_back(buf, s.pooled),
                 Ok(Err(e)) => {
                     if s.pooled {
                         self.bufs.put(Vec::new());

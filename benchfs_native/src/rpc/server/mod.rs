@@ -9,7 +9,9 @@
 //!   from a channel (`on_ring`); other storage work runs on the [`pool`]
 //!   of `max_concurrency` threads that call the blocking chunk store API
 //!   ([`dispatch`]); requests beyond the bound wait in a FIFO queue; data
-//!   lives in a bounded pool of reusable buffers ([`buffers`]);
+//!   lives in a bounded pool of reusable buffers ([`buffers`]), or, on the
+//!   ring, in the store's registered buffers UCX receives into and sends
+//!   from (`data_buf`);
 //! * a dispatched request holds one of the loop's `slots`;
 //! * clients are known by their [`channels`], opened only for a connect
 //!   signed with the session key and fresh ([`replay`]); [`stats`] are counters of
@@ -17,6 +19,7 @@
 
 pub mod buffers;
 pub mod channels;
+mod data_buf;
 pub mod dispatch;
 pub mod event_loop;
 mod names;

@@ -11,14 +11,29 @@
 //! store's registered buffers, and any request the store does not start
 //! (no free buffer, a bad path or range, a closed store): the blocking
 //! call there does it or reports the error as always.
+//!
+//! No copy on the way: a rendezvous write's data is received straight
+//! into one of the store's registered buffers ([`Storage::write_buf`],
+//! taken at dispatch) and written from it; a read is read into one and
+//! the reply is sent from it. An eager write and a write that finds no
+//! free registered buffer are received into a pool vector and copied on
+//! the ring thread.
 
 use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
+use crate::storage::buffer::FixedBuf;
 use crate::storage::store::{Completions, Finished};
 
 impl Storage {
     /// Starts `job` on the store's ring; `Ok` holds the job (its buffer
     /// now with the store) until [`Storage::finish_on_ring`], `Err` gives
-    /// it back whole for the pool.
+    /// it back whole for the pool (a write's data perhaps still in `fixed`:
+    /// [`Job::unfix`]). A write received into a registered buffer is
+    /// written from it; a read answers with the registered buffer it was
+    /// read into, sent as the reply.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the job moves whole either way; boxing it costs an allocation per request"
+    )]
     pub fn start_on_ring(&self, mut job: Job, to: &Completions) -> Result<Job, Job> {
         let tag = u64::from(job.token);
         let started = match job.work {
@@ -27,12 +42,24 @@ impl Storage {
                 offset,
                 sync,
             } => {
-                let len = job.buf.len() as u64;
+                let len = job.fixed.as_ref().map_or(job.buf.len(), FixedBuf::len) as u64;
                 let Ok(at) = self.file_offset(&job.work, &job.path, chunk, offset, len) else {
                     return Err(job);
                 };
-                let data = std::mem::take(&mut job.buf);
                 let sync = sync || self.fsync_each_write;
+                if let Some(data) = job.fixed.take() {
+                    return match self
+                        .store
+                        .start_write_fixed(&job.path, at, data, sync, tag, to)
+                    {
+                        Ok(()) => Ok(job),
+                        Err(data) => {
+                            job.fixed = Some(data);
+                            Err(job)
+                        }
+                    };
+                }
+                let data = std::mem::take(&mut job.buf);
                 self.store.start_write(&job.path, at, data, sync, tag, to)
             }
             Work::Read { chunk, offset, len } => {
@@ -43,7 +70,8 @@ impl Storage {
                     return Err(job);
                 };
                 let out = std::mem::take(&mut job.buf);
-                self.store.start_read(&job.path, at, len, out, tag, to)
+                self.store
+                    .start_read_fixed(&job.path, at, len, out, tag, to)
             }
             _ => return Err(job),
         };
@@ -54,6 +82,19 @@ impl Storage {
                 Err(job)
             }
         }
+    }
+
+    /// A registered buffer to receive `job`'s write data of `len` bytes
+    /// into, when the ring would start that write; `None`: receive it into
+    /// a pool vector.
+    pub fn write_buf(&self, job: &Job, len: usize) -> Option<FixedBuf> {
+        let Work::Write { chunk, offset, .. } = job.work else {
+            return None;
+        };
+        let at = self
+            .file_offset(&job.work, &job.path, chunk, offset, len as u64)
+            .ok()?;
+        self.store.write_buf(&job.path, at, len)
     }
 
     /// The outcome of `job`, started on the ring, from its result.
@@ -69,6 +110,7 @@ impl Storage {
             token: job.token,
             result,
             buf: f.buf,
+            fixed: f.fixed,
             storage_ns: f.storage_ns,
         }
     }
@@ -90,6 +132,10 @@ impl OnRing {
     }
 
     /// Starts `job` on `storage`'s ring, or gives it back for the pool.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the job moves whole either way; boxing it costs an allocation per request"
+    )]
     pub(super) fn start(&mut self, storage: &Storage, job: Job) -> Result<(), Job> {
         let job = storage.start_on_ring(job, &self.done)?;
         self.jobs.insert(job.token, job);

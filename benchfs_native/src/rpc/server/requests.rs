@@ -9,6 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use benchfs_ucx::{AmMessage, SendOptions};
 
+use super::data_buf::DataBuf;
 use super::dispatch::{Done, Job, Outcome, SetFields, Work};
 use super::event_loop::Server;
 use super::slots::{Meta, Queued, Sending};
@@ -273,6 +274,7 @@ impl Server<'_> {
             path: request.path().to_owned(),
             work,
             buf: Vec::new(),
+            fixed: None,
         };
         // Only a message with a payload to use is kept (received at
         // dispatch); the others release UCX's buffer now.
@@ -335,11 +337,20 @@ impl Server<'_> {
                 return;
             }
             Ok(Done::Data) => {
-                let len = buf.len() as u64;
+                // Read on the ring: sent from the registered buffer the
+                // data was read into; the idle pool vector goes back now.
+                let (data, pooled) = match o.fixed {
+                    Some(fixed) => {
+                        self.bufs.put(buf);
+                        (DataBuf::Fixed(fixed), false)
+                    }
+                    None => (DataBuf::Heap(buf), true),
+                };
+                let len = data.len() as u64;
                 meta.bytes = len;
                 self.stats.bytes_out += len;
                 let meta = *meta;
-                self.send(meta, &Reply::Read { len }, buf, true, token, 0);
+                self.send_data(meta, &Reply::Read { len }, data, pooled, token, 0);
                 return;
             }
             Ok(Done::Echo { back }) => {
@@ -423,6 +434,19 @@ impl Server<'_> {
         token: Option<u32>,
         status: i32,
     ) {
+        self.send_data(meta, reply, DataBuf::Heap(payload), pooled, token, status);
+    }
+
+    /// As [`Server::send`] for a payload in either kind of buffer.
+    fn send_data(
+        &mut self,
+        meta: Meta,
+        reply: &Reply<'_>,
+        payload: DataBuf,
+        pooled: bool,
+        token: Option<u32>,
+        status: i32,
+    ) {
         let start = Instant::now();
         self.scratch.clear();
         if let Err(e) = wire::encode_reply(&mut self.scratch, meta.route, reply) {
@@ -466,9 +490,13 @@ impl Server<'_> {
         }
     }
 
-    fn give_back(&mut self, payload: Vec<u8>, pooled: bool) {
-        if pooled {
-            self.bufs.put(payload);
+    /// Returns a sent (or unsent) payload: a pool vector to the pool, a
+    /// registered buffer to its store (by dropping it).
+    pub(super) fn give_back(&mut self, payload: DataBuf, pooled: bool) {
+        match payload {
+            DataBuf::Heap(v) if pooled => self.bufs.put(v),
+            DataBuf::Fixed(_) if pooled => self.bufs.put(Vec::new()),
+            _ => {}
         }
     }
 

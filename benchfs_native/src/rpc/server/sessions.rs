@@ -15,6 +15,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use benchfs_ucx::{AmMessage, Endpoint, EndpointOptions, SendOptions, WorkerAddress};
 
 use super::channels::Channel;
+use super::data_buf::DataBuf;
 use super::event_loop::{CLOSE_DEADLINE, Server};
 use super::replay::{Stale, WINDOW};
 use super::slots::Sending;
@@ -275,10 +276,12 @@ impl Server<'_> {
         let Some(ch) = self.channels.get(channel) else {
             return;
         };
-        match ch
-            .ep
-            .am_send(AM_SESSION, bytes, Vec::new(), SendOptions::default())
-        {
+        match ch.ep.am_send(
+            AM_SESSION,
+            bytes,
+            DataBuf::Heap(Vec::new()),
+            SendOptions::default(),
+        ) {
             Ok(req) => self.sends.push(Sending {
                 req,
                 token: None,

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use benchfs_ucx::{AmMessage, Request};
 
+use super::data_buf::DataBuf;
 use super::dispatch::Job;
 use crate::rpc::wire::{Op, Route};
 
@@ -51,17 +52,17 @@ pub(super) struct Queued {
 /// A write whose rendezvous data is arriving.
 #[derive(Debug)]
 pub(super) struct Receiving {
-    pub req: Request<Vec<u8>>,
+    pub req: Request<DataBuf>,
     pub job: Job,
 }
 
 /// A reply (or accept) being sent.
 #[derive(Debug)]
 pub(super) struct Sending {
-    pub req: Request<Vec<u8>>,
+    pub req: Request<DataBuf>,
     /// The slot freed when the send completes.
     pub token: Option<u32>,
-    /// The payload is a pool buffer.
+    /// The payload is a pool vector (a registered buffer never is).
     pub pooled: bool,
     /// For the trace: the request, its status and when the send started.
     pub done: Option<(Meta, i32, Instant)>,

@@ -10,9 +10,14 @@
 //! them see the other), so a busy caller costs the driver thread no system
 //! call per result.
 //!
-//! A write's data travels with its answer and is copied into the
-//! registered buffer by the driver thread, not by the caller, whose time
-//! (the event loop's) is the daemon's scarcest.
+//! A write's data either arrives already in a registered buffer the
+//! caller took with [`ChunkStore::write_buf`] (and received into:
+//! [`ChunkStore::start_write_fixed`], no copy at all), or travels with its
+//! answer and is copied into the registered buffer by the driver thread,
+//! not by the caller, whose time (the event loop's) is the daemon's
+//! scarcest. A read started with [`ChunkStore::start_read_fixed`] answers
+//! with the registered buffer itself, for the caller to send from and
+//! drop; [`ChunkStore::start_read`] copies it into the caller's vector.
 //!
 //! A request that would need more than one buffer, finds none free, or
 //! would fail its checks is not started: its data comes back to the caller,
@@ -39,8 +44,12 @@ pub struct Finished {
     pub tag: u64,
     /// Bytes written, or bytes read (shorter at the end of the file).
     pub result: Result<usize>,
-    /// A write's data as given; a read's data (its length the bytes read).
+    /// A write's data as given; a read's data (its length the bytes read),
+    /// unless it is in `fixed`.
     pub buf: Vec<u8>,
+    /// A read started with [`ChunkStore::start_read_fixed`] that succeeded:
+    /// the registered buffer holding the data (its length the bytes read).
+    pub fixed: Option<FixedBuf>,
     /// From the start call to the driver thread's answer.
     pub storage_ns: u64,
 }
@@ -114,6 +123,9 @@ pub(super) struct Answer {
     tag: u64,
     buf: Vec<u8>,
     read: bool,
+    /// A write whose data is in its registered buffer already, or a read
+    /// answered with its registered buffer (no copy either way).
+    in_fixed: bool,
     /// A write made durable (fsync) before it is answered.
     sync: bool,
     path: Arc<str>,
@@ -127,11 +139,12 @@ impl Answer {
     }
 
     /// Sends the result (a read's data copied out of `fixed`, which then
-    /// returns to the pool) and wakes the caller if it sleeps.
+    /// returns to the pool, or `fixed` itself) and wakes the caller if it
+    /// sleeps.
     pub(super) fn finish(
         self,
         result: std::result::Result<u64, Failure>,
-        fixed: Option<FixedBuf>,
+        mut fixed: Option<FixedBuf>,
         want: usize,
     ) {
         let Answer {
@@ -140,14 +153,25 @@ impl Answer {
             tag,
             mut buf,
             read,
+            in_fixed,
             path,
             started,
             ..
         } = self;
+        let mut keep = None;
         let result = match result {
             Ok(n) => {
                 let n = usize::try_from(n).unwrap_or(usize::MAX).min(want);
-                if read {
+                if read
+                    && in_fixed
+                    && let Some(mut f) = fixed.take()
+                {
+                    // Bytes the kernel counted but did not place read as zeros.
+                    let placed = f.len().min(n);
+                    f.as_mut_full()[placed..n].fill(0);
+                    f.set_len(n);
+                    keep = Some(f);
+                } else if read {
                     buf.clear();
                     if let Some(f) = &fixed {
                         buf.extend_from_slice(&f.as_slice()[..n.min(f.len())]);
@@ -169,6 +193,7 @@ impl Answer {
             tag,
             result,
             buf,
+            fixed: keep,
             storage_ns,
         });
         if sent.is_ok() {
@@ -176,9 +201,10 @@ impl Answer {
         }
     }
 
-    /// Copies a write's data into its registered buffer.
+    /// Copies a write's data into its registered buffer (unless it is
+    /// there already).
     pub(super) fn fill(&self, fixed: &mut FixedBuf) {
-        if !self.read {
+        if !self.read && !self.in_fixed {
             fixed.fill_from(&self.buf);
         }
     }
@@ -219,8 +245,71 @@ impl ChunkStore {
             name,
             kind,
             want,
-            answer(path, data, tag, Kind::Write { sync }, to, started),
+            answer(
+                path,
+                data,
+                tag,
+                Kind::Write {
+                    sync,
+                    in_fixed: false,
+                },
+                to,
+                started,
+            ),
         )
+    }
+
+    /// A free registered buffer for a write of `len` bytes at `offset` of
+    /// `path` that [`ChunkStore::start_write_fixed`] would start, to
+    /// receive its data into; `None`: the write does not fit one buffer,
+    /// would fail its checks, or no buffer is free.
+    pub fn write_buf(&self, path: &str, offset: u64, len: usize) -> Option<FixedBuf> {
+        self.one_piece(path, offset, len).map(|(_, fixed)| fixed)
+    }
+
+    /// As [`ChunkStore::start_write`] for data already in `data`, a buffer
+    /// from [`ChunkStore::write_buf`] (its length the bytes to write),
+    /// written from there without a copy. `Err(data)`: not started, do it
+    /// with [`ChunkStore::write`].
+    pub fn start_write_fixed(
+        &self,
+        path: &str,
+        offset: u64,
+        data: FixedBuf,
+        sync: bool,
+        tag: u64,
+        to: &Completions,
+    ) -> std::result::Result<(), FixedBuf> {
+        let started = Instant::now();
+        let want = data.len();
+        if !data.pool().same_pool(&self.pool) || !self.fits_one_piece(path, offset, want) {
+            return Err(data);
+        }
+        let Ok(name) = layout::backing_name(path) else {
+            return Err(data);
+        };
+        let name: Arc<str> = name.into();
+        let direct = self.use_direct(offset, want, data.addr());
+        let kind = ReqKind::Write {
+            offset,
+            buf: data,
+            direct,
+        };
+        let kind_of = Kind::Write {
+            sync,
+            in_fixed: true,
+        };
+        let answer = answer(path, Vec::new(), tag, kind_of, to, started);
+        let req = self.request(name, kind, want, answer);
+        self.try_send(req).map_err(|mut req| {
+            // Not answered: the answer goes without a word, the data back.
+            drop(req.reply.to.take());
+            let req = *req;
+            match req.kind {
+                ReqKind::Write { buf, .. } => buf,
+                _ => unreachable!("built as a write above"),
+            }
+        })
     }
 
     /// Starts reading `len` bytes at `offset` of `path` into `out` (whose
@@ -233,6 +322,54 @@ impl ChunkStore {
         offset: u64,
         len: usize,
         out: Vec<u8>,
+        tag: u64,
+        to: &Completions,
+    ) -> std::result::Result<(), Vec<u8>> {
+        self.start_read_as(
+            path,
+            offset,
+            len,
+            out,
+            Kind::Read { in_fixed: false },
+            tag,
+            to,
+        )
+    }
+
+    /// As [`ChunkStore::start_read`], answered with the registered buffer
+    /// the data was read into ([`Finished::fixed`]) instead of a copy in
+    /// `out`, which comes back untouched.
+    pub fn start_read_fixed(
+        &self,
+        path: &str,
+        offset: u64,
+        len: usize,
+        out: Vec<u8>,
+        tag: u64,
+        to: &Completions,
+    ) -> std::result::Result<(), Vec<u8>> {
+        self.start_read_as(
+            path,
+            offset,
+            len,
+            out,
+            Kind::Read { in_fixed: true },
+            tag,
+            to,
+        )
+    }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the two calls above, each argument named"
+    )]
+    fn start_read_as(
+        &self,
+        path: &str,
+        offset: u64,
+        len: usize,
+        out: Vec<u8>,
+        kind_of: Kind,
         tag: u64,
         to: &Completions,
     ) -> std::result::Result<(), Vec<u8>> {
@@ -251,7 +388,7 @@ impl ChunkStore {
             name,
             kind,
             len,
-            answer(path, out, tag, Kind::Read, to, started),
+            answer(path, out, tag, kind_of, to, started),
         )
     }
 
@@ -259,23 +396,27 @@ impl ChunkStore {
     /// buffer inside one chunk and passes the blocking call's checks;
     /// `None` otherwise.
     fn one_piece(&self, path: &str, offset: u64, len: usize) -> Option<(Arc<str>, FixedBuf)> {
-        let in_chunk = (offset % self.chunk_size).checked_add(len as u64)? <= self.chunk_size;
-        let fits = len > 0 && len <= self.pool.buf_size() && in_chunk;
-        if !fits || offset > MAX_OFFSET - len as u64 || self.check_open().is_err() {
+        if !self.fits_one_piece(path, offset, len) {
             return None;
         }
         let name: Arc<str> = layout::backing_name(path).ok()?.into();
         Some((name, self.pool.try_acquire()?))
     }
 
-    fn start(
-        &self,
-        name: Arc<str>,
-        kind: ReqKind,
-        want: usize,
-        answer: Answer,
-    ) -> std::result::Result<(), Vec<u8>> {
-        let req = Request {
+    /// Whether a request fits one buffer inside one chunk and passes the
+    /// blocking call's checks.
+    fn fits_one_piece(&self, path: &str, offset: u64, len: usize) -> bool {
+        let in_chunk = (offset % self.chunk_size)
+            .checked_add(len as u64)
+            .is_some_and(|end| end <= self.chunk_size);
+        let fits = len > 0 && len <= self.pool.buf_size() && in_chunk;
+        fits && offset <= MAX_OFFSET - len as u64
+            && self.check_open().is_ok()
+            && layout::backing_name(path).is_ok()
+    }
+
+    fn request(&self, name: Arc<str>, kind: ReqKind, want: usize, answer: Answer) -> Request {
+        Request {
             name,
             kind,
             reply: Reply {
@@ -285,7 +426,17 @@ impl ChunkStore {
                 done_bytes: 0,
             },
             queued_at: Instant::now(),
-        };
+        }
+    }
+
+    fn start(
+        &self,
+        name: Arc<str>,
+        kind: ReqKind,
+        want: usize,
+        answer: Answer,
+    ) -> std::result::Result<(), Vec<u8>> {
+        let req = self.request(name, kind, want, answer);
         self.try_send(req)
             .map_err(|mut req| match req.reply.to.take() {
                 Some(To::Loop(a)) => a.into_buf(),
@@ -295,8 +446,8 @@ impl ChunkStore {
 }
 
 enum Kind {
-    Read,
-    Write { sync: bool },
+    Read { in_fixed: bool },
+    Write { sync: bool, in_fixed: bool },
 }
 
 fn answer(
@@ -312,8 +463,12 @@ fn answer(
         wake: Arc::clone(&to.wake),
         tag,
         buf,
-        read: matches!(kind, Kind::Read),
-        sync: matches!(kind, Kind::Write { sync: true }),
+        read: matches!(kind, Kind::Read { .. }),
+        in_fixed: matches!(
+            kind,
+            Kind::Read { in_fixed: true } | Kind::Write { in_fixed: true, .. }
+        ),
+        sync: matches!(kind, Kind::Write { sync: true, .. }),
         path: path.into(),
         started,
     }
