@@ -6,44 +6,15 @@ from __future__ import annotations
 
 import errno
 import os
-import random
 import threading
-from pathlib import Path
 
 import pytest
 from conftest import CHUNK, Cluster
+from namespace_files import backing_files, names, payload, read_file, write_file
 
 import benchfs_native as bn
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def payload(seed: int, size: int) -> bytes:
-    return random.Random(seed).randbytes(size)
-
-
-def names(c: bn.Client, path: str) -> list[str]:
-    return [e["name"] for e in c.readdir(path)]
-
-
-def write_file(c: bn.Client, path: str, data: bytes) -> None:
-    h = c.create(path)
-    c.write(h, 0, data)
-    c.close(h)
-
-
-def read_file(c: bn.Client, path: str) -> bytes:
-    h = c.open(path, os.O_RDONLY)
-    try:
-        return c.read(h, 0, c.stat(path)["size"] + 1)
-    finally:
-        c.close(h)
-
-
-def backing_files(cluster: Cluster, ino: int) -> list[Path]:
-    """The backing files of the file with id ``ino`` over the daemons' data dirs."""
-    name = f"@{ino:016x}"
-    return [p for n in cluster.names if (p := cluster.root / "data" / n / name).exists()]
 
 
 def owned_by(prefix: str, node: int, nodes: int) -> str:
