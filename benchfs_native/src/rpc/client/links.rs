@@ -25,18 +25,13 @@ impl Client {
         self.check_connected("link")?;
         check_path("link", from, false)?;
         check_path("link", to, false)?;
-        let mut src = self.record(from)?;
-        let mut target = String::new();
-        if src.kind == FileKind::Symlink {
-            (target, src) = self.readlink(from)?;
-        }
-        if src.kind == FileKind::Dir {
-            return Err(Error::os(
+        let (src, target) = self.moving_source(from, || {
+            Error::os(
                 libc::EPERM,
                 "link",
                 format!("{from}: no hard links to directories"),
-            ));
-        }
+            )
+        })?;
         if from == to {
             return Err(Error::os(libc::EEXIST, "link", to));
         }
@@ -146,6 +141,28 @@ impl Client {
             attr.nlink = u32::try_from(n).unwrap_or(u32::MAX);
         }
         Ok(attr)
+    }
+}
+
+impl Client {
+    /// The attributes of `from`, which a link or rename gives another
+    /// name, and a symbolic link's target with them ("" for a file); a
+    /// directory gives `dir_error`.
+    pub(super) fn moving_source(
+        &mut self,
+        from: &str,
+        dir_error: impl FnOnce() -> Error,
+    ) -> Result<(Attr, String)> {
+        let src = self.record(from)?;
+        let (target, src) = if src.kind == FileKind::Symlink {
+            self.readlink(from)?
+        } else {
+            (String::new(), src)
+        };
+        if src.kind == FileKind::Dir {
+            return Err(dir_error());
+        }
+        Ok((src, target))
     }
 }
 

@@ -206,18 +206,13 @@ impl Client {
         self.check_connected("rename")?;
         check_path("rename", from, false)?;
         check_path("rename", to, false)?;
-        let mut src = self.record(from)?;
-        let mut target = String::new();
-        if src.kind == FileKind::Symlink {
-            (target, src) = self.readlink(from)?;
-        }
-        if src.kind == FileKind::Dir {
-            return Err(Error::os(
+        let (src, target) = self.moving_source(from, || {
+            Error::os(
                 libc::EXDEV,
                 "rename",
                 format!("{from}: directories are not renamed (docs/NAMESPACE.md)"),
-            ));
-        }
+            )
+        })?;
         if from == to {
             return Ok(());
         }
