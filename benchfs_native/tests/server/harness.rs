@@ -384,6 +384,38 @@ impl RawClient {
         let got = self.call(&Request::Shutdown { force }, Vec::new());
         assert!(matches!(got.ok(), Reply::Shutdown));
     }
+
+    /// Posts `n` writes of 64 KiB (`pattern(65536, i)` at the start of
+    /// chunk `i` of `path`), then a graceful shutdown, and checks that
+    /// every write and the shutdown were answered.
+    pub fn writes_then_shutdown(&mut self, path: &str, n: u64, sync: bool) {
+        for i in 0..n {
+            self.post(
+                &Request::Write {
+                    path,
+                    chunk: i,
+                    offset: 0,
+                    len: 65536,
+                    sync,
+                },
+                pattern(65536, i),
+            );
+        }
+        self.post(&Request::Shutdown { force: false }, Vec::new());
+        let (mut writes, mut shutdown) = (0, false);
+        for _ in 0..=n {
+            match self.recv().ok() {
+                Reply::Write { written } => {
+                    assert_eq!(written, 65536);
+                    writes += 1;
+                }
+                Reply::Shutdown => shutdown = true,
+                r => panic!("{r:?}"),
+            }
+        }
+        assert_eq!(writes, n);
+        assert!(shutdown);
+    }
 }
 
 pub fn attr(r: Reply<'_>) -> wire::Attr {

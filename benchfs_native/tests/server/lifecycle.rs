@@ -52,34 +52,7 @@ fn shutdown_drains_queued_requests() {
         });
         let mut c = RawClient::connect(&d.record);
         let n = 24;
-        for i in 0..n {
-            c.post(
-                &Request::Write {
-                    path: "dr",
-                    chunk: i,
-                    offset: 0,
-                    len: 65536,
-                    sync: true,
-                },
-                pattern(65536, i),
-            );
-        }
-        c.post(&Request::Shutdown { force: false }, Vec::new());
-        let mut writes = 0;
-        let mut shutdown = false;
-        for _ in 0..=n {
-            let got = c.recv();
-            match got.ok() {
-                Reply::Write { written } => {
-                    assert_eq!(written, 65536);
-                    writes += 1;
-                }
-                Reply::Shutdown => shutdown = true,
-                r => panic!("{r:?}"),
-            }
-        }
-        assert_eq!(writes, n);
-        assert!(shutdown);
+        c.writes_then_shutdown("dr", n, true);
         // A new session is refused or finds the daemon gone.
         let s = d.join();
         assert!(s.drained);

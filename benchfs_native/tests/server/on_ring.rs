@@ -126,32 +126,7 @@ fn a_stop_with_ring_requests_in_flight_answers_every_one() {
         let mut d = Daemon::start("ring-drain", |c| c.max_concurrency = 2);
         let mut c = RawClient::connect(&d.record);
         let n = 32u64;
-        for i in 0..n {
-            c.post(
-                &Request::Write {
-                    path: "dr",
-                    chunk: i,
-                    offset: 0,
-                    len: 65536,
-                    sync: false,
-                },
-                pattern(65536, i),
-            );
-        }
-        c.post(&Request::Shutdown { force: false }, Vec::new());
-        let (mut writes, mut shutdown) = (0, false);
-        for _ in 0..=n {
-            match c.recv().ok() {
-                Reply::Write { written } => {
-                    assert_eq!(written, 65536);
-                    writes += 1;
-                }
-                Reply::Shutdown => shutdown = true,
-                r => panic!("{r:?}"),
-            }
-        }
-        assert_eq!(writes, n);
-        assert!(shutdown);
+        c.writes_then_shutdown("dr", n, false);
         let s = d.join();
         assert!(s.drained);
         // Every write reached the disk before the daemon returned.
