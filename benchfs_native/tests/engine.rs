@@ -471,15 +471,15 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
         let to = Completions::new().unwrap();
         let data = pattern(3000, 5);
         // Parked: the driver thread writes the eventfd after the result.
-        to.park();
+        to.wake().park();
         s.start_write("a", 100, data.clone(), false, 7, &to)
             .unwrap();
-        while !readable_now(to.wake_fd()) {
+        while !readable_now(to.wake().raw()) {
             std::thread::yield_now();
         }
         let f = to.try_take().expect("a result before the wake-up");
-        to.unpark();
-        assert!(!readable_now(to.wake_fd()), "unpark drains the eventfd");
+        to.wake().unpark();
+        assert!(!readable_now(to.wake().raw()), "unpark drains the eventfd");
         assert_eq!((f.tag, f.result.unwrap()), (7, 3000));
         assert_eq!(f.buf, data, "a write's data comes back as given");
         // Awake: no wake-up, the result is on the channel. A read past the
@@ -488,7 +488,7 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
         let f = next_finished(&to);
         assert_eq!((f.tag, f.result.unwrap()), (8, 3000));
         assert_eq!(f.buf, data);
-        assert!(!readable_now(to.wake_fd()));
+        assert!(!readable_now(to.wake().raw()));
         // Errors as the blocking call words them.
         s.start_read("none", 0, 10, Vec::new(), 9, &to).unwrap();
         let f = next_finished(&to);

@@ -3,12 +3,10 @@
 //! the driver thread like any piece, and answered on a [`Completions`]
 //! channel that the caller drains when it likes.
 //!
-//! Waking the caller: it sleeps in epoll on [`Completions::wake_fd`].
-//! Before sleeping it calls [`Completions::park`] and looks at the channel
-//! once more; the driver thread, having sent a result, writes the eventfd
-//! only when it sees `parked` (a SeqCst fence on both sides makes one of
-//! them see the other), so a busy caller costs the driver thread no system
-//! call per result.
+//! Waking the caller: it sleeps in epoll on [`Completions::wake`] (the
+//! protocol: [`ParkWake`]), which the driver thread writes after a result
+//! only while the caller is parked, so a busy caller costs the driver
+//! thread no system call per result.
 //!
 //! A write's data either arrives already in a registered buffer the
 //! caller took with [`ChunkStore::write_buf`] (and received into:
@@ -24,9 +22,7 @@
 //! whose blocking call ([`ChunkStore::write`], [`ChunkStore::read_into`])
 //! then does it and reports any error exactly as always.
 
-use std::os::fd::RawFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Instant;
 
@@ -35,7 +31,7 @@ use super::request::{Failure, Reply, ReqKind, Request, To, note_failure};
 use super::{MAX_OFFSET, layout};
 use crate::error::{Error, Result};
 use crate::storage::buffer::FixedBuf;
-use crate::sys::EventFd;
+use crate::sys::ParkWake;
 
 /// A started request's result.
 #[derive(Debug)]
@@ -54,41 +50,24 @@ pub struct Finished {
     pub storage_ns: u64,
 }
 
-#[derive(Debug)]
-struct LoopWake {
-    fd: EventFd,
-    parked: AtomicBool,
-}
-
-impl LoopWake {
-    fn notify(&self) {
-        fence(Ordering::SeqCst);
-        if self.parked.load(Ordering::SeqCst) {
-            self.fd.notify();
-        }
-    }
-}
-
 /// Where started requests are answered.
 #[derive(Debug)]
 pub struct Completions {
     tx: Sender<Finished>,
     rx: Receiver<Finished>,
-    wake: Arc<LoopWake>,
+    wake: Arc<ParkWake>,
 }
 
 impl Completions {
     /// A channel and its eventfd.
     pub fn new() -> Result<Completions> {
         let (tx, rx) = mpsc::channel();
-        let fd = EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", "store completions"))?;
+        let wake =
+            ParkWake::new().map_err(|e| Error::from_io(&e, "eventfd", "store completions"))?;
         Ok(Completions {
             tx,
             rx,
-            wake: Arc::new(LoopWake {
-                fd,
-                parked: AtomicBool::new(false),
-            }),
+            wake: Arc::new(wake),
         })
     }
 
@@ -97,29 +76,17 @@ impl Completions {
         self.rx.try_recv().ok()
     }
 
-    /// The eventfd that becomes readable when a result arrives while parked.
-    pub fn wake_fd(&self) -> RawFd {
-        self.wake.fd.raw()
-    }
-
-    /// Announces that the caller is about to sleep. Check for results once
-    /// more after this, then sleep.
-    pub fn park(&self) {
-        self.wake.parked.store(true, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-    }
-
-    /// The caller is awake again.
-    pub fn unpark(&self) {
-        self.wake.parked.store(false, Ordering::SeqCst);
-        self.wake.fd.drain();
+    /// The eventfd the caller sleeps on, written when a result arrives
+    /// while parked.
+    pub fn wake(&self) -> &ParkWake {
+        &self.wake
     }
 }
 
 /// A started request's way back, carried in its piece's [`Reply`].
 pub(super) struct Answer {
     tx: Sender<Finished>,
-    wake: Arc<LoopWake>,
+    wake: Arc<ParkWake>,
     tag: u64,
     buf: Vec<u8>,
     read: bool,
@@ -197,7 +164,7 @@ impl Answer {
             storage_ns,
         });
         if sent.is_ok() {
-            wake.notify();
+            wake.notify_if_parked();
         }
     }
 
