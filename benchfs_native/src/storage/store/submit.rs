@@ -13,9 +13,9 @@
 //! [`ChunkStore::start_write_fixed`], no copy at all), or travels with its
 //! answer and is copied into the registered buffer by the driver thread,
 //! not by the caller, whose time (the event loop's) is the daemon's
-//! scarcest. A read started with [`ChunkStore::start_read_fixed`] answers
-//! with the registered buffer itself, for the caller to send from and
-//! drop; [`ChunkStore::start_read`] copies it into the caller's vector.
+//! scarcest. A read ([`ChunkStore::start_read`]) answers with the
+//! registered buffer itself, for the caller to send from and drop, or
+//! copies it into the caller's vector ([`ReadAnswer`]).
 //!
 //! A request that would need more than one buffer, finds none free, or
 //! would fail its checks is not started: its data comes back to the caller,
@@ -33,6 +33,18 @@ use crate::error::{Error, Result};
 use crate::storage::buffer::FixedBuf;
 use crate::sys::ParkWake;
 
+/// Where a started read's data comes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAnswer {
+    /// Copied into the caller's vector ([`Finished::buf`]); the registered
+    /// buffer returns to the pool.
+    Copied,
+    /// In the registered buffer it was read into ([`Finished::fixed`]), for
+    /// the caller to send from and drop; the caller's vector comes back
+    /// untouched.
+    Registered,
+}
+
 /// A started request's result.
 #[derive(Debug)]
 pub struct Finished {
@@ -43,7 +55,7 @@ pub struct Finished {
     /// A write's data as given; a read's data (its length the bytes read),
     /// unless it is in `fixed`.
     pub buf: Vec<u8>,
-    /// A read started with [`ChunkStore::start_read_fixed`] that succeeded:
+    /// A read started with [`ReadAnswer::Registered`] that succeeded:
     /// the registered buffer holding the data (its length the bytes read).
     pub fixed: Option<FixedBuf>,
     /// From the start call to the driver thread's answer.
@@ -279,64 +291,19 @@ impl ChunkStore {
         })
     }
 
-    /// Starts reading `len` bytes at `offset` of `path` into `out` (whose
-    /// capacity is reused) without waiting; the result arrives on `to`
-    /// with `tag`. `Err(out)`: not started (see the module docs), do it
-    /// with [`ChunkStore::read_into`].
+    /// Starts reading `len` bytes at `offset` of `path` without waiting;
+    /// the result arrives on `to` with `tag`, its data as `answer_in` says
+    /// (copied into `out`, whose capacity is reused, or in the registered
+    /// buffer). `Err(out)`: not started (see the module docs), do it with
+    /// [`ChunkStore::read_into`].
+    #[allow(clippy::too_many_arguments, reason = "one call, each argument named")]
     pub fn start_read(
         &self,
         path: &str,
         offset: u64,
         len: usize,
         out: Vec<u8>,
-        tag: u64,
-        to: &Completions,
-    ) -> std::result::Result<(), Vec<u8>> {
-        self.start_read_as(
-            path,
-            offset,
-            len,
-            out,
-            Kind::Read { in_fixed: false },
-            tag,
-            to,
-        )
-    }
-
-    /// As [`ChunkStore::start_read`], answered with the registered buffer
-    /// the data was read into ([`Finished::fixed`]) instead of a copy in
-    /// `out`, which comes back untouched.
-    pub fn start_read_fixed(
-        &self,
-        path: &str,
-        offset: u64,
-        len: usize,
-        out: Vec<u8>,
-        tag: u64,
-        to: &Completions,
-    ) -> std::result::Result<(), Vec<u8>> {
-        self.start_read_as(
-            path,
-            offset,
-            len,
-            out,
-            Kind::Read { in_fixed: true },
-            tag,
-            to,
-        )
-    }
-
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the two calls above, each argument named"
-    )]
-    fn start_read_as(
-        &self,
-        path: &str,
-        offset: u64,
-        len: usize,
-        out: Vec<u8>,
-        kind_of: Kind,
+        answer_in: ReadAnswer,
         tag: u64,
         to: &Completions,
     ) -> std::result::Result<(), Vec<u8>> {
@@ -350,6 +317,9 @@ impl ChunkStore {
             buf: fixed,
             len,
             direct,
+        };
+        let kind_of = Kind::Read {
+            in_fixed: answer_in == ReadAnswer::Registered,
         };
         self.start(
             name,
