@@ -11,7 +11,6 @@ figures and verdicts become the suite's summary
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,17 +18,13 @@ from typing import Any
 from analysis.convert.io500_binary import binary_suite_document
 from analysis.errors import AnalysisError
 from analysis.io500 import PHASE_NAMES
-from analysis.layout import RunLayout, tool_output_name
+from analysis.layout import tool_output_name
 from analysis.loaders.io500 import load_io500_results
-from benchfs.cluster.hostfile import Host
-from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.config.model import RunConfig
 from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ToolError
-from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
-from benchfs.run.tool_place import ToolPlace
-from benchfs.run.tool_workload import ToolJob, ToolRun, wait_for_jobs
+from benchfs.run.tool_workload import ToolContext, wait_for_jobs
 from benchfs.tools.io500_argv import whole_seconds
 from benchfs.tools.io500_ini import INI_NAME, RESULT_DIR, io500_argv, io500_ini
 from benchfs.tools.locate import find_tool
@@ -61,20 +56,9 @@ def plan_io500_binary(config: RunConfig) -> Io500BinaryPlan | None:
     return Io500BinaryPlan(find_tool("io500", suite.tool_path, setting=SETTING), suite.sizes())
 
 
-def run_io500_binary(
-    life: Lifecycle,
-    plan: Io500BinaryPlan,
-    launcher: Launcher,
-    hosts: Sequence[Host],
-    tasks_per_node: int,
-    place: ToolPlace,
-    layout: RunLayout,
-    *,
-    deadline_s: float,
-    env: Mapping[str, str] | None,
-    run: ToolRun,
-) -> dict[str, Any]:
+def run_io500_binary(plan: Io500BinaryPlan, context: ToolContext) -> dict[str, Any]:
     """The binary over every phase; writes and returns ``workload/summary.json``."""
+    layout, place, run = context.layout, context.place, context.run
     outputs = layout.tool_output_dir
     outputs.mkdir(parents=True, exist_ok=True)
     place.make(DATA_DIR)
@@ -83,13 +67,11 @@ def run_io500_binary(
     ini.write_text(io500_ini(plan.sizes, place.directory / DATA_DIR, results))
     run.ini = ini.read_text()
     argv = io500_argv(plan.binary, ini.absolute())
-    launched = launcher.ranks_command(hosts, tasks_per_node, place.rank_argv(argv))
-    run.commands[JOB], run.launched[JOB] = argv, launched
     stdout = outputs / tool_output_name(JOB)
     stderr = outputs / tool_output_name(JOB, suffix=".stderr")
     try:
-        process = life.start(launched, name=JOB, env=env, stdout=stdout, stderr=stderr)
-        wait_for_jobs(JOB, [ToolJob("", process, stderr)], deadline_s * PHASES_IN_JOB, layout)
+        job = context.start_ranks(argv, name=JOB, stdout=stdout, stderr=stderr)
+        wait_for_jobs(JOB, [job], context.deadline_s * PHASES_IN_JOB, layout)
         try:
             result, log = load_io500_results(results)
         except AnalysisError as error:
@@ -99,9 +81,8 @@ def run_io500_binary(
             str(p.relative_to(layout.root)) for p in outputs.rglob("*") if p.is_file()
         )
     run.version = result.version
-    tasks = len(hosts) * tasks_per_node
-    suite = {**plan.sizes.to_json(), "target": place.target, "tasks": tasks,
-             "tasks_per_node": tasks_per_node, "checks": applied_checks("io500", True),
+    suite = {**plan.sizes.to_json(), "target": place.target, "tasks": context.tasks,
+             "tasks_per_node": context.tasks_per_node, "checks": applied_checks("io500", True),
              # What the binary ran with: its stonewall-time is whole seconds.
              "stonewall_s": float(whole_seconds(plan.sizes.stonewall_s))}  # fmt: skip
     document = binary_suite_document(result, log, suite)

@@ -13,7 +13,6 @@ What the tools print stays under ``workload/tool/`` (``<phase>.out``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,15 +26,12 @@ from analysis.loaders.ior_model import IorReport
 from analysis.loaders.tools import load_tool_output
 from analysis.phases import MetadataPhase
 from benchfs import __version__
-from benchfs.cluster.hostfile import Host
-from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.config.model import RunConfig
 from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ToolError
-from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
 from benchfs.run.tool_place import ToolPlace
-from benchfs.run.tool_workload import ToolJob, ToolRun, wait_for_jobs
+from benchfs.run.tool_workload import ToolContext, ToolRun, wait_for_jobs
 from benchfs.tools.io500_argv import SuitePlaces, ior_summary_file, phase_argv
 from benchfs.tools.locate import find_tool
 from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, ROOT, applied_checks
@@ -65,20 +61,9 @@ def plan_suite_tools(config: RunConfig, seed: int) -> SuiteToolPlan | None:
     return SuiteToolPlan(ior, mdtest, suite.sizes(), seed)
 
 
-def run_suite_tools(
-    life: Lifecycle,
-    plan: SuiteToolPlan,
-    launcher: Launcher,
-    hosts: Sequence[Host],
-    tasks_per_node: int,
-    place: ToolPlace,
-    layout: RunLayout,
-    *,
-    deadline_s: float,
-    env: Mapping[str, str] | None,
-    run: ToolRun,
-) -> dict[str, Any]:
+def run_suite_tools(plan: SuiteToolPlan, context: ToolContext) -> dict[str, Any]:
     """Every phase in IO500's order; writes and returns ``workload/summary.json``."""
+    layout, place, run = context.layout, context.place, context.run
     results = layout.tool_output_dir
     results.mkdir(parents=True, exist_ok=True)
     place.make(ROOT, f"{ROOT}/ior-easy", f"{ROOT}/ior-hard")
@@ -91,19 +76,17 @@ def run_suite_tools(
                 rows.append(_find(place, timestamp_ns))
                 continue
             argv = phase_argv(phase, plan.binary, plan.mdtest, plan.sizes, places)
-            launched = launcher.ranks_command(hosts, tasks_per_node, place.rank_argv(argv))
-            run.commands[phase], run.launched[phase] = argv, launched
             stdout = results / tool_output_name(phase)
             stderr = results / tool_output_name(phase, suffix=".stderr")
-            process = life.start(launched, name=phase, env=env, stdout=stdout, stderr=stderr)
-            wait_for_jobs(phase, [ToolJob("", process, stderr)], deadline_s, layout)
+            job = context.start_ranks(argv, name=phase, stdout=stdout, stderr=stderr)
+            wait_for_jobs(phase, [job], context.deadline_s, layout)
             rows.append(_phase_row(phase, places, stdout, layout, run))
             if phase == "mdtest-easy-write":
                 timestamp_ns = place.timestamp()
     finally:
         run.outputs = sorted(str(p.relative_to(layout.root)) for p in results.iterdir())
     suite = {**plan.sizes.to_json(), "target": place.target,
-             "tasks": len(hosts) * tasks_per_node, "tasks_per_node": tasks_per_node,
+             "tasks": context.tasks, "tasks_per_node": context.tasks_per_node,
              "checks": applied_checks("ior", True)}  # fmt: skip
     document = suite_document(rows, suite)
     write_json_atomic(layout.summary, document)

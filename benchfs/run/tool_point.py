@@ -24,7 +24,7 @@ from benchfs.run.stragglers import straggler_record
 from benchfs.run.suite_binary import Io500BinaryPlan, run_io500_binary
 from benchfs.run.suite_tools import SuiteToolPlan, run_suite_tools
 from benchfs.run.tool_place import MountPlace, ToolPlace, remove_quietly
-from benchfs.run.tool_workload import ToolPlan, ToolRun, run_tool_workload
+from benchfs.run.tool_workload import ToolContext, ToolPlan, ToolRun, run_tool_workload
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 
 
@@ -51,15 +51,23 @@ def run_tool_point(
     stragglers: list[str] = []
     watches.start()
     try:
-        common = (launcher, hosts, config.workload.tasks_per_node, place, layout)
-        options: dict[str, Any] = {"deadline_s": config.cluster.deadlines.phase_s,
-                                   "env": process_environment(env), "run": run}  # fmt: skip
+        context = ToolContext(
+            life=life,
+            launcher=launcher,
+            hosts=hosts,
+            tasks_per_node=config.workload.tasks_per_node,
+            place=place,
+            layout=layout,
+            deadline_s=config.cluster.deadlines.phase_s,
+            run=run,
+            env=process_environment(env),
+        )
         if isinstance(plan, SuiteToolPlan):
-            summary = run_suite_tools(life, plan, *common, **options)
+            summary = run_suite_tools(plan, context)
         elif isinstance(plan, Io500BinaryPlan):
-            summary = run_io500_binary(life, plan, *common, **options)
+            summary = run_io500_binary(plan, context)
         else:
-            summary = run_tool_workload(life, plan, *common, **options)
+            summary = run_tool_workload(plan, context)
         # What the tool ran on, in every phase row: a mount figure is never taken for another.
         where = {"target": config.workload.target, "interface": config.workload.interface}
         for row in summary["phases"]:

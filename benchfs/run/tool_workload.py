@@ -112,35 +112,68 @@ def _tool_argv(plan: ToolPlan, directory: Path, summary_file: Path) -> list[str]
     return fio_argv(plan.binary, plan.args, directory, plan.fio_job)
 
 
-def run_tool_workload(
-    life: Lifecycle,
-    plan: ToolPlan,
-    launcher: Launcher,
-    hosts: Sequence[Host],
-    tasks_per_node: int,
-    place: ToolPlace,
-    layout: RunLayout,
-    *,
-    deadline_s: float,
-    env: Mapping[str, str] | None = None,
-    run: ToolRun | None = None,
-) -> dict[str, Any]:
-    """Run the tool in ``place``, keep its output, write and return
-    ``workload/summary.json``; ``run`` (filled in as the tool starts, for the
-    manifest, also when it fails) says what ran."""
+@dataclass(frozen=True)
+class ToolJob:
+    where: str  # "" for the MPI job, else the node
+    process: ManagedProcess
+    stderr: Path
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What every tool run of a point shares: its processes start under
+    ``life`` through ``launcher`` on ``hosts`` (``tasks_per_node`` ranks
+    each, in ``env``), work in ``place``, print into ``layout``'s
+    ``workload/tool/`` and end within ``deadline_s`` a phase; ``run`` is
+    filled in as they start (for the manifest, also when one fails)."""
+
+    life: Lifecycle
+    launcher: Launcher
+    hosts: Sequence[Host]
+    tasks_per_node: int
+    place: ToolPlace
+    layout: RunLayout
+    deadline_s: float
+    run: ToolRun
+    env: Mapping[str, str] | None = None
+
+    @property
+    def tasks(self) -> int:
+        return len(self.hosts) * self.tasks_per_node
+
+    def start_ranks(
+        self, argv: list[str], *, name: str, stdout: Path, stderr: Path, recorded_as: str = ""
+    ) -> ToolJob:
+        """``argv`` as one MPI job of every rank, each starting where the
+        place says; its command lines recorded under ``recorded_as`` (or
+        ``name``)."""
+        launched = self.launcher.ranks_command(
+            self.hosts, self.tasks_per_node, self.place.rank_argv(argv)
+        )
+        key = recorded_as or name
+        self.run.commands[key], self.run.launched[key] = argv, launched
+        process = self.life.start(launched, name=name, env=self.env, stdout=stdout, stderr=stderr)
+        return ToolJob("", process, stderr)
+
+
+def run_tool_workload(plan: ToolPlan, context: ToolContext) -> dict[str, Any]:
+    """Run the tool in the context's place, keep its output, write and
+    return ``workload/summary.json``."""
+    layout, run = context.layout, context.run
     layout.tool_output_dir.mkdir(parents=True, exist_ok=True)
-    run = run if run is not None else ToolRun(plan.tool, str(plan.binary))
     if plan.tool == "fio":
         run.version = fio_version(plan.binary)
-        place.make(*(host.name for host in hosts))
-        jobs = _start_fio(life, plan, launcher, hosts, place, layout, run, env)
+        context.place.make(*(host.name for host in context.hosts))
+        jobs = _start_fio(plan, context)
     else:
-        place.make(IOR_DIR if plan.tool == "ior" else MDTEST_DIR)
-        jobs = [
-            _start_mpi_tool(life, plan, launcher, hosts, tasks_per_node, place, layout, run, env)
-        ]
+        context.place.make(IOR_DIR if plan.tool == "ior" else MDTEST_DIR)
+        argv = _tool_argv(plan, context.place.directory, layout.ior_summary.absolute())
+        job = context.start_ranks(argv, name=plan.tool, recorded_as="job",
+                                  stdout=layout.tool_stdout(plan.tool),
+                                  stderr=layout.tool_stderr(plan.tool))  # fmt: skip
+        jobs = [job]
     try:
-        wait_for_jobs(plan.tool, jobs, deadline_s, layout)
+        wait_for_jobs(plan.tool, jobs, context.deadline_s, layout)
     finally:
         run.outputs = sorted(
             str(p.relative_to(layout.root)) for p in layout.tool_output_dir.iterdir()
@@ -148,7 +181,7 @@ def run_tool_workload(
         stdout = layout.tool_stdout(plan.tool)
         if plan.tool != "fio" and stdout.is_file():
             run.version = version_line(plan.tool, stdout.read_text(errors="replace"))
-    outputs = _load_outputs(plan.tool, hosts, layout)
+    outputs = _load_outputs(plan.tool, context.hosts, layout)
     report = outputs[0].report
     if isinstance(report, IorReport) and report.version:
         # IOR has no --version, and with a summary file its stdout names none.
@@ -158,55 +191,20 @@ def run_tool_workload(
     return document
 
 
-@dataclass(frozen=True)
-class ToolJob:
-    where: str  # "" for the MPI job, else the node
-    process: ManagedProcess
-    stderr: Path
-
-
-def _start_mpi_tool(
-    life: Lifecycle,
-    plan: ToolPlan,
-    launcher: Launcher,
-    hosts: Sequence[Host],
-    tasks_per_node: int,
-    place: ToolPlace,
-    layout: RunLayout,
-    run: ToolRun,
-    env: Mapping[str, str] | None,
-) -> ToolJob:
-    argv = _tool_argv(plan, place.directory, layout.ior_summary.absolute())
-    launched = launcher.ranks_command(hosts, tasks_per_node, place.rank_argv(argv))
-    run.commands["job"], run.launched["job"] = argv, launched
-    stderr = layout.tool_stderr(plan.tool)
-    process = life.start(
-        launched, name=plan.tool, env=env, stdout=layout.tool_stdout(plan.tool), stderr=stderr
-    )
-    return ToolJob("", process, stderr)
-
-
-def _start_fio(
-    life: Lifecycle,
-    plan: ToolPlan,
-    launcher: Launcher,
-    hosts: Sequence[Host],
-    place: ToolPlace,
-    layout: RunLayout,
-    run: ToolRun,
-    env: Mapping[str, str] | None,
-) -> list[ToolJob]:
+def _start_fio(plan: ToolPlan, context: ToolContext) -> list[ToolJob]:
+    layout, run = context.layout, context.run
     jobs = []
-    for host in hosts:
-        directory = place.host_dir(host.name)
+    for host in context.hosts:
+        directory = context.place.host_dir(host.name)
         argv = _tool_argv(plan, directory, layout.ior_summary)
-        launched = launcher.command(host, argv)
+        launched = context.launcher.command(host, argv)
         run.commands[host.name], run.launched[host.name] = argv, launched
         stderr = layout.tool_stderr("fio", host.name)
         stdout = layout.tool_stdout("fio", host.name)
         name = f"fio on {host.name}"
-        jobs.append(ToolJob(host.name, life.start(launched, name=name, env=env, stdout=stdout,
-                                               stderr=stderr), stderr))  # fmt: skip
+        process = context.life.start(launched, name=name, env=context.env, stdout=stdout,
+                                     stderr=stderr)  # fmt: skip
+        jobs.append(ToolJob(host.name, process, stderr))
     return jobs
 
 

@@ -13,7 +13,7 @@ use benchfs_native::Error;
 use benchfs_native::storage::buffer::BufferPool;
 use benchfs_native::storage::driver::Driver;
 use benchfs_native::storage::ops::{Op, Read, Write};
-use benchfs_native::storage::store::{Completions, Finished};
+use benchfs_native::storage::store::{Completions, Finished, ReadAnswer};
 use benchfs_native::storage::{ChunkStore, Counters, StoreOptions};
 use benchfs_native::sys::poll::readable_now;
 use benchfs_native::trace::format::{RECORD_SIZE, parse};
@@ -471,26 +471,28 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
         let to = Completions::new().unwrap();
         let data = pattern(3000, 5);
         // Parked: the driver thread writes the eventfd after the result.
-        to.park();
+        to.wake().park();
         s.start_write("a", 100, data.clone(), false, 7, &to)
             .unwrap();
-        while !readable_now(to.wake_fd()) {
+        while !readable_now(to.wake().raw()) {
             std::thread::yield_now();
         }
         let f = to.try_take().expect("a result before the wake-up");
-        to.unpark();
-        assert!(!readable_now(to.wake_fd()), "unpark drains the eventfd");
+        to.wake().unpark();
+        assert!(!readable_now(to.wake().raw()), "unpark drains the eventfd");
         assert_eq!((f.tag, f.result.unwrap()), (7, 3000));
         assert_eq!(f.buf, data, "a write's data comes back as given");
         // Awake: no wake-up, the result is on the channel. A read past the
         // end of the file comes back short.
-        s.start_read("a", 100, 4000, Vec::new(), 8, &to).unwrap();
+        s.start_read("a", 100, 4000, Vec::new(), ReadAnswer::Copied, 8, &to)
+            .unwrap();
         let f = next_finished(&to);
         assert_eq!((f.tag, f.result.unwrap()), (8, 3000));
         assert_eq!(f.buf, data);
-        assert!(!readable_now(to.wake_fd()));
+        assert!(!readable_now(to.wake().raw()));
         // Errors as the blocking call words them.
-        s.start_read("none", 0, 10, Vec::new(), 9, &to).unwrap();
+        s.start_read("none", 0, 10, Vec::new(), ReadAnswer::Copied, 9, &to)
+            .unwrap();
         let f = next_finished(&to);
         match f.result {
             Err(Error::Os { errno, op, path }) => {
@@ -515,8 +517,14 @@ fn started_requests_answer_on_their_channel_and_wake_it_when_parked() {
             s.start_write("b", 0, Vec::new(), false, 1, &to),
             Err(Vec::new())
         );
-        assert!(s.start_read("../x", 0, 10, Vec::new(), 1, &to).is_err());
-        assert!(s.start_read("b", 0, 5000, Vec::new(), 1, &to).is_err());
+        assert!(
+            s.start_read("../x", 0, 10, Vec::new(), ReadAnswer::Copied, 1, &to)
+                .is_err()
+        );
+        assert!(
+            s.start_read("b", 0, 5000, Vec::new(), ReadAnswer::Copied, 1, &to)
+                .is_err()
+        );
         let st = s.stats();
         assert_eq!(st.pool_free, st.pool_buffers, "every buffer returned");
         // A closed store starts nothing.
@@ -544,7 +552,7 @@ fn started_requests_in_registered_buffers_move_no_bytes_through_the_caller() {
         assert_eq!(s.read("f", 100, 3000).unwrap(), data);
         // A read answers with its registered buffer: short at the end of
         // the file, a hole before the data as zeros.
-        s.start_read_fixed("f", 0, 4000, Vec::new(), 5, &to)
+        s.start_read("f", 0, 4000, Vec::new(), ReadAnswer::Registered, 5, &to)
             .unwrap();
         let f = next_finished(&to);
         assert_eq!((f.tag, f.result.unwrap()), (5, 3100));
@@ -555,7 +563,7 @@ fn started_requests_in_registered_buffers_move_no_bytes_through_the_caller() {
         assert_eq!(s.stats().pool_free, 1, "held until the caller drops it");
         drop(fixed);
         // A failed read hands back no buffer.
-        s.start_read_fixed("none", 0, 10, Vec::new(), 6, &to)
+        s.start_read("none", 0, 10, Vec::new(), ReadAnswer::Registered, 6, &to)
             .unwrap();
         assert!(next_finished(&to).fixed.is_none());
         // No buffer for what would not start: empty, across a chunk

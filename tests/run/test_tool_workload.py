@@ -18,7 +18,7 @@ from benchfs.config.model import WorkloadConfig
 from benchfs.errors import ConfigError, ToolError
 from benchfs.launchers.local import LocalLauncher
 from benchfs.run.tool_place import PosixPlace
-from benchfs.run.tool_workload import ToolRun, plan_tool, run_tool_workload
+from benchfs.run.tool_workload import ToolContext, ToolRun, plan_tool, run_tool_workload
 from benchfs.tools.tool_argv import fio_argv
 
 HOSTS = [Host("n0"), Host("n1")]
@@ -41,8 +41,17 @@ def _run(workload: WorkloadConfig, root: Path, hosts: list[Host] = HOSTS) -> Too
     layout = RunLayout(root / "results")
     run = ToolRun.of(plan)
     with Lifecycle(handle_signals=False) as life:
-        document = run_tool_workload(life, plan, LocalLauncher(), hosts, 2, place, layout,
-                                     deadline_s=DEADLINE_S, run=run)  # fmt: skip
+        context = ToolContext(
+            life=life,
+            launcher=LocalLauncher(),
+            hosts=hosts,
+            tasks_per_node=2,
+            place=place,
+            layout=layout,
+            deadline_s=DEADLINE_S,
+            run=run,
+        )
+        document = run_tool_workload(plan, context)
     assert json.loads(layout.summary.read_text()) == document
     return run
 

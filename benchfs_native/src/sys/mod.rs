@@ -10,6 +10,8 @@
 //! * [`fs`]: direct-I/O alignment probe, `fallocate`, `ftruncate`, the
 //!   network file system check.
 //! * [`eventfd`]: the eventfd every sleeping loop is woken through.
+//! * [`park_wake`]: an eventfd written only while its owner sleeps, and
+//!   why no wake-up is lost.
 //! * [`epoll`]: the epoll set the daemon's event loop sleeps in.
 //! * [`mmap`]: anonymous mappings (the registered buffer region).
 //! * [`signals`]: installing and restoring signal handlers.
@@ -27,6 +29,7 @@ pub mod host;
 pub mod lock;
 pub mod mmap;
 pub mod mount;
+pub mod park_wake;
 pub mod poll;
 pub mod random;
 pub mod signals;
@@ -38,6 +41,7 @@ pub use fs::{DioAlign, dio_alignment, fallocate, ftruncate, network_fs, set_time
 pub use host::hostname;
 pub use lock::try_lock_exclusive;
 pub use mmap::AnonMapping;
+pub use park_wake::ParkWake;
 pub use poll::readable_now;
 pub use random::{effective_gid, effective_uid, fill_random, random_u64};
 pub use signals::{SavedAction, preserving_errno, set_handler};

@@ -260,9 +260,9 @@ impl<'w> Server<'w> {
             .event_fd()
             .map_err(|e| ucx_error(&e, "UCX worker event fd"))?;
         epoll.add(worker_fd, 0).map_err(epoll_err)?;
-        epoll.add(self.pool.wake_fd(), 1).map_err(epoll_err)?;
+        epoll.add(self.pool.wake().raw(), 1).map_err(epoll_err)?;
         epoll
-            .add(self.on_ring.done.wake_fd(), 3)
+            .add(self.on_ring.done.wake().raw(), 3)
             .map_err(epoll_err)?;
         if let Some(s) = signals {
             epoll.add(s.fd(), 2).map_err(epoll_err)?;
@@ -347,13 +347,13 @@ impl<'w> Server<'w> {
     /// Announces a sleep to everyone who may send the loop a result; look
     /// for results once more after this, then sleep.
     fn park(&self) {
-        self.pool.park();
-        self.on_ring.done.park();
+        self.pool.wake().park();
+        self.on_ring.done.wake().park();
     }
 
     fn unpark(&self) {
-        self.pool.unpark();
-        self.on_ring.done.unpark();
+        self.pool.wake().unpark();
+        self.on_ring.done.wake().unpark();
     }
 
     /// Frees stalled channels when the check is due.

@@ -21,7 +21,7 @@
 
 use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
 use crate::storage::buffer::FixedBuf;
-use crate::storage::store::{Completions, Finished};
+use crate::storage::store::{Completions, Finished, ReadAnswer};
 
 impl Storage {
     /// Starts `job` on the store's ring; `Ok` holds the job (its buffer
@@ -70,8 +70,9 @@ impl Storage {
                     return Err(job);
                 };
                 let out = std::mem::take(&mut job.buf);
+                let answer_in = ReadAnswer::Registered;
                 self.store
-                    .start_read_fixed(&job.path, at, len, out, tag, to)
+                    .start_read(&job.path, at, len, out, answer_in, tag, to)
             }
             _ => return Err(job),
         };

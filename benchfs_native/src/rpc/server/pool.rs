@@ -2,14 +2,11 @@
 //! the blocking chunk store API, their results sent back to the event loop
 //! over a channel.
 //!
-//! Waking the loop: it sleeps in epoll, which watches this pool's eventfd.
-//! Before sleeping it sets `parked` and looks at the channel once more; a
-//! thread that sent a result writes the eventfd only when it sees `parked`
-//! (a SeqCst fence on both sides makes one of them see the other), so a
-//! busy loop costs the threads no system call per result.
+//! Waking the loop: it sleeps in epoll on [`StoragePool::wake`] (the
+//! protocol: [`ParkWake`]), which a thread writes after a result only
+//! while the loop is parked, so a busy loop costs the threads no system
+//! call per result.
 
-use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -17,30 +14,22 @@ use std::time::{Duration, Instant};
 
 use super::dispatch::{Job, Outcome, Storage};
 use crate::error::{Error, Result};
-use crate::sys::EventFd;
-
-#[derive(Debug)]
-struct Wake {
-    fd: EventFd,
-    parked: AtomicBool,
-}
+use crate::sys::ParkWake;
 
 /// The threads and both channels.
 #[derive(Debug)]
 pub struct StoragePool {
     jobs: Option<Sender<Job>>,
     done: Receiver<Outcome>,
-    wake: Arc<Wake>,
+    wake: Arc<ParkWake>,
     threads: Vec<JoinHandle<()>>,
 }
 
 impl StoragePool {
     /// Starts `threads` threads executing jobs with `storage`.
     pub fn start(storage: Arc<Storage>, threads: usize) -> Result<StoragePool> {
-        let wake = Arc::new(Wake {
-            fd: EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", "storage pool"))?,
-            parked: AtomicBool::new(false),
-        });
+        let wake = ParkWake::new().map_err(|e| Error::from_io(&e, "eventfd", "storage pool"))?;
+        let wake = Arc::new(wake);
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (done_tx, done_rx) = mpsc::channel::<Outcome>();
@@ -65,10 +54,7 @@ impl StoragePool {
                         if tx.send(storage.execute(job)).is_err() {
                             return;
                         }
-                        fence(Ordering::SeqCst);
-                        if wake.parked.load(Ordering::SeqCst) {
-                            wake.fd.notify();
-                        }
+                        wake.notify_if_parked();
                     }
                 })
                 .map_err(|e| Error::from_io(&e, "start storage thread", format!("benchfs-io-{i}")));
@@ -101,22 +87,10 @@ impl StoragePool {
         self.done.try_recv().ok()
     }
 
-    /// The eventfd that becomes readable when a result arrives while parked.
-    pub fn wake_fd(&self) -> RawFd {
-        self.wake.fd.raw()
-    }
-
-    /// Announces that the loop is about to sleep. Check for results once
-    /// more after this, then sleep.
-    pub fn park(&self) {
-        self.wake.parked.store(true, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-    }
-
-    /// The loop is awake again.
-    pub fn unpark(&self) {
-        self.wake.parked.store(false, Ordering::SeqCst);
-        self.wake.fd.drain();
+    /// The eventfd the loop sleeps on, written when a result arrives
+    /// while parked.
+    pub fn wake(&self) -> &ParkWake {
+        &self.wake
     }
 
     /// Stops the threads: each finishes its job, then exits. Joins them

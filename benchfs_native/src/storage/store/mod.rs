@@ -43,7 +43,7 @@ pub use self::options::{
 };
 use self::request::{Done, Msg, ReqKind, Request, Wake, note_failure};
 use self::ring_thread::RingThread;
-pub use self::submit::{Completions, Finished};
+pub use self::submit::{Completions, Finished, ReadAnswer};
 use super::buffer::BufferPool;
 use super::driver::{Driver, RingSetup};
 use super::fd_cache::FdCache;

@@ -3,30 +3,26 @@
 //! the driver thread like any piece, and answered on a [`Completions`]
 //! channel that the caller drains when it likes.
 //!
-//! Waking the caller: it sleeps in epoll on [`Completions::wake_fd`].
-//! Before sleeping it calls [`Completions::park`] and looks at the channel
-//! once more; the driver thread, having sent a result, writes the eventfd
-//! only when it sees `parked` (a SeqCst fence on both sides makes one of
-//! them see the other), so a busy caller costs the driver thread no system
-//! call per result.
+//! Waking the caller: it sleeps in epoll on [`Completions::wake`] (the
+//! protocol: [`ParkWake`]), which the driver thread writes after a result
+//! only while the caller is parked, so a busy caller costs the driver
+//! thread no system call per result.
 //!
 //! A write's data either arrives already in a registered buffer the
 //! caller took with [`ChunkStore::write_buf`] (and received into:
 //! [`ChunkStore::start_write_fixed`], no copy at all), or travels with its
 //! answer and is copied into the registered buffer by the driver thread,
 //! not by the caller, whose time (the event loop's) is the daemon's
-//! scarcest. A read started with [`ChunkStore::start_read_fixed`] answers
-//! with the registered buffer itself, for the caller to send from and
-//! drop; [`ChunkStore::start_read`] copies it into the caller's vector.
+//! scarcest. A read ([`ChunkStore::start_read`]) answers with the
+//! registered buffer itself, for the caller to send from and drop, or
+//! copies it into the caller's vector ([`ReadAnswer`]).
 //!
 //! A request that would need more than one buffer, finds none free, or
 //! would fail its checks is not started: its data comes back to the caller,
 //! whose blocking call ([`ChunkStore::write`], [`ChunkStore::read_into`])
 //! then does it and reports any error exactly as always.
 
-use std::os::fd::RawFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::Instant;
 
@@ -35,7 +31,19 @@ use super::request::{Failure, Reply, ReqKind, Request, To, note_failure};
 use super::{MAX_OFFSET, layout};
 use crate::error::{Error, Result};
 use crate::storage::buffer::FixedBuf;
-use crate::sys::EventFd;
+use crate::sys::ParkWake;
+
+/// Where a started read's data comes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadAnswer {
+    /// Copied into the caller's vector ([`Finished::buf`]); the registered
+    /// buffer returns to the pool.
+    Copied,
+    /// In the registered buffer it was read into ([`Finished::fixed`]), for
+    /// the caller to send from and drop; the caller's vector comes back
+    /// untouched.
+    Registered,
+}
 
 /// A started request's result.
 #[derive(Debug)]
@@ -47,26 +55,11 @@ pub struct Finished {
     /// A write's data as given; a read's data (its length the bytes read),
     /// unless it is in `fixed`.
     pub buf: Vec<u8>,
-    /// A read started with [`ChunkStore::start_read_fixed`] that succeeded:
+    /// A read started with [`ReadAnswer::Registered`] that succeeded:
     /// the registered buffer holding the data (its length the bytes read).
     pub fixed: Option<FixedBuf>,
     /// From the start call to the driver thread's answer.
     pub storage_ns: u64,
-}
-
-#[derive(Debug)]
-struct LoopWake {
-    fd: EventFd,
-    parked: AtomicBool,
-}
-
-impl LoopWake {
-    fn notify(&self) {
-        fence(Ordering::SeqCst);
-        if self.parked.load(Ordering::SeqCst) {
-            self.fd.notify();
-        }
-    }
 }
 
 /// Where started requests are answered.
@@ -74,21 +67,19 @@ impl LoopWake {
 pub struct Completions {
     tx: Sender<Finished>,
     rx: Receiver<Finished>,
-    wake: Arc<LoopWake>,
+    wake: Arc<ParkWake>,
 }
 
 impl Completions {
     /// A channel and its eventfd.
     pub fn new() -> Result<Completions> {
         let (tx, rx) = mpsc::channel();
-        let fd = EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", "store completions"))?;
+        let wake =
+            ParkWake::new().map_err(|e| Error::from_io(&e, "eventfd", "store completions"))?;
         Ok(Completions {
             tx,
             rx,
-            wake: Arc::new(LoopWake {
-                fd,
-                parked: AtomicBool::new(false),
-            }),
+            wake: Arc::new(wake),
         })
     }
 
@@ -97,29 +88,17 @@ impl Completions {
         self.rx.try_recv().ok()
     }
 
-    /// The eventfd that becomes readable when a result arrives while parked.
-    pub fn wake_fd(&self) -> RawFd {
-        self.wake.fd.raw()
-    }
-
-    /// Announces that the caller is about to sleep. Check for results once
-    /// more after this, then sleep.
-    pub fn park(&self) {
-        self.wake.parked.store(true, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-    }
-
-    /// The caller is awake again.
-    pub fn unpark(&self) {
-        self.wake.parked.store(false, Ordering::SeqCst);
-        self.wake.fd.drain();
+    /// The eventfd the caller sleeps on, written when a result arrives
+    /// while parked.
+    pub fn wake(&self) -> &ParkWake {
+        &self.wake
     }
 }
 
 /// A started request's way back, carried in its piece's [`Reply`].
 pub(super) struct Answer {
     tx: Sender<Finished>,
-    wake: Arc<LoopWake>,
+    wake: Arc<ParkWake>,
     tag: u64,
     buf: Vec<u8>,
     read: bool,
@@ -197,7 +176,7 @@ impl Answer {
             storage_ns,
         });
         if sent.is_ok() {
-            wake.notify();
+            wake.notify_if_parked();
         }
     }
 
@@ -312,64 +291,19 @@ impl ChunkStore {
         })
     }
 
-    /// Starts reading `len` bytes at `offset` of `path` into `out` (whose
-    /// capacity is reused) without waiting; the result arrives on `to`
-    /// with `tag`. `Err(out)`: not started (see the module docs), do it
-    /// with [`ChunkStore::read_into`].
+    /// Starts reading `len` bytes at `offset` of `path` without waiting;
+    /// the result arrives on `to` with `tag`, its data as `answer_in` says
+    /// (copied into `out`, whose capacity is reused, or in the registered
+    /// buffer). `Err(out)`: not started (see the module docs), do it with
+    /// [`ChunkStore::read_into`].
+    #[allow(clippy::too_many_arguments, reason = "one call, each argument named")]
     pub fn start_read(
         &self,
         path: &str,
         offset: u64,
         len: usize,
         out: Vec<u8>,
-        tag: u64,
-        to: &Completions,
-    ) -> std::result::Result<(), Vec<u8>> {
-        self.start_read_as(
-            path,
-            offset,
-            len,
-            out,
-            Kind::Read { in_fixed: false },
-            tag,
-            to,
-        )
-    }
-
-    /// As [`ChunkStore::start_read`], answered with the registered buffer
-    /// the data was read into ([`Finished::fixed`]) instead of a copy in
-    /// `out`, which comes back untouched.
-    pub fn start_read_fixed(
-        &self,
-        path: &str,
-        offset: u64,
-        len: usize,
-        out: Vec<u8>,
-        tag: u64,
-        to: &Completions,
-    ) -> std::result::Result<(), Vec<u8>> {
-        self.start_read_as(
-            path,
-            offset,
-            len,
-            out,
-            Kind::Read { in_fixed: true },
-            tag,
-            to,
-        )
-    }
-
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the two calls above, each argument named"
-    )]
-    fn start_read_as(
-        &self,
-        path: &str,
-        offset: u64,
-        len: usize,
-        out: Vec<u8>,
-        kind_of: Kind,
+        answer_in: ReadAnswer,
         tag: u64,
         to: &Completions,
     ) -> std::result::Result<(), Vec<u8>> {
@@ -383,6 +317,9 @@ impl ChunkStore {
             buf: fixed,
             len,
             direct,
+        };
+        let kind_of = Kind::Read {
+            in_fixed: answer_in == ReadAnswer::Registered,
         };
         self.start(
             name,
