@@ -255,3 +255,23 @@ def test_attributes_changed_through_one_name_reach_every_client(ns: Path, mounte
     st = os.stat(ns / "f")
     assert (st.st_mode & 0o777, st.st_nlink) == (0o640, 1)
     assert st.st_mtime_ns == 6_000_000_000
+
+
+def test_a_chmod_through_one_mount_shows_through_another_on_the_other_name(
+    ns: Path, mounted: Mounted, tmp_path: Path
+) -> None:
+    # Two mounts of one cluster are two nodes' views: the second name is made
+    # through the other mount, so this one changes the file through the only
+    # name it knows.
+    (ns / "f").write_bytes(b"two mounts")
+    with mounted.another_mount(tmp_path) as other:
+        seen = other / ns.name / "g"
+        os.link(other / ns.name / "f", seen)
+        assert os.stat(seen).st_nlink == 2
+        os.chmod(ns / "f", 0o600)
+        os.utime(ns / "f", ns=(7_000_000_000, 8_000_000_000))
+        st = os.stat(seen)
+        assert (st.st_mode & 0o777, st.st_mtime_ns) == (0o600, 8_000_000_000)
+        os.chmod(seen, 0o640)
+        assert os.stat(ns / "f").st_mode & 0o777 == 0o640
+        assert os.stat(ns / "g").st_mode & 0o777 == 0o640
