@@ -183,17 +183,12 @@ impl Client {
         } else {
             mask
         };
-        let step = if mask == 0 {
-            CountStep::Get
+        // Nothing left to change: the home's attributes as they are.
+        let got = if mask == 0 {
+            self.home_step(rec.ino, CountStep::Get, 0, SharedAttr::default(), label)?
         } else {
-            CountStep::Set
+            self.home_step(rec.ino, CountStep::Set, mask, values, label)?
         };
-        let values = if mask == 0 {
-            SharedAttr::default()
-        } else {
-            values
-        };
-        let got = self.home_step(rec.ino, step, mask, values, label)?;
         Ok(with_home(rec, got))
     }
 }

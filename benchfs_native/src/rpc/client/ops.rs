@@ -550,9 +550,10 @@ impl Client {
 
     /// Attributes of `path` ("" = the root): the record from its metadata
     /// owner (a hard-linked name's count, mode, owner and times from the
-    /// file's home daemon); for a file, its size (the largest of the daemons' backing
-    /// files), blocks (their sum) and modification time (the latest of
-    /// them, the record's when no daemon holds data) from every daemon.
+    /// file's home daemon); for a file, its size (the largest of the
+    /// daemons' backing files), blocks (their sum) and modification time
+    /// (the latest of them, the record's when no daemon holds data) from
+    /// every daemon.
     pub fn stat(&mut self, path: &str) -> Result<Attr> {
         self.check_connected("stat")?;
         let record = self.record(path)?;
