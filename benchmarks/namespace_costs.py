@@ -8,8 +8,9 @@
   directory's owner);
 - a mkdir, an rmdir of an empty directory and a rename across directories;
 - a symlink, readlink, stat, rename across directories and unlink of a symbolic link;
-- a hard link across directories, a stat of a file with two names, an unlink of one
-  of two names and of the last name (which removes the data).
+- a hard link across directories, a stat of a file with two names, a chmod of a file
+  with two names and of one with one name, an unlink of one of two names and of the
+  last name (which removes the data).
 
 Starts `--nodes` daemons (`benchfs daemon --config`, shared memory transport, 1 MiB
 chunks) in a temporary directory, runs every measure from one client, prints one JSON
@@ -147,6 +148,15 @@ def run(c: bn.Client, nodes: int, entries: int) -> dict[str, Any]:
     c.mkdir("hard")
     out["link_across_dirs"] = measure(c, lambda i: c.link(f"ren2/b{i}", f"hard/h{i}"), 2000)
     out["stat_linked_file"] = measure(c, lambda i: c.stat(f"hard/h{i}"), 2000)
+    out["chmod_linked_file"] = measure(
+        c, lambda i: c.setattr(f"hard/h{i}", mode=0o600 | (i & 0o77)), 2000
+    )
+    c.mkdir("plain")
+    for i in range(2000):
+        c.close(c.create(f"plain/p{i}"))
+    out["chmod_one_name_file"] = measure(
+        c, lambda i: c.setattr(f"plain/p{i}", mode=0o600 | (i & 0o77)), 2000
+    )
     out["unlink_one_of_two_names"] = measure(c, lambda i: c.unlink(f"ren2/b{i}"), 2000)
     out["unlink_last_name"] = measure(c, lambda i: c.unlink(f"hard/h{i}"), 2000)
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,27 @@ class Mounted:
     def is_mounted(self) -> bool:
         entry = find_mount(self.point)
         return entry is not None and entry.is_benchfs
+
+    @contextmanager
+    def another_mount(self, root: Path) -> Iterator[Path]:
+        """A second mount of the same cluster at ``root``/mnt, for the time of the block
+        (another node's view: its own clients, inode table and kernel caches)."""
+        point = root / "mnt"
+        point.mkdir()
+        process = mount_in_background(
+            self.cluster.registry, point, self.settings, root / "mount.log"
+        )
+        try:
+            yield point
+        finally:
+            try:
+                if find_mount(point) is not None:
+                    unmount(point)
+                if process.returncode is None:
+                    wait_process(process, HANG_GUARD_S)
+            finally:
+                if process.returncode is None:
+                    kill_group(process)
 
     def stop(self) -> None:
         """Unmount (if still mounted), wait for the mount process, stop the daemons."""

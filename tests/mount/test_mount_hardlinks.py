@@ -235,3 +235,43 @@ def test_chmod_and_chown_through_one_name_show_through_the_others(ns: Path) -> N
         assert (st.st_mode & 0o777, st.st_mtime_ns) == (0o600, 4_000_000_000), name
     os.chmod(ns / "f", 0o640)
     assert {os.stat(ns / n).st_mode & 0o777 for n in ("f", "g")} == {0o640}
+
+
+def test_attributes_changed_through_one_name_reach_every_client(ns: Path, mounted: Mounted) -> None:
+    # The engine keeps a linked file's mode, owner and times on its home daemon,
+    # not per name: a native client that never looked the name up sees a change
+    # made through the mount on the other name, and the mount sees one made by
+    # that client (the mount's attribute timeout is 0: no cache to wait out).
+    (ns / "f").write_bytes(b"two names")
+    os.link(ns / "f", ns / "g")
+    os.chmod(ns / "f", 0o604)
+    os.utime(ns / "f", ns=(5_000_000_000, 6_000_000_000))
+    with mounted.cluster.client(name="elsewhere") as c:
+        seen = c.stat(f"{ns.name}/g")
+        assert (seen["mode"] & 0o777, seen["nlink"]) == (0o604, 2)
+        assert (seen["atime_unix_ns"], seen["mtime_unix_ns"]) == (5_000_000_000, 6_000_000_000)
+        c.setattr(f"{ns.name}/g", mode=0o640, uid=os.getuid(), gid=os.getgid())
+        c.unlink(f"{ns.name}/g")
+    st = os.stat(ns / "f")
+    assert (st.st_mode & 0o777, st.st_nlink) == (0o640, 1)
+    assert st.st_mtime_ns == 6_000_000_000
+
+
+def test_a_chmod_through_one_mount_shows_through_another_on_the_other_name(
+    ns: Path, mounted: Mounted, tmp_path: Path
+) -> None:
+    # Two mounts of one cluster are two nodes' views: the second name is made
+    # through the other mount, so this one changes the file through the only
+    # name it knows.
+    (ns / "f").write_bytes(b"two mounts")
+    with mounted.another_mount(tmp_path) as other:
+        seen = other / ns.name / "g"
+        os.link(other / ns.name / "f", seen)
+        assert os.stat(seen).st_nlink == 2
+        os.chmod(ns / "f", 0o600)
+        os.utime(ns / "f", ns=(7_000_000_000, 8_000_000_000))
+        st = os.stat(seen)
+        assert (st.st_mode & 0o777, st.st_mtime_ns) == (0o600, 8_000_000_000)
+        os.chmod(seen, 0o640)
+        assert os.stat(ns / "f").st_mode & 0o777 == 0o640
+        assert os.stat(ns / "g").st_mode & 0o777 == 0o640

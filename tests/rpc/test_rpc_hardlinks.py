@@ -245,3 +245,79 @@ def test_a_link_racing_the_unlink_of_its_source_never_leaves_a_name_without_data
             assert backing_files(cluster, ino) == [], "data left after the last name"
         t.join(timeout=60)
     assert not t.is_alive()
+
+
+def two_names(cluster: Cluster, c: bn.Client, top: str, data: bytes) -> tuple[str, str]:
+    """A file with two names whose records two different daemons hold."""
+    nodes = len(cluster.names)
+    first, second = owned_by(top, 0, nodes), owned_by(top, 1, nodes)
+    write_file(c, first, data)
+    c.link(first, second)
+    return first, second
+
+
+def test_attributes_set_through_one_name_are_every_names_for_every_client(
+    cluster: Cluster,
+) -> None:
+    # POSIX keeps mode, owner and times in the inode: a change through one name
+    # is the file's, seen through the other by a client that never saw it made.
+    top = f"hard-attrs-{cluster.transport}"
+    with cluster.client() as c, cluster.client(name="second") as d:
+        c.mkdir(top)
+        a, b = two_names(cluster, c, top, b"shared attributes")
+        before = d.stat(b)
+        changed = c.setattr(a, mode=0o600)
+        assert (changed["mode"] & 0o7777, changed["nlink"]) == (0o600, 2)
+        seen = d.stat(b)
+        assert (seen["mode"] & 0o7777, seen["kind"], seen["nlink"]) == (0o600, "file", 2)
+        assert seen["ctime_unix_ns"] >= before["ctime_unix_ns"]
+        d.setattr(b, uid=4321, gid=1234)
+        assert (c.stat(a)["uid"], c.stat(a)["gid"]) == (4321, 1234)
+        atime, mtime = 1_000_000_000_123, 2_000_000_000_456
+        c.setattr(a, atime_ns=atime, mtime_ns=mtime)
+        for who, name in ((d, b), (c, b), (d, a)):
+            s = who.stat(name)
+            assert (s["atime_unix_ns"], s["mtime_unix_ns"]) == (atime, mtime), name
+            assert (s["mode"] & 0o7777, s["uid"], s["gid"]) == (0o600, 4321, 1234), name
+        # Size is the data's, shared as before.
+        d.setattr(b, size=6)
+        assert c.stat(a)["size"] == 6
+
+
+def test_attributes_survive_the_name_they_were_set_through(cluster: Cluster) -> None:
+    top = f"hard-attrs-left-{cluster.transport}"
+    with cluster.client() as c, cluster.client(name="second") as d:
+        c.mkdir(top)
+        a, b = two_names(cluster, c, top, b"kept")
+        third = f"{top}/third"
+        c.link(a, third)
+        c.setattr(a, mode=0o640, uid=77, mtime_ns=3_000_000_000_000)
+        c.unlink(a)
+        left = d.stat(b)
+        assert (left["mode"] & 0o7777, left["uid"], left["nlink"]) == (0o640, 77, 2)
+        assert left["mtime_unix_ns"] == 3_000_000_000_000
+        # Back at one name: the last one still shows the latest change, made
+        # through a name that is gone since.
+        d.setattr(third, mode=0o604, gid=88)
+        d.unlink(third)
+        last = c.stat(b)
+        assert (last["mode"] & 0o7777, last["uid"], last["gid"]) == (0o604, 77, 88)
+        assert last["nlink"] == 1
+        assert read_file(c, b) == b"kept"
+        # Changes through the last name go on being seen by every client.
+        c.setattr(b, mode=0o400)
+        assert d.stat(b)["mode"] & 0o7777 == 0o400
+        c.unlink(b)
+        with pytest.raises(FileNotFoundError):
+            d.stat(b)
+
+
+def test_a_symbolic_links_names_share_owner_and_times_not_a_mode(cluster: Cluster) -> None:
+    top = f"hard-attrs-symlink-{cluster.transport}"
+    with cluster.client() as c, cluster.client(name="second") as d:
+        c.mkdir(top)
+        made = c.symlink("some/target", f"{top}/l")
+        c.link(f"{top}/l", f"{top}/m")
+        c.setattr(f"{top}/l", mode=0o600, uid=55)
+        seen = d.stat(f"{top}/m")
+        assert (seen["mode"], seen["uid"]) == (made["mode"], 55)

@@ -18,7 +18,9 @@
 //! file with other names is removed at once: the data stays with them.
 //!
 //! A file with several names (hard links) is one node with several paths
-//! ([`Inodes`]); a request on it uses the first that still exists.
+//! ([`Inodes`]); a request on it uses the first that still exists. Its
+//! mode, owner and times are the file's (kept by its home daemon), so a
+//! change through any path is seen through every other.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -138,21 +140,6 @@ impl Shared {
         };
         let a = client.stat(path)?;
         Ok((a.ino != ino || a.nlink <= 1).then_some(ino))
-    }
-
-    /// `set` (no size: the data is shared) on every name of node `ino`
-    /// this mount knows besides `done`: the engine keeps mode, owner and
-    /// times per name, the kernel one inode for them all.
-    fn set_other_names(&self, client: &mut Client, ino: u64, done: &str, set: &SetAttr) {
-        let paths = self.inodes().paths(ino);
-        for p in paths.iter().filter(|p| *p != done) {
-            // A name gone meanwhile has nothing to set.
-            if let Err(e) = client.setattr(p, set)
-                && e.errno() != Some(libc::ENOENT)
-            {
-                crate::log_line!("benchfs mount: attributes of {p} not set: {e}");
-            }
-        }
     }
 
     /// `op` on a path of node `ino`: the first of its paths, or when that
@@ -534,9 +521,6 @@ impl Filesystem for BenchFs {
             });
             match r {
                 Ok((path, a)) => {
-                    if a.nlink > 1 && others != SetAttr::default() {
-                        s.set_other_names(c, ino, &path, &others);
-                    }
                     let mut attr = s.attr(&path, &a, false);
                     attr.ino = ino;
                     reply.attr(&s.attr_ttl, &attr);

@@ -1,58 +1,157 @@
-//! Link counts: how many names each file (or symbolic link) with more
-//! than one has, kept by the daemon that handed out its id.
+//! Link counts and shared attributes: how many names each file (or
+//! symbolic link) that was given a second name has, and the attributes
+//! its names share (POSIX keeps them in the inode, not the name), kept by
+//! the daemon that handed out its id.
 
 use std::collections::HashMap;
 
-use super::Errno;
+use super::{Changes, Errno, record};
 
 /// Most names one file may have (`EMLINK` beyond, as ext4's limit).
 pub const MAX_LINKS: u32 = 65_000;
 
+/// The attributes every name of a file shares: the ones a setattr
+/// changes (size, blocks and the data's mtime are the data daemons').
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SharedAttrs {
+    /// Permission bits.
+    pub mode: u32,
+    /// Owner.
+    pub uid: u32,
+    /// Group.
+    pub gid: u32,
+    /// Access time, ns.
+    pub atime: u64,
+    /// Modification time, ns.
+    pub mtime: u64,
+    /// Status change time, ns.
+    pub ctime: u64,
+}
+
+impl SharedAttrs {
+    /// `c` applied (as [`super::Namespace::setattr`] does to a record),
+    /// the status change time stamped `now`.
+    fn apply(&mut self, c: &Changes, now: u64) {
+        if let Some(m) = c.mode {
+            self.mode = record::permission_bits(m);
+        }
+        if let Some(u) = c.uid {
+            self.uid = u;
+        }
+        if let Some(g) = c.gid {
+            self.gid = g;
+        }
+        if c.resized {
+            self.mtime = now;
+        }
+        if let Some(t) = c.atime {
+            self.atime = t;
+        }
+        if let Some(t) = c.mtime {
+            self.mtime = t;
+        }
+        self.ctime = now;
+    }
+}
+
 /// A step of [`LinkCounts::step`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CountStep {
-    /// Read the count.
+    /// Read the count and the shared attributes.
     Get,
-    /// One name more.
-    Add,
+    /// One name more; the attributes of the file's name when this is its
+    /// first second name (taken in only then: later, the table's are the
+    /// file's).
+    Add(SharedAttrs),
     /// One name less.
     Drop,
+    /// A setattr through one of the names.
+    Set(Changes),
 }
 
-/// The counts above 1; an id absent from the table has one name (a file
-/// that never had a second), and a count back at 1 leaves it.
+/// What a step leaves: the count, and the shared attributes when the
+/// table keeps the file (`None`: it has one name and never had another,
+/// or the table was lost with a restart; the name's record is the file's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    /// Names after the step (0: the last went).
+    pub count: u32,
+    /// The attributes the names share.
+    pub shared: Option<SharedAttrs>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    count: u32,
+    shared: SharedAttrs,
+}
+
+/// The files given a second name, from that first link until their last
+/// name goes. An entry whose count came back to 1 is kept: its remaining
+/// name is marked linked and reads the file's attributes here, so a
+/// change made through a name since removed is not lost. An id absent
+/// from the table has one name and its record holds its attributes.
 #[derive(Debug, Default)]
 pub struct LinkCounts {
-    above_one: HashMap<u64, u32>,
+    linked: HashMap<u64, Entry>,
 }
 
 impl LinkCounts {
-    /// One step on the count of `ino`; returns the count after it (a drop
-    /// from 1 gives 0: the last name is gone). `EMLINK` for an add at
+    /// One step on `ino` at time `now` (a link or a removal changes the
+    /// file's status: ctime); the count after it (a drop from 1 gives 0:
+    /// the last name is gone, the entry with it). `EMLINK` for an add at
     /// [`MAX_LINKS`].
-    pub fn step(&mut self, ino: u64, step: CountStep) -> Result<u32, Errno> {
-        let now = self.above_one.get(&ino).copied().unwrap_or(1);
-        let next = match step {
-            CountStep::Get => return Ok(now),
-            CountStep::Add if now >= MAX_LINKS => return Err(libc::EMLINK),
-            CountStep::Add => now + 1,
-            CountStep::Drop => now.saturating_sub(1),
+    pub fn step(&mut self, ino: u64, step: CountStep, now: u64) -> Result<Counted, Errno> {
+        let Some(e) = self.linked.get_mut(&ino) else {
+            return Ok(match step {
+                CountStep::Add(mut shared) => {
+                    shared.ctime = now;
+                    self.linked.insert(ino, Entry { count: 2, shared });
+                    Counted {
+                        count: 2,
+                        shared: Some(shared),
+                    }
+                }
+                CountStep::Drop => Counted {
+                    count: 0,
+                    shared: None,
+                },
+                CountStep::Get | CountStep::Set(_) => Counted {
+                    count: 1,
+                    shared: None,
+                },
+            });
         };
-        if next > 1 {
-            self.above_one.insert(ino, next);
-        } else {
-            self.above_one.remove(&ino);
+        match step {
+            CountStep::Get => {}
+            CountStep::Add(_) if e.count >= MAX_LINKS => return Err(libc::EMLINK),
+            CountStep::Add(_) => {
+                e.count += 1;
+                e.shared.ctime = now;
+            }
+            CountStep::Drop => {
+                e.count -= 1;
+                e.shared.ctime = now;
+            }
+            CountStep::Set(c) => e.shared.apply(&c, now),
         }
-        Ok(next)
+        let out = Counted {
+            count: e.count,
+            shared: Some(e.shared),
+        };
+        if e.count == 0 {
+            self.linked.remove(&ino);
+        }
+        Ok(out)
     }
 
-    /// Ids with more than one name.
+    /// Files kept (given a second name, not yet removed).
     pub fn len(&self) -> usize {
-        self.above_one.len()
+        self.linked.len()
     }
 
-    /// Whether every id has one name.
+    /// Whether no file was given a second name.
     pub fn is_empty(&self) -> bool {
-        self.above_one.is_empty()
+        self.linked.is_empty()
     }
 }

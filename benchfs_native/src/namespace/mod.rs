@@ -8,12 +8,14 @@
 //!
 //! * `record`: a record and its attributes.
 //! * `ids`: the file ids a daemon hands out.
-//! * `counts`: the link counts of the ids a daemon handed out.
+//! * `counts`: the link counts and shared attributes of the ids a daemon
+//!   handed out.
 //!
 //! Hard links: a file with several names has one record per name (each
 //! marked `linked`, on the owner of its own path) sharing one id, and one
-//! link count, kept in [`Namespace::link_count`] by the daemon that handed
-//! out the id (its home, [`home_node`]).
+//! link count and one set of attributes (mode, owner, times), kept in
+//! [`Namespace::link_count`] by the daemon that handed out the id (its
+//! home, [`home_node`]).
 
 mod counts;
 mod ids;
@@ -21,7 +23,7 @@ mod record;
 
 use std::collections::{BTreeSet, HashMap};
 
-pub use counts::{CountStep, LinkCounts, MAX_LINKS};
+pub use counts::{CountStep, Counted, LinkCounts, MAX_LINKS, SharedAttrs};
 pub use ids::{IdSource, home_node};
 pub use record::{Kind, ROOT_INO, Record};
 
@@ -286,14 +288,15 @@ impl Namespace {
         }
     }
 
-    /// One step on the link count of `ino`, an id handed out here; returns
-    /// the count after it ([`LinkCounts::step`]). `EINVAL` (another
-    /// daemon's id, or the root), `EMLINK` (already [`MAX_LINKS`]).
-    pub fn link_count(&mut self, ino: u64, step: CountStep) -> Result<u32, Errno> {
+    /// One step on the link count and shared attributes of `ino`, an id
+    /// handed out here, at `now`; returns what it leaves
+    /// ([`LinkCounts::step`]). `EINVAL` (another daemon's id, or the
+    /// root), `EMLINK` (already [`MAX_LINKS`]).
+    pub fn link_count(&mut self, ino: u64, step: CountStep, now: u64) -> Result<Counted, Errno> {
         if ino == ROOT_INO || !self.ids.is_mine(ino) {
             return Err(libc::EINVAL);
         }
-        self.counts.step(ino, step)
+        self.counts.step(ino, step, now)
     }
 
     /// Marks directory `path` as being removed. `EBUSY` for the root or a

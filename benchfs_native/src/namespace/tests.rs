@@ -275,25 +275,109 @@ fn split_parent_of_nested_and_top_level_paths() {
     assert_eq!(split_parent("a"), ("", "a"));
 }
 
+/// The count a step leaves on `n`'s table, at time 7.
+fn count(n: &mut Namespace, ino: u64, step: CountStep) -> Result<u32, Errno> {
+    n.link_count(ino, step, 7).map(|c| c.count)
+}
+
+/// The shared attributes of a file made by `ME` with mode 0644 at time 1.
+fn made() -> SharedAttrs {
+    SharedAttrs {
+        mode: 0o644,
+        uid: ME.0,
+        gid: ME.1,
+        atime: 1,
+        mtime: 1,
+        ctime: 1,
+    }
+}
+
 #[test]
 fn link_counts_live_on_the_home_daemon_and_start_at_one() {
     let mut n = ns();
     let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
-    assert_eq!(n.link_count(f.ino, CountStep::Get), Ok(1));
-    assert_eq!(n.link_count(f.ino, CountStep::Add), Ok(2));
-    assert_eq!(n.link_count(f.ino, CountStep::Add), Ok(3));
-    assert_eq!(n.link_count(f.ino, CountStep::Get), Ok(3));
-    assert_eq!(n.link_count(f.ino, CountStep::Drop), Ok(2));
-    assert_eq!(n.link_count(f.ino, CountStep::Drop), Ok(1));
-    assert!(n.counts.is_empty(), "a count of 1 is not kept");
-    assert_eq!(n.counts.len(), 0);
-    assert_eq!(n.link_count(f.ino, CountStep::Drop), Ok(0));
-    assert_eq!(n.link_count(ROOT_INO, CountStep::Get), Err(libc::EINVAL));
+    let add = CountStep::Add(made());
+    assert_eq!(count(&mut n, f.ino, CountStep::Get), Ok(1));
+    assert_eq!(count(&mut n, f.ino, add), Ok(2));
+    assert_eq!(count(&mut n, f.ino, add), Ok(3));
+    assert_eq!(count(&mut n, f.ino, CountStep::Get), Ok(3));
+    assert_eq!(count(&mut n, f.ino, CountStep::Drop), Ok(2));
+    assert_eq!(count(&mut n, f.ino, CountStep::Drop), Ok(1));
+    assert_eq!(n.counts.len(), 1, "a count back at 1 keeps the attributes");
+    assert_eq!(count(&mut n, f.ino, CountStep::Drop), Ok(0));
+    assert!(n.counts.is_empty(), "the last name takes the entry");
+    assert_eq!(count(&mut n, ROOT_INO, CountStep::Get), Err(libc::EINVAL));
     let other = IdSource::new(3, 1).next_id();
-    assert_eq!(n.link_count(other, CountStep::Add), Err(libc::EINVAL));
+    assert_eq!(count(&mut n, other, add), Err(libc::EINVAL));
     assert_eq!(home_node(other), Some(3));
     assert_eq!(home_node(f.ino), Some(0));
     assert_eq!(home_node(ROOT_INO), None);
+}
+
+#[test]
+fn the_first_link_takes_in_the_attributes_and_later_ones_keep_them() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    let before = n.link_count(f.ino, CountStep::Get, 5).unwrap();
+    assert_eq!(before.shared, None, "one name: the record is the file's");
+    let first = n.link_count(f.ino, CountStep::Add(made()), 5).unwrap();
+    let linked = SharedAttrs { ctime: 5, ..made() };
+    assert_eq!(first.shared, Some(linked), "a link changes ctime");
+    let other = SharedAttrs {
+        mode: 0o600,
+        ..made()
+    };
+    let second = n.link_count(f.ino, CountStep::Add(other), 6).unwrap();
+    assert_eq!(second.shared.map(|s| (s.mode, s.ctime)), Some((0o644, 6)));
+}
+
+#[test]
+fn a_set_changes_the_shared_attributes_until_the_last_name_goes() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    let set = CountStep::Set(Changes {
+        mode: Some(0o4700),
+        uid: Some(9),
+        atime: Some(3),
+        mtime: Some(4),
+        ..Changes::default()
+    });
+    // Not linked: nothing kept, the name's record is changed instead.
+    assert_eq!(
+        n.link_count(f.ino, set, 8),
+        Ok(Counted {
+            count: 1,
+            shared: None
+        })
+    );
+    assert!(n.counts.is_empty());
+    n.link_count(f.ino, CountStep::Add(made()), 5).unwrap();
+    let want = SharedAttrs {
+        mode: 0o700,
+        uid: 9,
+        gid: ME.1,
+        atime: 3,
+        mtime: 4,
+        ctime: 8,
+    };
+    assert_eq!(n.link_count(f.ino, set, 8).unwrap().shared, Some(want));
+    // The name it was set through goes: the last name still reads it.
+    let one = n.link_count(f.ino, CountStep::Drop, 9).unwrap();
+    assert_eq!(
+        (one.count, one.shared),
+        (1, Some(SharedAttrs { ctime: 9, ..want }))
+    );
+    let resized = CountStep::Set(Changes {
+        resized: true,
+        ..Changes::default()
+    });
+    let r = n.link_count(f.ino, resized, 10).unwrap().shared.unwrap();
+    assert_eq!((r.mode, r.mtime, r.ctime), (0o700, 10, 10));
+    assert_eq!(count(&mut n, f.ino, CountStep::Drop), Ok(0));
+    assert_eq!(
+        n.link_count(f.ino, CountStep::Get, 11).unwrap().shared,
+        None
+    );
 }
 
 #[test]
@@ -301,10 +385,13 @@ fn link_counts_stop_at_the_limit() {
     let mut n = ns();
     let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
     for _ in 1..MAX_LINKS {
-        n.link_count(f.ino, CountStep::Add).unwrap();
+        count(&mut n, f.ino, CountStep::Add(made())).unwrap();
     }
-    assert_eq!(n.link_count(f.ino, CountStep::Add), Err(libc::EMLINK));
-    assert_eq!(n.link_count(f.ino, CountStep::Get), Ok(MAX_LINKS));
+    assert_eq!(
+        count(&mut n, f.ino, CountStep::Add(made())),
+        Err(libc::EMLINK)
+    );
+    assert_eq!(count(&mut n, f.ino, CountStep::Get), Ok(MAX_LINKS));
 }
 
 #[test]

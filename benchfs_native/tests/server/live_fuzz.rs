@@ -152,11 +152,33 @@ fn seed_requests() -> Vec<Request<'static>> {
             path: "",
             ino: 0x0000_0800_0000_00ab,
             step: wire::CountStep::Add,
+            mask: 0,
+            attr: wire::SharedAttr {
+                mode: 0o640,
+                uid: 7,
+                gid: 8,
+                atime_unix_ns: 1,
+                mtime_unix_ns: 2,
+                ctime_unix_ns: 3,
+            },
+        },
+        Request::LinkCount {
+            path: "",
+            ino: 0x0000_0800_0000_00ab,
+            step: wire::CountStep::Set,
+            mask: wire::SET_MODE | wire::SET_MTIME,
+            attr: wire::SharedAttr {
+                mode: 0o600,
+                mtime_unix_ns: 5,
+                ..wire::SharedAttr::default()
+            },
         },
         Request::LinkCount {
             path: "f/a",
             ino: 0xab,
             step: wire::CountStep::Mark,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
         },
     ]
 }

@@ -19,5 +19,6 @@ mod malformed;
 mod on_ring;
 mod ops;
 mod rename_inserts;
+mod shared_attrs;
 mod trace;
 mod trust;

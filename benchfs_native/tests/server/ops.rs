@@ -541,14 +541,18 @@ fn hard_link_steps() {
             path: "",
             ino,
             step,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
         };
         let mark = |path, ino| Request::LinkCount {
             path,
             ino,
             step: CountStep::Mark,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
         };
         let got_count = |r: Reply<'_>| match r {
-            Reply::LinkCount { count } => count,
+            Reply::LinkCount { count, .. } => count,
             r => panic!("{r:?}"),
         };
         let f = match c.call(&create("f"), Vec::new()).ok() {

@@ -35,12 +35,16 @@ fn a_rename_insert_reports_every_replaced_name() {
             path: "",
             ino: shared.ino,
             step: CountStep::Add,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
         };
         c.call(&add, Vec::new()).ok();
         let mark = Request::LinkCount {
             path: "shared",
             ino: shared.ino,
             step: CountStep::Mark,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
         };
         c.call(&mark, Vec::new()).ok();
         let record = |a: &wire::Attr| wire::Record {

@@ -279,7 +279,7 @@ fn layout_is_pinned() {
     .unwrap();
     let want: Vec<u8> = [
         &b"BFSW"[..],
-        &[5, 0],                                           // version
+        &[6, 0],                                           // version
         &[5, 0],                                           // op write, reserved
         &[0x04, 0],                                        // flags: SYNC
         &[16, 0],                                          // fixed_len
@@ -386,20 +386,47 @@ fn link_targets_are_bounded_both_ways() {
 #[test]
 fn link_count_steps_are_checked_both_ways() {
     let route = Route::new(1, 1);
-    let count = |path, ino, step| Request::LinkCount { path, ino, step };
+    let plain = wire::SharedAttr::default();
+    let some = wire::SharedAttr {
+        mode: 0o640,
+        uid: 3,
+        ctime_unix_ns: 9,
+        ..plain
+    };
+    let count = |path, ino, step, mask, attr| Request::LinkCount {
+        path,
+        ino,
+        step,
+        mask,
+        attr,
+    };
     let mut out = Vec::new();
-    // A mark names a record, a count step none; an id is never 0.
+    // A mark names a record, a count step none; an id is never 0; only a
+    // set has a mask (known bits, not empty); attributes are an add's or
+    // a set's (without ctime).
     for bad in [
-        count("", 5, wire::CountStep::Mark),
-        count("f", 5, wire::CountStep::Add),
-        count("", 0, wire::CountStep::Get),
+        count("", 5, wire::CountStep::Mark, 0, plain),
+        count("f", 5, wire::CountStep::Add, 0, plain),
+        count("", 0, wire::CountStep::Get, 0, plain),
+        count("", 5, wire::CountStep::Get, wire::SET_MODE, plain),
+        count("", 5, wire::CountStep::Set, 0, plain),
+        count("", 5, wire::CountStep::Set, 1 << 6, plain),
+        count("", 5, wire::CountStep::Set, wire::SET_MODE, some),
+        count("", 5, wire::CountStep::Drop, 0, some),
     ] {
         assert!(encode_request(&mut out, route, &bad).is_err(), "{bad:?}");
     }
     assert!(out.is_empty());
-    encode_request(&mut out, route, &count("", 5, wire::CountStep::Drop)).unwrap();
+    encode_request(
+        &mut out,
+        route,
+        &count("", 5, wire::CountStep::Drop, 0, plain),
+    )
+    .unwrap();
     let step_at = HEADER_LEN + 8;
-    for code in [0u32, 5, u32::MAX] {
+    let mask_at = HEADER_LEN + 12;
+    let attr_at = HEADER_LEN + 16;
+    for code in [0u32, 6, u32::MAX] {
         let mut b = out.clone();
         b[step_at..step_at + 4].copy_from_slice(&code.to_le_bytes());
         assert_eq!((err(&b).offset, err(&b).field), (step_at, "step"));
@@ -411,13 +438,76 @@ fn link_count_steps_are_checked_both_ways() {
     let mut b = out.clone();
     b[HEADER_LEN..HEADER_LEN + 8].copy_from_slice(&0u64.to_le_bytes());
     assert_eq!((err(&b).offset, err(&b).field), (HEADER_LEN, "ino"));
+    // A drop with a mask, or with attributes.
     let mut b = out.clone();
-    b[step_at + 4] = 1;
+    b[mask_at] = 1;
+    assert_eq!((err(&b).offset, err(&b).field), (mask_at, "mask"));
+    let mut b = out.clone();
+    b[attr_at + 4] = 1;
+    assert_eq!((err(&b).offset, err(&b).field), (attr_at, "attr"));
+    // The shared mode has permission bits only; its reserved word is 0.
+    let mut b = out.clone();
+    b[attr_at..attr_at + 4].copy_from_slice(&0o10_0644u32.to_le_bytes());
+    assert_eq!((err(&b).offset, err(&b).field), (attr_at, "mode"));
+    let mut b = out.clone();
+    b[attr_at + 12] = 1;
     assert_eq!(err(&b).field, "reserved");
-    // The linked flag is link's (request) and unlink's and link's (reply).
+    // The linked flag is link's (request) and unlink's, link's and
+    // link_count's (reply).
     let mut b = out.clone();
     b[8..10].copy_from_slice(&wire::FLAG_LINKED.to_le_bytes());
     assert_eq!(err(&b).field, "flags");
+    // An add's attributes and a set's values go through.
+    for good in [
+        count("", 5, wire::CountStep::Add, 0, some),
+        count(
+            "",
+            5,
+            wire::CountStep::Set,
+            wire::SET_MODE | wire::SET_SIZE,
+            wire::SharedAttr {
+                ctime_unix_ns: 0,
+                ..some
+            },
+        ),
+    ] {
+        let mut b = Vec::new();
+        encode_request(&mut b, route, &good).unwrap();
+        assert_eq!(decode_request(&b, &Limits::default()).unwrap().1, good);
+    }
+}
+
+#[test]
+fn a_link_count_reply_carries_attributes_by_its_flag() {
+    let route = Route::new(1, 1);
+    let attr = wire::SharedAttr {
+        mode: 0o600,
+        uid: 4,
+        gid: 5,
+        atime_unix_ns: 6,
+        mtime_unix_ns: 7,
+        ctime_unix_ns: 8,
+    };
+    let mut out = Vec::new();
+    let with = Reply::LinkCount {
+        count: 2,
+        attr: Some(attr),
+    };
+    encode_reply(&mut out, route, &with).unwrap();
+    let flags = u16::from_le_bytes([out[8], out[9]]);
+    assert_eq!(flags, FLAG_REPLY | wire::FLAG_LINKED);
+    assert_eq!(decode_reply(&out, &Limits::default()).unwrap().1, with);
+    // Without the flag, attributes are refused; all zero, they are absent.
+    let mut b = out.clone();
+    b[8..10].copy_from_slice(&FLAG_REPLY.to_le_bytes());
+    let e = decode_reply(&b, &Limits::default()).unwrap_err();
+    assert_eq!((e.offset, e.field), (HEADER_LEN + 8, "attr"));
+    b[HEADER_LEN + 8..HEADER_LEN + 48].fill(0);
+    let none = Reply::LinkCount {
+        count: 2,
+        attr: None,
+    };
+    assert_eq!(decode_reply(&b, &Limits::default()).unwrap().1, none);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use benchfs_native::rpc::wire::{
     Attr, CountStep, DIR_ENTRY_FIXED, FileKind, MAX_TARGET, Op, Record, Reply, Request, RmdirStep,
-    Route, SET_ALL, StatFsReply, encode_reply, encode_request,
+    Route, SET_ALL, SharedAttr, StatFsReply, encode_reply, encode_request,
 };
 use proptest::prelude::*;
 
@@ -106,7 +106,7 @@ pub enum Req {
     Statfs,
     Symlink(String, u32, u32, u64, bool),
     Readlink(String),
-    LinkCount(String, u64, CountStep),
+    LinkCount(String, u64, CountStep, u32, SharedAttr),
 }
 
 impl Req {
@@ -208,10 +208,12 @@ impl Req {
                 parent_here: *here,
             },
             Req::Readlink(p) => Request::Readlink { path: p },
-            Req::LinkCount(p, ino, step) => Request::LinkCount {
+            Req::LinkCount(p, ino, step, mask, attr) => Request::LinkCount {
                 path: p,
                 ino: *ino,
                 step: *step,
+                mask: *mask,
+                attr: *attr,
             },
         }
     }
@@ -291,15 +293,52 @@ pub fn request() -> impl Strategy<Value = Req> {
     ]
 }
 
-/// A count step (no path) or a mark (a path), of a non-zero id.
+/// Mode, owner and times of a hard-linked file's names.
+pub fn shared_attr() -> impl Strategy<Value = SharedAttr> {
+    (0..=0o7777u32, any::<u32>(), any::<u32>(), any::<[u64; 3]>()).prop_map(
+        |(mode, uid, gid, [a, m, c])| SharedAttr {
+            mode,
+            uid,
+            gid,
+            atime_unix_ns: a,
+            mtime_unix_ns: m,
+            ctime_unix_ns: c,
+        },
+    )
+}
+
+/// A count step (no path) or a mark (a path), of a non-zero id: an add
+/// with the source's attributes, a set with a mask and values (no ctime),
+/// the others with neither.
 pub fn link_count() -> impl Strategy<Value = Req> {
+    let plain = SharedAttr::default();
     prop_oneof![
         (
             1..=u64::MAX,
-            prop::sample::select(vec![CountStep::Get, CountStep::Add, CountStep::Drop])
+            prop::sample::select(vec![CountStep::Get, CountStep::Drop])
         )
-            .prop_map(|(i, s)| Req::LinkCount(String::new(), i, s)),
-        (path(), 1..=u64::MAX).prop_map(|(p, i)| Req::LinkCount(p, i, CountStep::Mark)),
+            .prop_map(move |(i, s)| Req::LinkCount(String::new(), i, s, 0, plain)),
+        (1..=u64::MAX, shared_attr()).prop_map(|(i, a)| Req::LinkCount(
+            String::new(),
+            i,
+            CountStep::Add,
+            0,
+            a
+        )),
+        (1..=u64::MAX, 1..=SET_ALL, shared_attr()).prop_map(|(i, m, a)| {
+            let a = SharedAttr {
+                ctime_unix_ns: 0,
+                ..a
+            };
+            Req::LinkCount(String::new(), i, CountStep::Set, m, a)
+        }),
+        (path(), 1..=u64::MAX).prop_map(move |(p, i)| Req::LinkCount(
+            p,
+            i,
+            CountStep::Mark,
+            0,
+            plain
+        )),
     ]
 }
 
@@ -352,7 +391,8 @@ pub fn reply() -> impl Strategy<Value = Rep> {
                     name_replaced: replaced != 0 || linked || other,
                 })
             }),
-        any::<u64>().prop_map(|count| Rep::Plain(Reply::LinkCount { count })),
+        (any::<u64>(), prop::option::of(shared_attr()))
+            .prop_map(|(count, attr)| Rep::Plain(Reply::LinkCount { count, attr })),
         Just(Rep::Plain(Reply::Rmdir)),
         Just(Rep::Plain(Reply::CheckParent)),
         (any::<[u64; 6]>(), any::<u32>()).prop_map(|([bs, b, bf, ba, f, ff], nm)| {

@@ -1,13 +1,14 @@
 //! Hard links (docs/NAMESPACE.md, "Hard links"): a second name record of
-//! a file's id on the new name's owner, the link count on the daemon that
-//! handed out the id (its home), and what a removal of a name settles.
+//! a file's id on the new name's owner, the link count and the attributes
+//! the names share on the daemon that handed out the id (its home), and
+//! what a removal of a name settles.
 
 use super::Client;
 use super::inflight::Answer;
 use super::ops::{check_path, unexpected};
 use crate::error::{Error, Result};
 use crate::namespace::home_node;
-use crate::rpc::wire::{Attr, CountStep, FileKind, Record, Request};
+use crate::rpc::wire::{Attr, CountStep, FileKind, Record, Request, SET_MODE, SharedAttr};
 
 impl Client {
     /// Gives file or symbolic link `from` the second name `to`; returns
@@ -36,16 +37,17 @@ impl Client {
             return Err(Error::os(libc::EEXIST, "link", to));
         }
         let ino = src.ino;
-        let count = self.count_step(ino, CountStep::Add, from)?;
+        // The first link hands the home the source's attributes; a later
+        // one gets the home's back.
+        let added = self.home_step(ino, CountStep::Add, 0, shared_of(&src), from)?;
         let steps = self.link_name(from, to, &src, &target);
         if let Err(e) = steps {
             let _ = self.drop_name(ino, to);
             return Err(e);
         }
-        // The source's record with the count the add left (no stat of the
-        // new name: it is the same file).
-        let mut attr = src;
-        attr.nlink = u32::try_from(count).unwrap_or(u32::MAX);
+        // The source's record with the count and attributes the add left
+        // (no stat of the new name: it is the same file).
+        let mut attr = with_home(src, added);
         if attr.kind == FileKind::File {
             self.fill_data_attr(&mut attr, to)?;
         }
@@ -59,6 +61,8 @@ impl Client {
             path: from,
             ino: src.ino,
             step: CountStep::Mark,
+            mask: 0,
+            attr: SharedAttr::default(),
         };
         self.call_one(from_owner, &mark)?;
         let to_owner = self.placement.metadata_owner(to);
@@ -98,19 +102,34 @@ impl Client {
         }
     }
 
-    /// One step on the link count of `ino` (`label` names the file in
-    /// errors); the count after it.
-    fn count_step(&mut self, ino: u64, step: CountStep, label: &str) -> Result<u64> {
+    /// One step on the link count and shared attributes of `ino` on its
+    /// home (`label` names the file in errors); what it leaves.
+    fn home_step(
+        &mut self,
+        ino: u64,
+        step: CountStep,
+        mask: u32,
+        attr: SharedAttr,
+        label: &str,
+    ) -> Result<HomeAnswer> {
         let home = self.home(ino, label)?;
         let req = Request::LinkCount {
             path: "",
             ino,
             step,
+            mask,
+            attr,
         };
         match self.call_one(home, &req)? {
-            Answer::Count(n) => Ok(n),
+            Answer::Count(n, shared) => Ok((n, shared)),
             a => Err(unexpected(&format!("link_count of {label}"), &a)),
         }
+    }
+
+    /// A step without attributes: the count after it.
+    fn count_step(&mut self, ino: u64, step: CountStep, label: &str) -> Result<u64> {
+        let (n, _) = self.home_step(ino, step, 0, SharedAttr::default(), label)?;
+        Ok(n)
     }
 
     /// One name of file `ino` less: its data goes with the last name.
@@ -132,15 +151,82 @@ impl Client {
         }
     }
 
-    /// `attr` of a name's record with the file's real link count: a name
-    /// owner reports 0 for one of several names, whose count is on the
-    /// file's home daemon.
-    pub(super) fn with_nlink(&mut self, mut attr: Attr, label: &str) -> Result<Attr> {
-        if attr.kind != FileKind::Dir && attr.nlink == 0 {
-            let n = self.count_step(attr.ino, CountStep::Get, label)?;
-            attr.nlink = u32::try_from(n).unwrap_or(u32::MAX);
+    /// `attr` of a name's record with the file's real link count and the
+    /// attributes its names share: a name owner reports nlink 0 for one
+    /// of several names, whose count and attributes are on the file's
+    /// home daemon.
+    pub(super) fn with_shared(&mut self, attr: Attr, label: &str) -> Result<Attr> {
+        if !is_linked(&attr) {
+            return Ok(attr);
         }
-        Ok(attr)
+        let got = self.home_step(attr.ino, CountStep::Get, 0, SharedAttr::default(), label)?;
+        Ok(with_home(attr, got))
+    }
+
+    /// The setattr `mask` (`SET_*`) with values `values` made through
+    /// name `rec` (the owner's answer, changed already) on the file's
+    /// home when the name is one of several; `rec` with the file's count
+    /// and shared attributes after it.
+    pub(super) fn set_shared(
+        &mut self,
+        rec: Attr,
+        mask: u32,
+        values: SharedAttr,
+        label: &str,
+    ) -> Result<Attr> {
+        if !is_linked(&rec) {
+            return Ok(rec);
+        }
+        // A symbolic link's mode is never changed (as on its record).
+        let mask = if rec.kind == FileKind::Symlink {
+            mask & !SET_MODE
+        } else {
+            mask
+        };
+        // Nothing left to change: the home's attributes as they are.
+        let got = if mask == 0 {
+            self.home_step(rec.ino, CountStep::Get, 0, SharedAttr::default(), label)?
+        } else {
+            self.home_step(rec.ino, CountStep::Set, mask, values, label)?
+        };
+        Ok(with_home(rec, got))
+    }
+}
+
+/// What a link_count step on the home answers: the count, and the shared
+/// attributes when the home keeps the file.
+type HomeAnswer = (u64, Option<SharedAttr>);
+
+/// Whether `attr` (a name owner's) is one of several names of its file.
+fn is_linked(attr: &Attr) -> bool {
+    attr.kind != FileKind::Dir && attr.nlink == 0
+}
+
+/// A name's record `attr` with its home's answer: the count, and the
+/// shared attributes over the record's (the home keeps none for a file
+/// whose table entry is gone with a restart: the record's stand).
+fn with_home(mut attr: Attr, (count, shared): HomeAnswer) -> Attr {
+    attr.nlink = u32::try_from(count).unwrap_or(u32::MAX);
+    if let Some(s) = shared {
+        attr.mode = (attr.mode & libc::S_IFMT) | s.mode;
+        attr.uid = s.uid;
+        attr.gid = s.gid;
+        attr.atime_unix_ns = s.atime_unix_ns;
+        attr.mtime_unix_ns = s.mtime_unix_ns;
+        attr.ctime_unix_ns = s.ctime_unix_ns;
+    }
+    attr
+}
+
+/// The attributes of name record `a` its file's other names share.
+fn shared_of(a: &Attr) -> SharedAttr {
+    SharedAttr {
+        mode: a.mode & 0o7777,
+        uid: a.uid,
+        gid: a.gid,
+        atime_unix_ns: a.atime_unix_ns,
+        mtime_unix_ns: a.mtime_unix_ns,
+        ctime_unix_ns: a.ctime_unix_ns,
     }
 }
 

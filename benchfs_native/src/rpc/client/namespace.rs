@@ -9,7 +9,7 @@ use super::ops::{check_path, unexpected};
 use crate::error::{Error, Result};
 use crate::rpc::wire::{
     Attr, FileKind, MAX_NAME, Request, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME,
-    SET_SIZE, SET_UID, check_target,
+    SET_SIZE, SET_UID, SharedAttr, check_target,
 };
 
 /// Attribute changes of [`Client::setattr`]; `None` leaves a field as it
@@ -273,6 +273,8 @@ impl Client {
     /// attributes (as [`Client::stat`]). A size truncates the file's data
     /// on every daemon; times are set on the record and on the file's
     /// backing files, so a later write still moves the modification time.
+    /// For one of several names of a file, mode, owner and times are the
+    /// file's, kept by its home daemon: the change is made there too.
     pub fn setattr(&mut self, path: &str, set: &SetAttr) -> Result<Attr> {
         self.check_connected("setattr")?;
         check_path("setattr", path, true)?;
@@ -316,7 +318,20 @@ impl Client {
                 self.fan_out_data(rec.ino, path, |p| req(p, set, times, true))?;
             }
         }
-        self.stat(path)
+        // One of several names: the change is the file's, on its home.
+        let values = SharedAttr {
+            mode: set.mode.unwrap_or(0) & 0o7777,
+            uid: set.uid.unwrap_or(0),
+            gid: set.gid.unwrap_or(0),
+            atime_unix_ns: set.atime_unix_ns.unwrap_or(0),
+            mtime_unix_ns: set.mtime_unix_ns.unwrap_or(0),
+            ctime_unix_ns: 0,
+        };
+        let mut attr = self.set_shared(rec, mask, values, path)?;
+        if attr.kind == FileKind::File {
+            self.fill_data_attr(&mut attr, path)?;
+        }
+        Ok(attr)
     }
 
     /// The cluster's totals: every daemon's data directory file system

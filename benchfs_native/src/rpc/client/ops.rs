@@ -549,13 +549,15 @@ impl Client {
     }
 
     /// Attributes of `path` ("" = the root): the record from its metadata
-    /// owner; for a file, its size (the largest of the daemons' backing
-    /// files), blocks (their sum) and modification time (the latest of
-    /// them, the record's when no daemon holds data) from every daemon.
+    /// owner (a hard-linked name's count, mode, owner and times from the
+    /// file's home daemon); for a file, its size (the largest of the
+    /// daemons' backing files), blocks (their sum) and modification time
+    /// (the latest of them, the record's when no daemon holds data) from
+    /// every daemon.
     pub fn stat(&mut self, path: &str) -> Result<Attr> {
         self.check_connected("stat")?;
         let record = self.record(path)?;
-        let mut attr = self.with_nlink(record, path)?;
+        let mut attr = self.with_shared(record, path)?;
         if attr.kind == FileKind::File {
             self.fill_data_attr(&mut attr, path)?;
         }

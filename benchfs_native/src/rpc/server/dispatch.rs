@@ -127,6 +127,10 @@ pub enum Work {
         ino: u64,
         /// The step.
         step: wire::CountStep,
+        /// A set's `SET_*` bits.
+        mask: u32,
+        /// An add's or a set's attributes.
+        attr: wire::SharedAttr,
     },
     /// Change attributes (of the record, or the data object's times).
     Setattr(SetFields),
@@ -232,8 +236,9 @@ pub enum Done {
     Created(Attr, bool),
     /// Unlink (what was removed), link (what was replaced).
     Removed(Removed),
-    /// A link count after a step (a mark: 0).
-    Count(u64),
+    /// A link count after a step (a mark: 0), and the shared attributes
+    /// when this daemon keeps them.
+    Count(u64, Option<wire::SharedAttr>),
     /// Statfs.
     Statfs(wire::StatFsReply),
     /// Write.

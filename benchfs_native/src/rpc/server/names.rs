@@ -8,7 +8,7 @@ use std::os::fd::AsFd as _;
 
 use super::dispatch::{Done, Failure, SetFields, Storage, Work, fail, io_fail};
 use super::requests::unix_now_ns;
-use crate::namespace::{Changes, CountStep, Kind, Namespace, Record, split_parent};
+use crate::namespace::{Changes, CountStep, Kind, Namespace, Record, SharedAttrs, split_parent};
 use crate::rpc::wire::{
     self, Attr, FileKind, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME, SET_SIZE, SET_UID,
 };
@@ -49,6 +49,30 @@ fn link_target<'b>(work: &Work, path: &str, buf: &'b [u8]) -> Result<&'b str, Fa
 
 fn pick<T>(mask: u32, bit: u32, v: T) -> Option<T> {
     (mask & bit != 0).then_some(v)
+}
+
+/// A link_count add's source attributes as the home keeps them.
+fn shared_attrs(a: &wire::SharedAttr) -> SharedAttrs {
+    SharedAttrs {
+        mode: a.mode,
+        uid: a.uid,
+        gid: a.gid,
+        atime: a.atime_unix_ns,
+        mtime: a.mtime_unix_ns,
+        ctime: a.ctime_unix_ns,
+    }
+}
+
+/// The home's shared attributes as a link_count reply carries them.
+fn wire_shared(s: &SharedAttrs) -> wire::SharedAttr {
+    wire::SharedAttr {
+        mode: s.mode,
+        uid: s.uid,
+        gid: s.gid,
+        atime_unix_ns: s.atime,
+        mtime_unix_ns: s.mtime,
+        ctime_unix_ns: s.ctime,
+    }
 }
 
 fn changes(f: &SetFields) -> Changes {
@@ -175,20 +199,35 @@ impl Storage {
                     .map(|r| Done::Attr(record_attr(&r)))
                     .map_err(no)
             }
-            Work::LinkCount { ino, step } => {
+            Work::LinkCount {
+                ino,
+                step,
+                mask,
+                attr,
+            } => {
                 let step = match step {
                     wire::CountStep::Mark => {
                         return ns
                             .mark_linked(path, ino)
-                            .map(|()| Done::Count(0))
+                            .map(|()| Done::Count(0, None))
                             .map_err(no);
                     }
                     wire::CountStep::Get => CountStep::Get,
-                    wire::CountStep::Add => CountStep::Add,
+                    wire::CountStep::Add => CountStep::Add(shared_attrs(&attr)),
                     wire::CountStep::Drop => CountStep::Drop,
+                    wire::CountStep::Set => CountStep::Set(changes(&SetFields {
+                        mask,
+                        mode: attr.mode,
+                        uid: attr.uid,
+                        gid: attr.gid,
+                        size: 0,
+                        atime: attr.atime_unix_ns,
+                        mtime: attr.mtime_unix_ns,
+                        data: false,
+                    })),
                 };
-                ns.link_count(ino, step)
-                    .map(|n| Done::Count(u64::from(n)))
+                ns.link_count(ino, step, now)
+                    .map(|c| Done::Count(u64::from(c.count), c.shared.map(|s| wire_shared(&s))))
                     .map_err(no)
             }
             Work::Readlink => {

@@ -196,7 +196,22 @@ impl Server<'_> {
                 true,
             ),
             Request::Readlink { .. } => (Work::Readlink, 0, false),
-            Request::LinkCount { ino, step, .. } => (Work::LinkCount { ino, step }, 0, false),
+            Request::LinkCount {
+                ino,
+                step,
+                mask,
+                attr,
+                ..
+            } => (
+                Work::LinkCount {
+                    ino,
+                    step,
+                    mask,
+                    attr,
+                },
+                0,
+                false,
+            ),
             Request::Setattr {
                 mask,
                 mode,
@@ -324,7 +339,7 @@ impl Server<'_> {
                     linked: r.linked,
                 },
             },
-            Ok(Done::Count(count)) => Reply::LinkCount { count },
+            Ok(Done::Count(count, attr)) => Reply::LinkCount { count, attr },
             Ok(Done::Statfs(f)) => Reply::Statfs(f),
             Ok(Done::Written(n)) => {
                 self.stats.bytes_in += n;

@@ -24,6 +24,7 @@ mod header;
 mod op;
 mod reply;
 mod request;
+mod shared;
 
 pub use codec::DecodeError;
 pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, encode_dir_entries};
@@ -33,6 +34,7 @@ pub use reply::{Attr, FileKind, Reply, StatFsReply, decode_reply, encode_reply};
 pub use request::{
     CountStep, Record, Request, RmdirStep, check_target, decode_request, encode_request,
 };
+pub use shared::{SHARED_ATTR_LEN, SharedAttr};
 
 /// First four bytes of every message.
 pub const MAGIC: [u8; 4] = *b"BFSW";
@@ -41,8 +43,11 @@ pub const MAGIC: [u8; 4] = *b"BFSW";
 /// 2: the channel token in the header. 3: the namespace (directories,
 /// rename, attributes, file data addressed by file id). 4: symbolic links
 /// (symlink, readlink, a link's record moved by link). 5: hard links
-/// (link's `EXCL` and `LINKED` flags, the link_count op).
-pub const VERSION: u16 = 5;
+/// (link's `EXCL` and `LINKED` flags, the link_count op). 6: the
+/// attributes a hard-linked file's names share, kept by its home daemon
+/// (link_count's mask and attributes, its reply's `LINKED` flag, the set
+/// step).
+pub const VERSION: u16 = 6;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
@@ -86,7 +91,8 @@ pub const FLAG_PARENT_HERE: u16 = 1 << 9;
 /// Flag (link request): the record is one of several names of its file (a
 /// hard link; its link count is on its home daemon). (unlink and link
 /// reply): the removed or replaced name was such a name, so the client
-/// drops the count instead of removing the data.
+/// drops the count instead of removing the data. (link_count reply): the
+/// home daemon keeps the file's shared attributes, which the reply carries.
 pub const FLAG_LINKED: u16 = 1 << 10;
 /// Flag (link reply): a name was there and the inserted record replaced
 /// it, whether or not it had data (a symbolic link's `replaced` id is 0),

@@ -143,6 +143,7 @@ impl Op {
             Op::Create => FLAG_CREATED,
             Op::Unlink => FLAG_LINKED,
             Op::Link => FLAG_LINKED | FLAG_REPLACED,
+            Op::LinkCount => FLAG_LINKED,
             _ => 0,
         }
     }
@@ -151,7 +152,8 @@ impl Op {
     pub(super) fn request_fixed_len(self) -> usize {
         match self {
             Op::Open | Op::Truncate | Op::Unlink | Op::Symlink => 8,
-            Op::Write | Op::Readdir | Op::Create | Op::Mkdir | Op::Rmdir | Op::LinkCount => 16,
+            Op::Write | Op::Readdir | Op::Create | Op::Mkdir | Op::Rmdir => 16,
+            Op::LinkCount => 56,
             Op::Read => 24,
             Op::Link | Op::Setattr => 48,
             _ => 0,
@@ -168,7 +170,8 @@ impl Op {
             | Op::Setattr
             | Op::Symlink
             | Op::Readlink => ATTR_LEN,
-            Op::Ping | Op::Write | Op::Unlink | Op::Link | Op::LinkCount => 8,
+            Op::Ping | Op::Write | Op::Unlink | Op::Link => 8,
+            Op::LinkCount => 48,
             Op::Readdir => 16,
             Op::Statfs => STATFS_LEN,
             _ => 0,

@@ -6,6 +6,7 @@ use super::dir_entry::DIR_ENTRY_FIXED;
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
 use super::request::{check_target_payload, target_len_ok};
+use super::shared::{SharedAttr, put_shared, read_shared};
 use super::{
     FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_LINKED, FLAG_REPLACED, FLAG_REPLY, HEADER_LEN, Limits,
     MAX_ERRNO, MAX_PATH, MAX_TARGET,
@@ -186,10 +187,14 @@ pub enum Reply<'a> {
         /// not 0 or `linked` is, and for a replaced symbolic link.
         name_replaced: bool,
     },
-    /// A link count step done: the count after it (a mark: 0).
+    /// A link count step done: the count after it (a mark: 0), and the
+    /// attributes the file's names share when its home keeps them
+    /// (`FLAG_LINKED`; `None`: one name, whose record has them).
     LinkCount {
         /// The count.
         count: u64,
+        /// The shared attributes.
+        attr: Option<SharedAttr>,
     },
     /// Attributes set: the new ones.
     Setattr(Attr),
@@ -344,7 +349,13 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
                 flags |= FLAG_REPLACED;
             }
         }
-        Reply::LinkCount { count } => fixed[0..8].copy_from_slice(&count.to_le_bytes()),
+        Reply::LinkCount { count, attr } => {
+            fixed[0..8].copy_from_slice(&count.to_le_bytes());
+            if let Some(a) = attr {
+                put_shared(&mut fixed[8..], &a);
+                flags |= FLAG_LINKED;
+            }
+        }
         Reply::Statfs(f) => {
             fixed[0..8].copy_from_slice(&f.block_size.to_le_bytes());
             fixed[8..16].copy_from_slice(&f.blocks.to_le_bytes());
@@ -475,9 +486,23 @@ pub fn decode_reply<'a>(
             ino: r.u64("ino")?,
             linked: h.flags & FLAG_LINKED != 0,
         },
-        Op::LinkCount => Reply::LinkCount {
-            count: r.u64("count")?,
-        },
+        Op::LinkCount => {
+            let count = r.u64("count")?;
+            let at = r.pos;
+            let attr = read_shared(&mut r)?;
+            let attr = if h.flags & FLAG_LINKED != 0 {
+                Some(attr)
+            } else if attr == SharedAttr::default() {
+                None
+            } else {
+                return Err(DecodeError::new(
+                    at,
+                    "attr",
+                    "shared attributes without FLAG_LINKED",
+                ));
+            };
+            Reply::LinkCount { count, attr }
+        }
         Op::Mkdir => Reply::Mkdir(read_attr(&mut r)?),
         Op::Setattr => Reply::Setattr(read_attr(&mut r)?),
         Op::Rmdir => Reply::Rmdir,

@@ -4,6 +4,7 @@ use super::codec::{DecodeError, Reader};
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::{Op, PathRule};
 use super::reply::FileKind;
+use super::shared::{SharedAttr, put_shared, read_shared};
 use super::{
     FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_LINKED,
     FLAG_PARENT_HERE, FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH, MAX_TARGET, SET_ALL,
@@ -205,8 +206,9 @@ pub enum Request<'a> {
         /// The link's path.
         path: &'a str,
     },
-    /// A step on the link count of file `ino` on its home daemon (`path`
-    /// empty), or [`CountStep::Mark`] of the record `path` with id `ino`.
+    /// A step on the link count and shared attributes of file `ino` on
+    /// its home daemon (`path` empty), or [`CountStep::Mark`] of the
+    /// record `path` with id `ino`.
     LinkCount {
         /// Empty, or the name to mark.
         path: &'a str,
@@ -214,6 +216,12 @@ pub enum Request<'a> {
         ino: u64,
         /// Which step.
         step: CountStep,
+        /// A [`CountStep::Set`]'s `SET_*` bits (no other step has any).
+        mask: u32,
+        /// An add's: the source name's attributes (taken in by the first
+        /// link); a set's: the values the mask names (ctime 0: the home
+        /// stamps it); all zero for the other steps.
+        attr: SharedAttr,
     },
 }
 
@@ -229,6 +237,9 @@ pub enum CountStep {
     Drop = 3,
     /// Mark the record `path` as one of several names (on its owner).
     Mark = 4,
+    /// A setattr through one of the names: the shared attributes the
+    /// mask names; the count and attributes after.
+    Set = 5,
 }
 
 impl CountStep {
@@ -238,6 +249,7 @@ impl CountStep {
             2 => Some(CountStep::Add),
             3 => Some(CountStep::Drop),
             4 => Some(CountStep::Mark),
+            5 => Some(CountStep::Set),
             _ => None,
         }
     }
@@ -617,18 +629,23 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
                 flags |= FLAG_PARENT_HERE;
             }
         }
-        Request::LinkCount { ino, step, .. } => {
-            if step.names_a_record() == path.is_empty() || ino == 0 {
+        Request::LinkCount {
+            ino,
+            step,
+            mask,
+            attr,
+            ..
+        } => {
+            if let Err(why) = check_link_count(step, path, ino, mask, &attr) {
                 return Err(Error::invalid(
-                    "path",
-                    format!(
-                        "link_count {step:?} of {ino:#x}: a mark names a record, a count step \
-                         none, and the id is not 0, got path {path:?}"
-                    ),
+                    "link_count",
+                    format!("link_count {step:?} of {ino:#x} (path {path:?}): {why}"),
                 ));
             }
             fixed[0..8].copy_from_slice(&ino.to_le_bytes());
             fixed[8..12].copy_from_slice(&(step as u32).to_le_bytes());
+            fixed[12..16].copy_from_slice(&mask.to_le_bytes());
+            put_shared(&mut fixed[16..], &attr);
         }
         Request::Stats
         | Request::CheckParent { .. }
@@ -820,24 +837,28 @@ pub fn decode_request<'a>(
         Op::LinkCount => {
             let ino_at = r.pos;
             let ino = r.u64("ino")?;
-            if ino == 0 {
-                return Err(DecodeError::new(ino_at, "ino", "a file id is never 0"));
-            }
             let at = r.pos;
             let code = r.u32("step")?;
             let step = CountStep::from_code(code)
                 .ok_or_else(|| DecodeError::new(at, "step", format!("unknown step {code}")))?;
-            r.zero::<4>("reserved")?;
-            if step.names_a_record() == path.is_empty() {
-                return Err(DecodeError::new(
-                    HEADER_LEN + 16,
-                    "path",
-                    format!(
-                        "a {step:?} step with path {path:?} (a mark names a record, a count step none)"
-                    ),
-                ));
+            let mask = r.u32("mask")?;
+            let attr = read_shared(&mut r)?;
+            if let Err(why) = check_link_count(step, path, ino, mask, &attr) {
+                let (at, field) = match why {
+                    LinkCountFault::Ino => (ino_at, "ino"),
+                    LinkCountFault::Path => (HEADER_LEN + 56, "path"),
+                    LinkCountFault::Mask => (HEADER_LEN + 12, "mask"),
+                    LinkCountFault::Attr => (HEADER_LEN + 16, "attr"),
+                };
+                return Err(DecodeError::new(at, field, why.to_string()));
             }
-            Request::LinkCount { path, ino, step }
+            Request::LinkCount {
+                path,
+                ino,
+                step,
+                mask,
+                attr,
+            }
         }
         Op::Open => {
             let flags = r.u32("open_flags")?;
@@ -929,4 +950,57 @@ pub fn decode_request<'a>(
         },
     };
     Ok((h, req))
+}
+
+/// What makes a link_count request malformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkCountFault {
+    Ino,
+    Path,
+    Mask,
+    Attr,
+}
+
+impl std::fmt::Display for LinkCountFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LinkCountFault::Ino => "a file id is never 0",
+            LinkCountFault::Path => "a mark names a record, a count step none",
+            LinkCountFault::Mask => "only a set has a mask, of SET_* bits, not empty",
+            LinkCountFault::Attr => {
+                "attributes belong to an add, and a set's ctime is 0 (the home stamps it)"
+            }
+        })
+    }
+}
+
+/// The rules of a link_count request, both ways: a non-zero id; a path
+/// for a mark only; a mask (known bits, not empty) for a set only;
+/// attributes for an add or a set only, a set's without ctime.
+fn check_link_count(
+    step: CountStep,
+    path: &str,
+    ino: u64,
+    mask: u32,
+    attr: &SharedAttr,
+) -> std::result::Result<(), LinkCountFault> {
+    if ino == 0 {
+        return Err(LinkCountFault::Ino);
+    }
+    if step.names_a_record() == path.is_empty() {
+        return Err(LinkCountFault::Path);
+    }
+    let is_set = step == CountStep::Set;
+    if is_set != (mask != 0) || mask & !SET_ALL != 0 {
+        return Err(LinkCountFault::Mask);
+    }
+    let attr_ok = match step {
+        CountStep::Add => true,
+        CountStep::Set => attr.ctime_unix_ns == 0,
+        _ => *attr == SharedAttr::default(),
+    };
+    if !attr_ok {
+        return Err(LinkCountFault::Attr);
+    }
+    Ok(())
 }

@@ -152,8 +152,9 @@ pub enum Answer {
         /// A name was there and went.
         name: bool,
     },
-    /// link_count: the count after the step.
-    Count(u64),
+    /// link_count: the count after the step, and the attributes the
+    /// file's names share when its home keeps them.
+    Count(u64, Option<wire::SharedAttr>),
     /// statfs.
     Statfs(wire::StatFsReply),
     /// write: bytes written.

@@ -115,8 +115,8 @@ impl Window {
                 let answer = Answer::Replaced { id, linked, name };
                 return self.finish(conn, p, Ok(answer), now);
             }
-            Reply::LinkCount { count } => {
-                return self.finish(conn, p, Ok(Answer::Count(count)), now);
+            Reply::LinkCount { count, attr } => {
+                return self.finish(conn, p, Ok(Answer::Count(count, attr)), now);
             }
             Reply::Statfs(f) => {
                 return self.finish(conn, p, Ok(Answer::Statfs(f)), now);
