@@ -62,6 +62,7 @@ class MountBenchSettings:
     small_ops: int = 2000
     threads: int = 4
     rounds: int = DEFAULT_ROUNDS
+    session_spin_us: int = 0
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,10 @@ def run_mount_bench(
     settings = settings or MountBenchSettings()
     if settings.rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {settings.rounds}")
+    # Checked before any daemon starts.
+    mount_settings = MountSettings(
+        threads=settings.threads, session_spin_us=settings.session_spin_us
+    )
     report = MountBenchReport(settings)
     base = directory if directory is not None else Path(tempfile.gettempdir())
     with tempfile.TemporaryDirectory(prefix="benchfs-bench-mount-", dir=base) as tmp:
@@ -229,7 +234,7 @@ def run_mount_bench(
         figures: dict[tuple[str, Side], list[float]] = {}
         with (
             _daemons(root, registry),
-            _mounted(registry, point, settings, root / "mount.log"),
+            _mounted(registry, point, mount_settings, root / "mount.log"),
         ):
             runners: dict[Side, Callable[[_Pattern, Path], float]] = {
                 "native": lambda p, _: _native(registry, p, settings),
@@ -308,10 +313,8 @@ def _daemons(root: Path, registry: Path) -> Iterator[list[ManagedProcess]]:
 
 
 @contextmanager
-def _mounted(
-    registry: Path, point: Path, settings: MountBenchSettings, log: Path
-) -> Iterator[None]:
-    process = mount_in_background(registry, point, MountSettings(threads=settings.threads), log)
+def _mounted(registry: Path, point: Path, settings: MountSettings, log: Path) -> Iterator[None]:
+    process = mount_in_background(registry, point, settings, log)
     try:
         yield
     finally:
