@@ -10,7 +10,11 @@ setting meets the same stretch of a shared machine. For every run the
 output gives, against the native client, the median of the per-round
 differences of the 4 KiB p50 (mount - native, us) and of the per-round
 1 MiB ratios (mount / native), with the load average (1 min) at its start
-and end; then per spin the median of those run medians.
+and end (on stderr as each run ends); then per spin the median of those
+run medians, and the median of every round of every run (the pairs
+pooled). ``--json`` keeps every run's per-round figures and the mount's
+counts at unmount (requests on the session thread, spins that found the
+next request).
 
 Usage:
   .venv/bin/python benchmarks/mount_session_spin.py --spins 0 50 [--pairs 3]
@@ -49,11 +53,18 @@ def one_run(spin: int, args: argparse.Namespace) -> dict[str, Any]:
         for case in report["cases"]
         if case["reference_name"] == "native"
     }
+    per_round = {
+        case["name"]: case["paired"]["per_round"]
+        for case in report["cases"]
+        if case["reference_name"] == "native"
+    }
     load = report["load_average"]
     return {
         "spin_us": spin,
         "load": [load["start"][0], load["end"][0]],
         "medians": medians,
+        "per_round": per_round,
+        "mount_counts": report.get("mount_counts", []),
         "native_4k_p50_us": {
             case["name"]: case["reference"]
             for case in report["cases"]
@@ -88,17 +99,24 @@ def main() -> int:
     for spin in order(args.spins, args.pairs):
         run = one_run(spin, args)
         runs.append(run)
-        if not args.json:
-            figures = "  ".join(
-                f"{label} {run['medians'][name]:+.0f}"
-                if label.endswith("us")
-                else f"{label} {run['medians'][name]:.2f}"
-                for name, label in CASES
-            )
-            print(
-                f"spin {spin:>4} us  load {run['load'][0]:.1f}-{run['load'][1]:.1f}  {figures}",
-                flush=True,
-            )
+        figures = "  ".join(
+            f"{label} {run['medians'][name]:+.0f}"
+            if label.endswith("us")
+            else f"{label} {run['medians'][name]:.2f}"
+            for name, label in CASES
+        )
+        p50 = " / ".join(
+            f"{run['native_4k_p50_us'][name]:.0f}-{run['mount_4k_p50_us'][name]:.0f}"
+            for name, _ in CASES[2:]
+        )
+        # Progress on stderr, so that --json keeps stdout to itself.
+        counts = " ".join(run["mount_counts"])
+        print(
+            f"spin {spin:>4} us  load {run['load'][0]:.1f}-{run['load'][1]:.1f}  {figures}"
+            f"  (4K p50 native-mount us, write / read: {p50})  [{counts}]",
+            file=sys.stderr,
+            flush=True,
+        )
     summary = {
         spin: {
             name: statistics.median(r["medians"][name] for r in runs if r["spin_us"] == spin)
@@ -106,12 +124,23 @@ def main() -> int:
         }
         for spin in args.spins
     }
+    pooled = {
+        spin: {
+            name: statistics.median(
+                v for r in runs if r["spin_us"] == spin for v in r["per_round"][name]
+            )
+            for name, _ in CASES
+        }
+        for spin in args.spins
+    }
     if args.json:
-        print(json.dumps({"runs": runs, "median_of_runs": summary}, indent=2))
+        document = {"runs": runs, "median_of_runs": summary, "median_of_all_rounds": pooled}
+        print(json.dumps(document, indent=2))
         return 0
-    for spin, medians in summary.items():
-        figures = "  ".join(f"{label} {medians[name]:.2f}" for name, label in CASES)
-        print(f"median of runs, spin {spin:>4} us: {figures}")
+    for title, table in (("median of runs", summary), ("median of all rounds", pooled)):
+        for spin, medians in table.items():
+            figures = "  ".join(f"{label} {medians[name]:.2f}" for name, label in CASES)
+            print(f"{title}, spin {spin:>4} us: {figures}")
     return 0
 
 

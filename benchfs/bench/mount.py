@@ -170,11 +170,15 @@ class MountBenchReport:
     # 1, 5 and 15 minute load averages when the rounds started and ended.
     load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # What the mount's log said at unmount: requests served on the session
+    # thread and by workers, session spins that found the next request.
+    mount_counts: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "settings": asdict(self.settings),
             "load_average": {"start": list(self.load_start), "end": list(self.load_end)},
+            "mount_counts": self.mount_counts,
             "cases": [c.to_dict() for c in self.cases],
         }
 
@@ -250,8 +254,18 @@ def run_mount_bench(
                         value = runners[side](pattern, raw)
                         figures.setdefault((pattern.name, side), []).append(value)
             report.load_end = os.getloadavg()
+        report.mount_counts = mount_counts(root / "mount.log")
     report.cases = cases_of(figures, settings.rounds)
     return report
+
+
+def mount_counts(log: Path) -> list[str]:
+    """The mount log's counts at unmount (see ``MountBenchReport``)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    return [line for line in lines if "requests served" in line or "session spins" in line]
 
 
 def cases_of(figures: dict[tuple[str, Side], list[float]], rounds: int) -> list[MountCase]:

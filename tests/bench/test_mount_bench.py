@@ -124,6 +124,9 @@ def test_a_real_run_reports_every_pair(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["settings"]["rounds"] == 2
     assert report["settings"]["session_spin_us"] == 50
+    counts = "\n".join(report["mount_counts"])
+    assert "requests served on the session thread" in counts, counts
+    assert "session spins found the next request" in counts, counts
     assert len(report["load_average"]["start"]) == 3
     cases = report["cases"]
     assert [(c["name"], c["reference_name"]) for c in cases] == [
