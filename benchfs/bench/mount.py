@@ -62,6 +62,7 @@ class MountBenchSettings:
     small_ops: int = 2000
     threads: int = 4
     rounds: int = DEFAULT_ROUNDS
+    session_spin_us: int = 0
 
 
 @dataclass(frozen=True)
@@ -169,11 +170,15 @@ class MountBenchReport:
     # 1, 5 and 15 minute load averages when the rounds started and ended.
     load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # What the mount's log said at unmount: requests served on the session
+    # thread and by workers, session spins that found the next request.
+    mount_counts: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "settings": asdict(self.settings),
             "load_average": {"start": list(self.load_start), "end": list(self.load_end)},
+            "mount_counts": self.mount_counts,
             "cases": [c.to_dict() for c in self.cases],
         }
 
@@ -217,6 +222,10 @@ def run_mount_bench(
     settings = settings or MountBenchSettings()
     if settings.rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {settings.rounds}")
+    # Checked before any daemon starts.
+    mount_settings = MountSettings(
+        threads=settings.threads, session_spin_us=settings.session_spin_us
+    )
     report = MountBenchReport(settings)
     base = directory if directory is not None else Path(tempfile.gettempdir())
     with tempfile.TemporaryDirectory(prefix="benchfs-bench-mount-", dir=base) as tmp:
@@ -229,7 +238,7 @@ def run_mount_bench(
         figures: dict[tuple[str, Side], list[float]] = {}
         with (
             _daemons(root, registry),
-            _mounted(registry, point, settings, root / "mount.log"),
+            _mounted(registry, point, mount_settings, root / "mount.log"),
         ):
             runners: dict[Side, Callable[[_Pattern, Path], float]] = {
                 "native": lambda p, _: _native(registry, p, settings),
@@ -245,8 +254,18 @@ def run_mount_bench(
                         value = runners[side](pattern, raw)
                         figures.setdefault((pattern.name, side), []).append(value)
             report.load_end = os.getloadavg()
+        report.mount_counts = mount_counts(root / "mount.log")
     report.cases = cases_of(figures, settings.rounds)
     return report
+
+
+def mount_counts(log: Path) -> list[str]:
+    """The mount log's counts at unmount (see ``MountBenchReport``)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    return [line for line in lines if "requests served" in line or "session spins" in line]
 
 
 def cases_of(figures: dict[tuple[str, Side], list[float]], rounds: int) -> list[MountCase]:
@@ -308,10 +327,8 @@ def _daemons(root: Path, registry: Path) -> Iterator[list[ManagedProcess]]:
 
 
 @contextmanager
-def _mounted(
-    registry: Path, point: Path, settings: MountBenchSettings, log: Path
-) -> Iterator[None]:
-    process = mount_in_background(registry, point, MountSettings(threads=settings.threads), log)
+def _mounted(registry: Path, point: Path, settings: MountSettings, log: Path) -> Iterator[None]:
+    process = mount_in_background(registry, point, settings, log)
     try:
         yield
     finally:

@@ -422,6 +422,16 @@ def mount(
             "median of the per-round ratios (latency: differences).",
         ),
     ] = 7,
+    session_spin: Annotated[
+        int,
+        typer.Option(
+            "--session-spin",
+            min=0,
+            max=1000,
+            help="Microseconds the mount's session thread polls for the next request "
+            "before sleeping (0: none).",
+        ),
+    ] = 0,
 ) -> None:
     """fio on the FUSE mount against the native client and against the local disk."""
     from benchfs.bench.mount import MountBenchSettings, run_mount_bench
@@ -431,6 +441,7 @@ def mount(
         small_ops=small_ops,
         threads=threads,
         rounds=rounds,
+        session_spin_us=session_spin,
     )
     with err_console.status("starting") as progress:
         report = run_mount_bench(directory, settings, on_step=lambda s: progress.update(s))

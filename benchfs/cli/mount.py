@@ -51,6 +51,14 @@ def mount(
     connect_deadline: Annotated[
         float, typer.Option("--connect-deadline", help="Seconds to reach every daemon at start.")
     ] = 60.0,
+    session_spin: Annotated[
+        int,
+        typer.Option(
+            "--session-spin",
+            help="Microseconds the session thread polls for the next request "
+            "before sleeping (0: none).",
+        ),
+    ] = 0,
     log: Annotated[
         Path | None,
         typer.Option("--log", help="The background mount's log (default: per-user temp dir)."),
@@ -66,6 +74,7 @@ def mount(
         entry_timeout_s=entry_timeout,
         rpc_deadline_s=rpc_deadline,
         connect_deadline_s=connect_deadline,
+        session_spin_us=session_spin,
     )
     if foreground:
         serve_in_foreground(registry, mountpoint, settings)

@@ -47,6 +47,7 @@ LauncherName = Literal["auto", "local", "mpirun", "srun"]
 Interface = Literal["native", "mount"]
 MAX_QUEUE_DEPTH = 256
 MAX_MOUNT_THREADS = 256
+MAX_MOUNT_SESSION_SPIN_US = 1000
 # The kernel's attribute and entry caches: beyond an hour, a mistake.
 CacheSeconds = Annotated[float, Field(ge=0, le=3600.0, allow_inf_nan=False)]
 
@@ -172,6 +173,9 @@ class MountConfig(Section):
     # with several nodes writing: every stat asks the daemons.
     attr_timeout_s: CacheSeconds = 0.0
     entry_timeout_s: CacheSeconds = 0.0
+    # Microseconds the session thread polls for a program's next request
+    # after serving one itself, before sleeping (0: none; docs/MOUNT.md).
+    session_spin_us: Annotated[int, Field(ge=0, le=MAX_MOUNT_SESSION_SPIN_US)] = 0
 
 
 class Thresholds(Section):

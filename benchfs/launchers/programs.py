@@ -113,6 +113,7 @@ class MountArgs(NamedTuple):
     entry_timeout_s: float
     rpc_deadline_s: float
     connect_deadline_s: float
+    session_spin_us: int = 0
 
     def options(self) -> list[str]:
         return [
@@ -124,6 +125,7 @@ class MountArgs(NamedTuple):
             "--entry-timeout", f"{self.entry_timeout_s:g}",
             "--rpc-deadline", f"{self.rpc_deadline_s:g}",
             "--connect-deadline", f"{self.connect_deadline_s:g}",
+            "--session-spin", str(self.session_spin_us),
         ]  # fmt: skip
 
 

@@ -38,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--entry-timeout", type=float, required=True)
     parser.add_argument("--rpc-deadline", type=float, required=True)
     parser.add_argument("--connect-deadline", type=float, required=True)
+    parser.add_argument("--session-spin", type=int, default=0, help="microseconds")
     return parser
 
 
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             entry_timeout_s=args.entry_timeout,
             rpc_deadline_s=args.rpc_deadline,
             connect_deadline_s=args.connect_deadline,
+            session_spin_us=args.session_spin,
         )
         ended = serve_run_mount(
             node, args.registry, args.mount_root / node, args.ready_dir / f"{node}.json", settings

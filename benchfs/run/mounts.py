@@ -71,6 +71,7 @@ def mount_args(config: RunConfig, registry_dir: Path, root: Path, ready_dir: Pat
         entry_timeout_s=mount.entry_timeout_s,
         rpc_deadline_s=config.cluster.deadlines.rpc_s,
         connect_deadline_s=config.cluster.deadlines.register_s,
+        session_spin_us=mount.session_spin_us,
     )
 
 
@@ -243,6 +244,7 @@ class MountGroup:
                 "entry_timeout_s": args.entry_timeout_s,
                 "rpc_deadline_s": args.rpc_deadline_s,
                 "connect_deadline_s": args.connect_deadline_s,
+                "session_spin_us": args.session_spin_us,
                 "read_only": False,
                 "allow_other": False,
             },

@@ -100,12 +100,22 @@ def test_default_is_seven_rounds() -> None:
     assert MountBenchSettings().rounds == 7
 
 
+@pytest.mark.parametrize("value", ["-1", "1001"])
+def test_a_session_spin_out_of_bounds_is_refused_naming_the_option(value: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchfs", "bench", "mount", "--session-spin", value],
+        capture_output=True, text=True, env=environment(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "--session-spin" in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @needs_mount
 def test_a_real_run_reports_every_pair(tmp_path: Path) -> None:
     args = ["bench", "mount", "--dir", str(tmp_path), "--rounds", "2", "--json"]
-    args += ["--seq-size", "4MiB", "--small-ops", "100"]
+    args += ["--seq-size", "4MiB", "--small-ops", "100", "--session-spin", "50"]
     done = subprocess.run(
         [sys.executable, "-m", "benchfs", *args],
         capture_output=True, text=True, env=environment(), timeout=560,
@@ -113,6 +123,10 @@ def test_a_real_run_reports_every_pair(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["settings"]["rounds"] == 2
+    assert report["settings"]["session_spin_us"] == 50
+    counts = "\n".join(report["mount_counts"])
+    assert "requests served on the session thread" in counts, counts
+    assert "session spins found the next request" in counts, counts
     assert len(report["load_average"]["start"]) == 3
     cases = report["cases"]
     assert [(c["name"], c["reference_name"]) for c in cases] == [

@@ -56,6 +56,10 @@ def test_mount_settings_are_bounded() -> None:
     message = error_of("[mount]\nentry_timeout_s = 7200\n")
     assert message == "run.toml: mount.entry_timeout_s: must be between 0 and 3600 (got 7200)"
     assert "mount.readonly: unknown key" in error_of("[mount]\nreadonly = true\n")
+    message = error_of("[mount]\nsession_spin_us = 1001\n")
+    assert message == "run.toml: mount.session_spin_us: must be between 0 and 1000 (got 1001)"
+    spin = apply_overrides(load_config(None), {"mount.session_spin_us": "50"}).base.mount
+    assert spin.session_spin_us == 50
 
 
 def test_the_mount_keeps_one_transfer_in_flight() -> None:

@@ -85,11 +85,13 @@ MOUNT = MountArgs(
     entry_timeout_s=0.5,
     rpc_deadline_s=30.0,
     connect_deadline_s=60.0,
+    session_spin_us=50,
 )
 MOUNT_OPTIONS = [
     "--registry", "/s/g0/registry", "--mount-root", "/d/benchfs-1-ab-mnt-p0",
     "--ready-dir", "/s/mounts-p0", "--threads", "4", "--attr-timeout", "0",
     "--entry-timeout", "0.5", "--rpc-deadline", "30", "--connect-deadline", "60",
+    "--session-spin", "50",
 ]  # fmt: skip
 
 

@@ -47,7 +47,13 @@ def test_mount_names_a_mount_point_that_is_not_a_directory(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("--threads", "-1"), ("--rpc-deadline", "0"), ("--attr-timeout", "-1")],
+    [
+        ("--threads", "-1"),
+        ("--rpc-deadline", "0"),
+        ("--attr-timeout", "-1"),
+        ("--session-spin", "-1"),
+        ("--session-spin", "1001"),
+    ],
 )
 def test_mount_names_a_bad_setting(tmp_path: Path, option: str, value: str) -> None:
     one_line_error(

@@ -61,7 +61,10 @@ def test_the_mount_with_a_posix_target_is_one_line_naming_the_key(tmp_path: Path
 
 @needs_mount
 def test_a_run_through_the_mount_verifies_its_data_and_leaves_nothing(tmp_path: Path) -> None:
-    done = benchfs_run(mount_args(tmp_path, "--verify", "--api", "shared"))
+    # With the session spin on: the data verified through it, the setting recorded.
+    done = benchfs_run(
+        mount_args(tmp_path, "--verify", "--api", "shared", "--set", "mount.session_spin_us=50")
+    )
     assert done.returncode == 0, done.stderr
     assert "mounting BenchFS on 4 nodes" in done.stderr
     assert "write on BenchFS through the mount" in done.stdout, done.stdout
@@ -79,7 +82,8 @@ def test_a_run_through_the_mount_verifies_its_data_and_leaves_nothing(tmp_path: 
     mount = record["mount"]
     assert mount["options"] == {
         "threads": 4, "attr_timeout_s": 0.0, "entry_timeout_s": 0.0, "rpc_deadline_s": 30.0,
-        "connect_deadline_s": 60.0, "read_only": False, "allow_other": False,
+        "connect_deadline_s": 60.0, "session_spin_us": 50, "read_only": False,
+        "allow_other": False,
     }  # fmt: skip
     assert sorted(mount["nodes"]) == HOSTS
     for node, found in mount["nodes"].items():

@@ -502,13 +502,16 @@ def serve_mount(
     entry_timeout_s: float = 0.0,
     rpc_deadline_s: float = 30.0,
     connect_deadline_s: float = 60.0,
+    session_spin_us: int = 0,
 ) -> Literal["unmounted", "SIGINT", "SIGTERM", "signal"]:
     """Mount the daemons registered in ``registry_dir`` at ``mountpoint``
     through FUSE and serve until it is unmounted (``benchfs umount``,
     ``fusermount3 -u``) or SIGINT/SIGTERM arrives (it then unmounts first).
 
     Blocks with the GIL released. Returns ``"unmounted"``, or the name of
-    the signal that ended it (``"SIGINT"``, ``"SIGTERM"``).
+    the signal that ended it (``"SIGINT"``, ``"SIGTERM"``). After serving a
+    request itself, the session thread polls for the next one for up to
+    ``session_spin_us`` microseconds (0..=1000) before sleeping.
     """
 
 def ensure_session_key(registry_dir: str) -> str:

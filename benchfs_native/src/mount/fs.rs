@@ -8,6 +8,11 @@
 //!   already has another request waiting, which then is not held up
 //!   behind this one: the request goes to a worker.
 //!
+//! After a request served on the session thread, the thread may poll
+//! `/dev/fuse` for a while (the mount's `session_spin`) before going back
+//! to `fuser`'s blocking read, so that a program's next request finds it
+//! awake.
+//!
 //! A FUSE file handle names a [`FileRef`] in a table shared by all
 //! threads: the daemons keep nothing per open file, so any client serves
 //! any handle.
@@ -28,7 +33,7 @@ use std::os::fd::RawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fuser::{
     FileAttr, FileType, Filesystem, KernelConfig, ReplyAttr, ReplyCreate, ReplyData,
@@ -271,9 +276,15 @@ pub struct BenchFs {
     /// The session's `/dev/fuse` descriptor (-1 until known), polled to
     /// see whether the kernel has more requests waiting.
     queue: Arc<AtomicI32>,
+    /// How long the session thread polls for the next request after
+    /// serving one itself.
+    session_spin: Duration,
     /// Requests served on the session thread and handed to workers
     /// (logged at unmount).
     served: [u64; 2],
+    /// Session spins that found the next request, and all of them
+    /// (logged at unmount).
+    spins: [u64; 2],
 }
 
 impl BenchFs {
@@ -301,7 +312,9 @@ impl BenchFs {
             client: Some(Box::new(client)),
             workers,
             queue: Arc::clone(&queue),
+            session_spin: options.session_spin,
             served: [0, 0],
+            spins: [0, 0],
         };
         (fs, queue)
     }
@@ -329,6 +342,29 @@ impl BenchFs {
         self.served[0] += 1;
         if let Some(client) = self.client.as_deref_mut() {
             job(client, &self.shared);
+        }
+        self.spin_for_next();
+    }
+
+    /// The reply is out: polls `/dev/fuse` without sleeping for up to
+    /// `session_spin`, so that `fuser`'s read which follows finds the next
+    /// request there instead of putting the thread to sleep.
+    fn spin_for_next(&mut self) {
+        let fd = self.queue.load(Ordering::Relaxed);
+        if self.session_spin.is_zero() || fd < 0 {
+            return;
+        }
+        self.spins[1] += 1;
+        let until = Instant::now() + self.session_spin;
+        loop {
+            if requests_waiting(fd) {
+                self.spins[0] += 1;
+                return;
+            }
+            if Instant::now() >= until {
+                return;
+            }
+            std::hint::spin_loop();
         }
     }
 
@@ -423,6 +459,13 @@ impl Filesystem for BenchFs {
             self.served[0],
             self.served[1]
         );
+        if self.spins[1] > 0 {
+            crate::log_line!(
+                "benchfs mount: {} of {} session spins found the next request",
+                self.spins[0],
+                self.spins[1]
+            );
+        }
         if let Some(w) = self.workers.take() {
             w.stop();
         }

@@ -2,6 +2,7 @@
 //! the calling thread until it is unmounted.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use pyo3::prelude::*;
 
@@ -14,7 +15,9 @@ use crate::mount::{Ended, MountOptions, serve};
 /// ``fusermount3 -u``) or SIGINT/SIGTERM arrives (it then unmounts first).
 ///
 /// Blocks with the GIL released. Returns ``"unmounted"``, or the name of
-/// the signal that ended it (``"SIGINT"``, ``"SIGTERM"``).
+/// the signal that ended it (``"SIGINT"``, ``"SIGTERM"``). After serving a
+/// request itself, the session thread polls for the next one for up to
+/// ``session_spin_us`` microseconds (0..=1000) before sleeping.
 #[pyfunction]
 #[pyo3(signature = (
     registry_dir,
@@ -28,6 +31,7 @@ use crate::mount::{Ended, MountOptions, serve};
     entry_timeout_s = 0.0,
     rpc_deadline_s = 30.0,
     connect_deadline_s = 60.0,
+    session_spin_us = 0,
 ))]
 #[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
 pub(crate) fn serve_mount(
@@ -42,6 +46,7 @@ pub(crate) fn serve_mount(
     entry_timeout_s: f64,
     rpc_deadline_s: f64,
     connect_deadline_s: f64,
+    session_spin_us: i64,
 ) -> BoundaryResult<&'static str> {
     let options = MountOptions {
         read_only,
@@ -54,6 +59,11 @@ pub(crate) fn serve_mount(
         entry_timeout: seconds_or_zero(entry_timeout_s, "entry_timeout_s")?,
         rpc_deadline: seconds(rpc_deadline_s, "rpc_deadline_s")?,
         connect_deadline: seconds(connect_deadline_s, "connect_deadline_s")?,
+        session_spin: Duration::from_micros(u64::try_from(session_spin_us).map_err(|_| {
+            BoundaryError::argument(format!(
+                "session_spin_us must be 0 or more, got {session_spin_us}"
+            ))
+        })?),
         handle_signals: true,
     };
     let ended = py.detach(|| serve(&registry_dir, &mountpoint, &options))?;
