@@ -19,5 +19,6 @@ mod malformed;
 mod on_ring;
 mod ops;
 mod rename_inserts;
+mod rendezvous;
 mod trace;
 mod trust;
