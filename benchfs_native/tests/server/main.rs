@@ -19,6 +19,7 @@ mod malformed;
 mod on_ring;
 mod ops;
 mod rename_inserts;
+mod rendezvous;
 mod shared_attrs;
 mod trace;
 mod trust;
