@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import benchfs_native as bn
@@ -31,9 +32,31 @@ def check_paths(registry: Path, mountpoint: Path) -> None:
 
 
 def serve_in_foreground(registry: Path, mountpoint: Path, settings: MountSettings) -> str:
-    """Serve the mount until it is unmounted or SIGINT/SIGTERM; returns how it ended."""
+    """Serve the mount until it is unmounted or SIGINT/SIGTERM; returns how it ended.
+
+    A guard process unmounts the mount should this process die without
+    unmounting it (benchfs/mount/guard.py)."""
+    # Here, not at the top: ``python -m benchfs.mount.guard`` runs the module
+    # as __main__, which must not have been imported by the package already.
+    from benchfs.mount.guard import MountGuard, announce_when_mounted
+
     check_paths(registry, mountpoint)
-    return bn.serve_mount(str(registry), str(mountpoint), **settings.engine_kwargs())
+    # Before the FUSE device is opened: the guard must not hold it.
+    guard = MountGuard()
+    stop = threading.Event()
+    announcer = threading.Thread(
+        target=announce_when_mounted,
+        args=(guard, mountpoint, stop),
+        name="mount-guard",
+        daemon=True,
+    )
+    announcer.start()
+    try:
+        return bn.serve_mount(str(registry), str(mountpoint), **settings.engine_kwargs())
+    finally:
+        stop.set()
+        announcer.join()
+        guard.close()
 
 
 def mount_in_background(

@@ -16,7 +16,11 @@ import pytest
 from daemon_cluster import CHUNK, Cluster
 from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, wait_for
 
-from benchfs.mount import MountSettings, mount_in_background
+from benchfs.cluster.processes import kill_group, wait_process
+from benchfs.mount import MountSettings, find_mount, mount_in_background, unmount
+from benchfs.mount.cleanup import unmount_now
+from benchfs.mount.guard import ARMED_NAME, MountGuard
+from benchfs.mount.mountid import unique_mount_id
 
 pytestmark = pytest.mark.core_claim
 
@@ -64,6 +68,45 @@ def fusermount_watchers(point: Path) -> list[int]:
     return pids
 
 
+def running(pid: int) -> bool:
+    """``pid`` exists and is no zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def mount_guards(mount_pid: int) -> list[int]:
+    """The mount guards (benchfs/mount/guard.py) started by process ``mount_pid``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == mount_pid and b"benchfs.mount.guard" in argv:
+            pids.append(int(entry.name))
+    return pids
+
+
+def armed(pid: int) -> bool:
+    """The guard ``pid`` has been told which mount it looks after."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == ARMED_NAME
+    except OSError:
+        return False
+
+
+def kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -104,11 +147,82 @@ def test_sigkill_of_the_mount_process_leaves_no_mount(fresh_mount: Mounted) -> N
     (fresh_mount.point / "before").write_bytes(b"x")
     process = fresh_mount.process
     assert process is not None
+    guards = mount_guards(process.pid)
+    assert len(guards) == 1, guards
+    wait_for(lambda: armed(guards[0]), "the guard told of the mount")
     process.popen.send_signal(signal.SIGKILL)
     process.popen.wait(timeout=HANG_GUARD_S)
     wait_for(lambda: not fresh_mount.is_mounted(), "automatic unmount")
     wait_for(lambda: not fusermount_watchers(fresh_mount.point), "fusermount3 exit")
+    wait_for(lambda: not running(guards[0]), "mount guard exit")
     assert os.listdir(fresh_mount.point) == []
+
+
+def test_the_guard_unmounts_when_the_mount_process_and_its_watcher_are_killed(
+    fresh_mount: Mounted,
+) -> None:
+    """Without fusermount3's watcher only the guard can unmount the dead mount."""
+    process = fresh_mount.process
+    assert process is not None
+    guards = mount_guards(process.pid)
+    assert len(guards) == 1, guards
+    wait_for(lambda: armed(guards[0]), "the guard told of the mount")
+    watchers = fusermount_watchers(fresh_mount.point)
+    assert watchers, "no fusermount3 auto_unmount watcher is running"
+    kill_all(watchers)
+    wait_for(lambda: not fusermount_watchers(fresh_mount.point), "fusermount3 death")
+    assert fresh_mount.is_mounted()
+    process.popen.send_signal(signal.SIGKILL)
+    process.popen.wait(timeout=HANG_GUARD_S)
+    wait_for(lambda: not fresh_mount.is_mounted(), "unmount by the guard")
+    wait_for(lambda: not running(guards[0]), "mount guard exit")
+    assert os.listdir(fresh_mount.point) == []
+    assert "benchfs mount guard: the mount process is gone" in fresh_mount.log.read_text()
+
+
+def test_a_guard_leaves_a_later_mount_at_its_point_alone(fresh_mount: Mounted) -> None:
+    point = fresh_mount.point
+    stale = MountGuard()
+    try:
+        first = find_mount(point)
+        assert first is not None
+        first_id = unique_mount_id(str(point))
+        if first_id is None:
+            pytest.skip("this kernel has no unique mount ids (STATX_MNT_ID_UNIQUE, Linux 6.8)")
+        stale.announce(first)
+        wait_for(lambda: armed(stale.process.pid), "the guard told of the mount")
+        process = fresh_mount.process
+        assert process is not None
+        unmount(point)
+        wait_process(process, HANG_GUARD_S)
+        # A later mount at the same point, left dead with no one to unmount it.
+        later = mount_in_background(
+            fresh_mount.cluster.registry, point, fresh_mount.settings, fresh_mount.log
+        )
+        try:
+            second = find_mount(point)
+            assert second is not None
+            assert unique_mount_id(str(point)) != first_id
+            later_guards = mount_guards(later.pid)
+            assert len(later_guards) == 1, later_guards
+            kill_all(later_guards)
+            kill_all(fusermount_watchers(point))
+            wait_for(lambda: not fusermount_watchers(point), "fusermount3 death")
+            wait_for(lambda: not any(map(running, later_guards)), "the later guard's death")
+            later.popen.send_signal(signal.SIGKILL)
+            later.popen.wait(timeout=HANG_GUARD_S)
+            stale.close()
+            assert stale.process.wait(timeout=HANG_GUARD_S) == 0
+            assert find_mount(point) == second
+        finally:
+            if later.returncode is None:
+                kill_group(later)
+            assert unmount_now(point, lazy=True) is None
+    finally:
+        stale.close()
+        if stale.process.poll() is None:
+            stale.process.kill()
+        stale.process.wait()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -117,10 +231,14 @@ def test_a_stop_signal_unmounts_and_exits_cleanly(
 ) -> None:
     process = fresh_mount.process
     assert process is not None
+    guards = mount_guards(process.pid)
+    assert len(guards) == 1, guards
     process.popen.send_signal(signum)
     assert process.popen.wait(timeout=HANG_GUARD_S) == 0
     assert not fresh_mount.is_mounted()
     wait_for(lambda: not fusermount_watchers(fresh_mount.point), "fusermount3 exit")
+    wait_for(lambda: not running(guards[0]), "mount guard exit")
+    assert "benchfs mount guard" not in fresh_mount.log.read_text()
 
 
 def test_a_stop_signal_with_a_file_held_open_ends_the_connection(fresh_mount: Mounted) -> None:
