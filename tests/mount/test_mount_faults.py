@@ -53,19 +53,24 @@ def fresh_mount(tmp_path: Path) -> Iterator[Mounted]:
         m.stop()
 
 
-def fusermount_watchers(point: Path) -> list[int]:
-    """fusermount3 processes still watching ``point`` (auto_unmount)."""
-    pids = []
+def processes() -> Iterator[tuple[Path, list[bytes]]]:
+    """Every process's ``/proc`` entry and argv (one that ends meanwhile is left out)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            yield entry, (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv and argv[0].endswith(b"fusermount3") and str(point).encode() in argv:
-            pids.append(int(entry.name))
-    return pids
+
+
+def fusermount_watchers(point: Path) -> list[int]:
+    """fusermount3 processes still watching ``point`` (auto_unmount)."""
+    return [
+        int(entry.name)
+        for entry, argv in processes()
+        if argv and argv[0].endswith(b"fusermount3") and str(point).encode() in argv
+    ]
 
 
 def running(pid: int) -> bool:
@@ -80,15 +85,14 @@ def running(pid: int) -> bool:
 def mount_guards(mount_pid: int) -> list[int]:
     """The mount guards (benchfs/mount/guard.py) started by process ``mount_pid``."""
     pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for entry, argv in processes():
+        if b"benchfs.mount.guard" not in argv:
             continue
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
             parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
-        if parent == mount_pid and b"benchfs.mount.guard" in argv:
+        if parent == mount_pid:
             pids.append(int(entry.name))
     return pids
 
