@@ -55,6 +55,19 @@ class Mounted:
             self.cluster.registry, self.point, self.settings, self.log
         )
 
+    def __enter__(self) -> Mounted:
+        """Started for the time of a ``with`` block; stopped after it, or when
+        the start fails part way (a cluster up and no mount)."""
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def is_mounted(self) -> bool:
         entry = find_mount(self.point)
         return entry is not None and entry.is_benchfs

@@ -18,12 +18,8 @@ def mounted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mounted]:
     """One mount for a module's tests."""
     skip_without_fuse()
     root = tmp_path_factory.mktemp("fuse-mount")
-    m = Mounted(Cluster(root, "shm"), root, MountSettings(rpc_deadline_s=10.0))
-    try:
-        m.start()
+    with Mounted(Cluster(root, "shm"), root, MountSettings(rpc_deadline_s=10.0)) as m:
         yield m
-    finally:
-        m.stop()
 
 
 @pytest.fixture

@@ -45,12 +45,9 @@ except OSError as e:
 @pytest.fixture
 def fresh_mount(tmp_path: Path) -> Iterator[Mounted]:
     skip_without_fuse()
-    m = Mounted(Cluster(tmp_path, "shm"), tmp_path, MountSettings(rpc_deadline_s=RPC_DEADLINE_S))
-    try:
-        m.start()
+    settings = MountSettings(rpc_deadline_s=RPC_DEADLINE_S)
+    with Mounted(Cluster(tmp_path, "shm"), tmp_path, settings) as m:
         yield m
-    finally:
-        m.stop()
 
 
 def processes() -> Iterator[tuple[Path, list[bytes]]]:

@@ -20,12 +20,8 @@ pytestmark = pytest.mark.core_claim
 def inline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mounted]:
     skip_without_fuse()
     root = tmp_path_factory.mktemp("fuse-inline")
-    m = Mounted(Cluster(root, "shm"), root, MountSettings(threads=0, rpc_deadline_s=10.0))
-    try:
-        m.start()
+    with Mounted(Cluster(root, "shm"), root, MountSettings(threads=0, rpc_deadline_s=10.0)) as m:
         yield m
-    finally:
-        m.stop()
 
 
 def test_files_and_directories_work_inline(inline: Mounted) -> None:

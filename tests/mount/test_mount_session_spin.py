@@ -25,12 +25,9 @@ SMALL = 4096
 def spinning(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mounted]:
     skip_without_fuse()
     root = tmp_path_factory.mktemp("fuse-spin")
-    m = Mounted(Cluster(root, "shm"), root, MountSettings(session_spin_us=200, rpc_deadline_s=10.0))
-    try:
-        m.start()
+    settings = MountSettings(session_spin_us=200, rpc_deadline_s=10.0)
+    with Mounted(Cluster(root, "shm"), root, settings) as m:
         yield m
-    finally:
-        m.stop()
 
 
 def block(seed: int, size: int = SMALL) -> bytes:
@@ -72,13 +69,10 @@ def test_large_and_small_requests_mixed_keep_their_bytes(spinning: Mounted) -> N
 def test_the_unmount_log_counts_the_spins(tmp_path_factory: pytest.TempPathFactory) -> None:
     skip_without_fuse()
     root = tmp_path_factory.mktemp("fuse-spin-log")
-    m = Mounted(Cluster(root, "shm"), root, MountSettings(session_spin_us=50, rpc_deadline_s=10.0))
-    try:
-        m.start()
+    settings = MountSettings(session_spin_us=50, rpc_deadline_s=10.0)
+    with Mounted(Cluster(root, "shm"), root, settings) as m:
         (m.point / "f").write_bytes(b"x" * 10)
         assert (m.point / "f").read_bytes() == b"x" * 10
-    finally:
-        m.stop()
     found = re.search(r"(\d+) of (\d+) session spins found the next request", m.log.read_text())
     assert found is not None, m.log.read_text()
     assert 0 <= int(found[1]) <= int(found[2]) and int(found[2]) > 0

@@ -49,15 +49,11 @@ def full_disk_mount(tmp_path: Path) -> Iterator[Mounted]:
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a {SMALL} tmpfs for the daemons: {done.stderr.strip()}")
-    m = Mounted(Cluster(tmp_path, "shm"), tmp_path, MountSettings(rpc_deadline_s=10.0))
     try:
-        m.start()
-        yield m
+        with Mounted(Cluster(tmp_path, "shm"), tmp_path, MountSettings(rpc_deadline_s=10.0)) as m:
+            yield m
     finally:
-        try:
-            m.stop()
-        finally:
-            subprocess.run(["umount", "-l", str(data)], check=False)
+        subprocess.run(["umount", "-l", str(data)], check=False)
 
 
 def test_a_full_disk_is_enospc_and_the_mount_survives(full_disk_mount: Mounted) -> None:
