@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::{Changes, Errno, record};
+use super::record::{self, Record};
+use super::{Changes, Errno};
 
 /// Most names one file may have (`EMLINK` beyond, as ext4's limit).
 pub const MAX_LINKS: u32 = 65_000;
@@ -29,9 +30,32 @@ pub struct SharedAttrs {
 }
 
 impl SharedAttrs {
-    /// `c` applied (as [`super::Namespace::setattr`] does to a record),
-    /// the status change time stamped `now`.
-    fn apply(&mut self, c: &Changes, now: u64) {
+    /// The shared attributes that record `r` holds.
+    pub fn of(r: &Record) -> SharedAttrs {
+        SharedAttrs {
+            mode: r.mode,
+            uid: r.uid,
+            gid: r.gid,
+            atime: r.atime,
+            mtime: r.mtime,
+            ctime: r.ctime,
+        }
+    }
+
+    /// Writes them into record `r`.
+    pub(super) fn set_on(self, r: &mut Record) {
+        r.mode = self.mode;
+        r.uid = self.uid;
+        r.gid = self.gid;
+        r.atime = self.atime;
+        r.mtime = self.mtime;
+        r.ctime = self.ctime;
+    }
+
+    /// `c` applied, the status change time stamped `now`: a setattr, on
+    /// the home's copy or (through [`super::Namespace::setattr`]) on a
+    /// record.
+    pub(super) fn apply(&mut self, c: &Changes, now: u64) {
         if let Some(m) = c.mode {
             self.mode = record::permission_bits(m);
         }

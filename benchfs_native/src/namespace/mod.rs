@@ -407,27 +407,13 @@ impl Namespace {
         if c.resized && r.kind == Kind::Symlink {
             return Err(libc::EINVAL);
         }
-        if let Some(m) = c.mode
-            && r.kind != Kind::Symlink
-        {
-            r.mode = record::permission_bits(m);
+        let mut c = *c;
+        if r.kind == Kind::Symlink {
+            c.mode = None;
         }
-        if let Some(u) = c.uid {
-            r.uid = u;
-        }
-        if let Some(g) = c.gid {
-            r.gid = g;
-        }
-        if c.resized {
-            r.mtime = now;
-        }
-        if let Some(t) = c.atime {
-            r.atime = t;
-        }
-        if let Some(t) = c.mtime {
-            r.mtime = t;
-        }
-        r.ctime = now;
+        let mut shared = SharedAttrs::of(r);
+        shared.apply(&c, now);
+        shared.set_on(r);
         Ok(*r)
     }
 
