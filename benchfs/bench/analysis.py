@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from analysis.synthetic import generate_run_traces, write_run_dir
+from benchfs.bench.scope import bench_scope
 
 DEFAULT_EVENTS = 10_000_000
 TARGET_SECONDS = 10.0
@@ -52,8 +51,7 @@ def run_analysis_bench(
     events: int = DEFAULT_EVENTS, *, nodes: int = 16, workdir: Path | None = None
 ) -> AnalysisBenchResult:
     """Generate ``events`` events, then time load + report in a child process."""
-    root = Path(tempfile.mkdtemp(prefix="benchfs-analysis-bench-", dir=workdir))
-    try:
+    with bench_scope(workdir, "benchfs-analysis-bench-") as (_, root):
         started = time.perf_counter()
         paths = generate_run_traces(root / "traces", events, nodes=nodes)
         generate_s = time.perf_counter() - started
@@ -80,8 +78,6 @@ def run_analysis_bench(
             cpu_s=measured["cpu_s"],
             peak_rss_bytes=measured["peak_rss_bytes"],
         )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _source_root_path() -> str:

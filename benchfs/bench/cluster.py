@@ -30,13 +30,13 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from benchfs.bench.paired import PairedRatios
+from benchfs.bench.scope import bench_scope
 from benchfs.bench.storage import DEFAULT_ROUNDS
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.config.sizes import format_size
@@ -296,10 +296,18 @@ def run_cluster_bench(
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> ClusterBenchReport:
     """Every side in every round, in fresh directories under ``directory``."""
-    if directory is not None and not directory.is_dir():
-        raise ToolError(f"benchmark directory {directory} does not exist")
     observer = observer or RunObserver()
-    root = Path(tempfile.mkdtemp(prefix="benchfs-bench-cluster-", dir=directory))
+    with bench_scope(directory, "benchfs-bench-cluster-") as (_, root):
+        return _rounds(case, root, results_dir, observer, on_progress)
+
+
+def _rounds(
+    case: ClusterBenchCase,
+    root: Path,
+    results_dir: Path,
+    observer: RunObserver,
+    on_progress: Callable[[str], None],
+) -> ClusterBenchReport:
     report = ClusterBenchReport(case, str(root.parent))
     size = (
         f"{case.jobs} ranks, {format_size(case.total_bytes)} in "
@@ -320,19 +328,16 @@ def run_cluster_bench(
         label = f"bench-cluster-{side}-r{index + 1}"
         return _run_side(case, where, results_dir, observer, extra, label)
 
-    try:
-        report.load_start = os.getloadavg()
-        for index in range(case.rounds):
-            order = case.order(index)
-            figures: dict[Side, Bandwidths] = {}
-            run_dirs: dict[Side, str] = {}
-            for side in order:
-                on_progress(f"round {index + 1}/{case.rounds}: {side} ({size})")
-                figures[side], run_dir = run_one(side, index)
-                if run_dir is not None:
-                    run_dirs[side] = str(run_dir)
-            report.rounds.append(Round(order, {s: figures[s] for s in case.sides}, run_dirs))
-        report.load_end = os.getloadavg()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    report.load_start = os.getloadavg()
+    for index in range(case.rounds):
+        order = case.order(index)
+        figures: dict[Side, Bandwidths] = {}
+        run_dirs: dict[Side, str] = {}
+        for side in order:
+            on_progress(f"round {index + 1}/{case.rounds}: {side} ({size})")
+            figures[side], run_dir = run_one(side, index)
+            if run_dir is not None:
+                run_dirs[side] = str(run_dir)
+        report.rounds.append(Round(order, {s: figures[s] for s in case.sides}, run_dirs))
+    report.load_end = os.getloadavg()
     return report

@@ -18,15 +18,13 @@ figures drift with the machine.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchfs.bench.scope import bench_scope
 from benchfs.config.plan import apply_overrides, load_config
-from benchfs.errors import ToolError
 from benchfs.run.observer import RunObserver
 from benchfs.run.orchestrate import run_plan
 from benchfs.workload.metadata_spec import ITEM_KINDS, MDTEST_DIR_NAMES, MDTEST_NAMES
@@ -134,25 +132,20 @@ def run_metadata_bench(
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> MetadataBenchReport:
     """The three runs, in fresh directories under ``directory``."""
-    if directory is not None and not directory.is_dir():
-        raise ToolError(f"benchmark directory {directory} does not exist")
-    root = Path(tempfile.mkdtemp(prefix="benchfs-bench-metadata-", dir=directory))
     observer = observer or RunObserver()
-    sides: dict[str, Mapping[str, Any]] = {"native": {}}
-    if case.mount:
-        sides["mount"] = {"workload.interface": "mount"}
-    (root / "data").mkdir(mode=0o700)
-    (root / "disk").mkdir(mode=0o700)
-    sides["posix"] = {"workload.target": f"posix:{root / 'disk'}"}
     rates: dict[str, dict[str, float]] = {}
     run_dirs: dict[str, str] = {}
-    try:
+    with bench_scope(directory, "benchfs-bench-metadata-") as (_, root):
+        sides: dict[str, Mapping[str, Any]] = {"native": {}}
+        if case.mount:
+            sides["mount"] = {"workload.interface": "mount"}
+        (root / "data").mkdir(mode=0o700)
+        (root / "disk").mkdir(mode=0o700)
+        sides["posix"] = {"workload.target": f"posix:{root / 'disk'}"}
         for side, extra in sides.items():
             on_progress(f"benchfs run ({side}): {case.ranks} ranks, {case.items} items each")
             rates[side], run_dir = _run_side(case, side, root, results_dir, observer, extra)
             run_dirs[side] = str(run_dir)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     return MetadataBenchReport(
         case, str(root.parent), rates["native"], rates["posix"], rates.get("mount"), run_dirs
     )

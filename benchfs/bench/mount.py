@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,12 +37,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchfs.bench.paired import Paired, PairedDifferences, PairedRatios
+from benchfs.bench.scope import bench_scope
 from benchfs.bench.storage import DEFAULT_ROUNDS
-from benchfs.cluster.processes import ManagedProcess, start_process, stop_processes
+from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.daemon.settings import DaemonSettings, write_daemon_config
 from benchfs.errors import LaunchError, ToolError
 from benchfs.launchers.programs import daemon_argv
 from benchfs.mount import MountSettings, mount_in_background, unmount
+from benchfs.mount.cleanup import unmount_all_under
 from benchfs.tools.fio import FioJob, run_fio
 
 MiB = 1 << 20
@@ -51,6 +52,7 @@ KiB = 1 << 10
 NODES = 4
 BW_TARGET = 0.80
 LATENCY_TARGET_US = 40.0
+DAEMON_GRACE_S = 15.0
 
 Reference = Literal["native", "local disk"]
 
@@ -227,19 +229,18 @@ def run_mount_bench(
         threads=settings.threads, session_spin_us=settings.session_spin_us
     )
     report = MountBenchReport(settings)
-    base = directory if directory is not None else Path(tempfile.gettempdir())
-    with tempfile.TemporaryDirectory(prefix="benchfs-bench-mount-", dir=base) as tmp:
-        root = Path(tmp)
+    figures: dict[tuple[str, Side], list[float]] = {}
+    with bench_scope(directory, "benchfs-bench-mount-", grace_s=DAEMON_GRACE_S) as (life, root):
         registry = root / "registry"
         point = root / "mnt"
         point.mkdir()
         local = root / "local"
         local.mkdir()
-        figures: dict[tuple[str, Side], list[float]] = {}
-        with (
-            _daemons(root, registry),
-            _mounted(registry, point, mount_settings, root / "mount.log"),
-        ):
+        # After the processes stop, before the directory goes: a mount its
+        # process could not take down must not stay (nor block the removal).
+        life.on_exit(lambda: unmount_all_under(root))
+        _start_daemons(life, root, registry)
+        with _mounted(life, registry, point, mount_settings, root / "mount.log"):
             runners: dict[Side, Callable[[_Pattern, Path], float]] = {
                 "native": lambda p, _: _native(registry, p, settings),
                 "mount": lambda p, raw: _fio_case(point, p, settings, raw),
@@ -288,47 +289,47 @@ def cases_of(figures: dict[tuple[str, Side], list[float]], rounds: int) -> list[
     return cases
 
 
-@contextmanager
-def _daemons(root: Path, registry: Path) -> Iterator[list[ManagedProcess]]:
+def _start_daemons(life: Lifecycle, root: Path, registry: Path) -> None:
+    """``NODES`` daemons that ``life`` stops; returns once all are registered."""
     import benchfs_native
 
     registry.mkdir()
     benchfs_native.ensure_session_key(str(registry))
     processes = []
-    try:
-        for i in range(NODES):
-            config = write_daemon_config(
-                root / f"node{i}.toml",
-                DaemonSettings(
-                    node_name=f"node{i}",
-                    node_id=i,
-                    data_dir=str(root / "data" / f"node{i}"),
-                    registry_dir=str(registry),
-                ),
-            )
-            process = start_process(
-                daemon_argv(config),
-                name=f"daemon node{i}",
-                stdout=root / f"node{i}.log",
-                stderr=root / f"node{i}.err",
-            )
-            processes.append(process)
-        deadline = time.monotonic() + 60
-        while len(benchfs_native.read_registry(str(registry))) < NODES:
-            for p in processes:
-                if p.returncode is not None:
-                    raise LaunchError(f"{p.describe()} exited before registering")
-            if time.monotonic() > deadline:
-                raise LaunchError("the benchmark daemons did not register within 60 s")
-            time.sleep(0.05)
-        yield processes
-    finally:
-        stop_processes(processes, grace_s=15)
+    for i in range(NODES):
+        config = write_daemon_config(
+            root / f"node{i}.toml",
+            DaemonSettings(
+                node_name=f"node{i}",
+                node_id=i,
+                data_dir=str(root / "data" / f"node{i}"),
+                registry_dir=str(registry),
+            ),
+        )
+        process = life.start(
+            daemon_argv(config),
+            name=f"daemon node{i}",
+            stdout=root / f"node{i}.log",
+            stderr=root / f"node{i}.err",
+        )
+        processes.append(process)
+    deadline = time.monotonic() + 60
+    while len(benchfs_native.read_registry(str(registry))) < NODES:
+        for p in processes:
+            if p.returncode is not None:
+                raise LaunchError(f"{p.describe()} exited before registering")
+        if time.monotonic() > deadline:
+            raise LaunchError("the benchmark daemons did not register within 60 s")
+        time.sleep(0.05)
 
 
 @contextmanager
-def _mounted(registry: Path, point: Path, settings: MountSettings, log: Path) -> Iterator[None]:
-    process = mount_in_background(registry, point, settings, log)
+def _mounted(
+    life: Lifecycle, registry: Path, point: Path, settings: MountSettings, log: Path
+) -> Iterator[None]:
+    """The mount for the time of the block, unmounted at its end while the
+    daemons still serve; ``life`` stops its process should that fail."""
+    process = mount_in_background(registry, point, settings, log, start=life.start)
     try:
         yield
     finally:

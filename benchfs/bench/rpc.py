@@ -32,17 +32,17 @@ import os
 import re
 import statistics
 import subprocess
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from benchfs.bench.paired import PairedRatios
 from benchfs.bench.placement import Placement
-from benchfs.cluster.processes import ManagedProcess, start_process, stop_process
+from benchfs.bench.scope import bench_scope
+from benchfs.cluster.lifecycle import Lifecycle
+from benchfs.cluster.processes import ManagedProcess
 from benchfs.daemon.settings import DaemonSettings, write_daemon_config
 from benchfs.errors import LaunchError
 from benchfs.launchers.programs import daemon_argv
@@ -52,6 +52,7 @@ from benchfs.tools.ucx_perftest import run_perftest
 # The transports compared: UCX's own choice (shared memory on one host) and tcp.
 MeasuredTransport = Literal["auto", "tcp"]
 MiB = 1024 * 1024
+DAEMON_GRACE_S = 15.0
 _REGISTERED = re.compile(r"registered in (\d+(?:\.\d+)?) ms")
 # The targets: RPC 4 KiB round trip <= 1.5x the reference's, 1 MiB bandwidth >= 0.95x.
 RTT_TARGET = 1.5
@@ -268,11 +269,9 @@ def _one_transport(
     report.load_start = os.getloadavg()
     env = _tool_env(transport)
     s = settings
-    with (
-        tempfile.TemporaryDirectory(prefix="benchfs-bench-rpc-") as tmp,
-        _daemon(Path(tmp), transport, settings.buffer_pool_size) as daemon,
-    ):
-        registry = str(Path(tmp) / "registry")
+    with bench_scope(None, "benchfs-bench-rpc-", grace_s=DAEMON_GRACE_S) as (life, tmp):
+        daemon = _start_daemon(life, tmp, transport, settings.buffer_pool_size)
+        registry = str(tmp / "registry")
         client = benchfs_native.Client(
             registry, 1, transport=transport, name="bench-rpc", max_in_flight=64
         )
@@ -358,8 +357,8 @@ class _Daemon:
     registered_ms: float
 
 
-@contextmanager
-def _daemon(tmp: Path, transport: MeasuredTransport, pool: int) -> Iterator[_Daemon]:
+def _start_daemon(life: Lifecycle, tmp: Path, transport: MeasuredTransport, pool: int) -> _Daemon:
+    """The daemon, which ``life`` stops, once it has registered."""
     config = write_daemon_config(
         tmp / "daemon.toml",
         DaemonSettings(
@@ -373,23 +372,19 @@ def _daemon(tmp: Path, transport: MeasuredTransport, pool: int) -> Iterator[_Dae
         ),
     )
     log = tmp / "daemon.log"
-    process = start_process(
+    process = life.start(
         daemon_argv(config), name="the benchmark daemon", stdout=subprocess.DEVNULL, stderr=log
     )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            match = _REGISTERED.search(log.read_text(errors="replace"))
-            if match:
-                break
-            if process.returncode is not None:
-                raise LaunchError(f"the benchmark daemon exited: {log.read_text().strip()}")
-            if time.monotonic() > deadline:
-                raise LaunchError("the benchmark daemon did not register within 30 s")
-            time.sleep(0.02)
-        yield _Daemon(process, float(match.group(1)))
-    finally:
-        stop_process(process, grace_s=15)
+    deadline = time.monotonic() + 30
+    while True:
+        match = _REGISTERED.search(log.read_text(errors="replace"))
+        if match:
+            return _Daemon(process, float(match.group(1)))
+        if process.returncode is not None:
+            raise LaunchError(f"the benchmark daemon exited: {log.read_text().strip()}")
+        if time.monotonic() > deadline:
+            raise LaunchError("the benchmark daemon did not register within 30 s")
+        time.sleep(0.02)
 
 
 def _peak_rss_MiB(pid: int) -> float:

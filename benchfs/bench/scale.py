@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import benchfs_native
+from benchfs.bench.scope import bench_scope
 from benchfs.cluster.hostfile import resolve_nodes
 from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle
 from benchfs.config.plan import apply_overrides, load_config
@@ -213,14 +214,15 @@ def run_scale_bench(
     sizes: Sequence[int] = DEFAULT_SIZES,
     *,
     buffer_pool_size: int = 8 << 20,
-    directory: Path,
+    directory: Path | None = None,
     env: Mapping[str, str] | None = None,
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> ScaleReport:
-    """Each size in turn, smallest first, in ``directory``."""
+    """Each size in turn, smallest first, in a fresh directory under ``directory``."""
     env = dict(os.environ if env is None else env)
     rows = []
-    for nodes in sorted(set(sizes)):
-        on_progress(f"{nodes} daemons")
-        rows.append(_measure(nodes, buffer_pool_size, directory, env, on_progress))
+    with bench_scope(directory, "benchfs-scale-") as (_, root):
+        for nodes in sorted(set(sizes)):
+            on_progress(f"{nodes} daemons")
+            rows.append(_measure(nodes, buffer_pool_size, root, env, on_progress))
     return ScaleReport(rows, [growth_of(rows, step) for step in STEPS], buffer_pool_size)

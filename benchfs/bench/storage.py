@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from benchfs.bench.paired import PairedRatios
-from benchfs.errors import ToolError
+from benchfs.bench.scope import bench_scope
 from benchfs.tools.fio import FioJob, run_fio
 
 Pattern = Literal["write", "read", "randwrite", "randread"]
@@ -166,18 +164,6 @@ def standard_cases(seq_bytes: int, rand_bytes: int, queue_depth: int = 32) -> li
     ]
 
 
-@contextmanager
-def bench_directory(directory: Path | None) -> Iterator[Path]:
-    """A fresh directory under ``directory`` (or the system temp dir), removed afterwards."""
-    if directory is not None and not directory.is_dir():
-        raise ToolError(f"benchmark directory {directory} does not exist")
-    path = Path(tempfile.mkdtemp(prefix="benchfs-bench-", dir=directory))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def _engine_side(result: dict[str, Any]) -> Side:
     latency = result["latency"]
     return Side(
@@ -266,7 +252,7 @@ def run_storage_bench(
     """
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
-    with bench_directory(directory) as root:
+    with bench_scope(directory, "benchfs-bench-") as (_, root):
         engine_dir, fio_dir = root / "engine", root / "fio"
         engine_dir.mkdir()
         fio_dir.mkdir()

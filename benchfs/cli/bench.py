@@ -359,19 +359,14 @@ def scale(
     ] = None,
 ) -> None:
     """Set-up cost as the cluster grows: spawn, membership, connect, first RPC, stop."""
-    import tempfile
-
     from benchfs.bench.scale import DEFAULT_SIZES, SUPERLINEAR, TARGET_NODES, run_scale_bench
 
     pool = _size(buffer_pool_size, "--buffer-pool-size")
-    with (
-        tempfile.TemporaryDirectory(prefix="benchfs-scale-", dir=directory) as root,
-        err_console.status("starting") as progress,
-    ):
+    with err_console.status("starting") as progress:
         report = run_scale_bench(
             nodes or DEFAULT_SIZES,
             buffer_pool_size=pool,
-            directory=Path(root),
+            directory=directory,
             on_progress=lambda step: progress.update(step),
         )
     if json_output:

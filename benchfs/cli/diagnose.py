@@ -14,6 +14,7 @@ from rich.table import Table
 
 from benchfs.cli.console import cell, make_console, plain
 from benchfs.cluster.hostfile import resolve_nodes
+from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.health.thresholds import load_thresholds
 from benchfs.launchers import get_launcher
 
@@ -88,13 +89,14 @@ def diagnose(
 
     thresholds = load_thresholds(thresholds_file)
     raw_dir = output / "raw" if output else None
+    # SIGTERM and SIGHUP unwind too: fio, iostat and the workers stop, test files go.
     if nodes is None:
-        with _progress(json_output, f"diagnosing {directory}"):
+        with Lifecycle(), _progress(json_output, f"diagnosing {directory}"):
             report = diagnose_local(directory, quick=quick, thresholds=thresholds, raw_dir=raw_dir)
     else:
         hosts = resolve_nodes(nodes)
         launcher = get_launcher(launcher_name or _default_launcher(nodes))
-        with _progress(json_output, f"diagnosing {directory} on {len(hosts)} nodes"):
+        with Lifecycle(), _progress(json_output, f"diagnosing {directory} on {len(hosts)} nodes"):
             report = diagnose_cluster(
                 hosts,
                 launcher,

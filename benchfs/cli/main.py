@@ -1,23 +1,42 @@
 """Entry point of the ``benchfs`` command.
 
 Commands live in one module each and only parse options, call library code
-and print; errors become one line on stderr and a non-zero exit code.
+and print; errors become one line on stderr and a non-zero exit code. A
+command stopped by SIGINT, SIGTERM or SIGHUP has cleaned up on the way out
+(its ``Lifecycle``) and exits 128 + the signal's number.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
-from typing import Annotated
+import traceback
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from analysis.errors import AnalysisError
 from benchfs import __version__
 from benchfs.cli import analyze, bench, clean, daemon, diagnose, mount, phases, run
 from benchfs.cli.console import make_console, plain
+from benchfs.cluster.lifecycle import Terminated
 from benchfs.errors import BenchfsError
 
+
+class _Commands(TyperGroup):
+    """Ctrl-C in a command unwinds as ``Terminated(SIGINT)``, past Typer's own
+    handling, so that ``main`` ends every command stopped by a signal alike."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's own click Context
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Terminated(signal.SIGINT) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="benchfs",
     help="Deploy, benchmark and diagnose a job-temporary distributed file system.",
     no_args_is_help=True,
@@ -85,3 +104,13 @@ def main() -> None:
         code = error.exit_code if isinstance(error, BenchfsError | AnalysisError) else 2
         err_console.print(f"[bold red]error:[/] {plain(error)}", highlight=False, soft_wrap=True)
         sys.exit(code)
+    except Terminated as stop:
+        if _state["verbose"]:
+            traceback.print_exc()
+        name = signal.Signals(stop.signum).name
+        err_console.print(
+            f"[bold red]interrupted[/] by {name}: everything it started was stopped and removed",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(128 + stop.signum)

@@ -4,13 +4,18 @@ file system (docs/MOUNT.md)."""
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from benchfs.cluster.lifecycle import Lifecycle, Terminated
 from benchfs.cluster.private import make_user_root, private_umask, user_temp_root
 from benchfs.mount import MountSettings, mount_in_background, serve_in_foreground, unmount
+
+#: What ``serve_in_foreground`` returns when a signal ended the mount.
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
 def _default_log(mountpoint: Path) -> Path:
@@ -77,10 +82,13 @@ def mount(
         session_spin_us=session_spin,
     )
     if foreground:
-        serve_in_foreground(registry, mountpoint, settings)
+        ended = serve_in_foreground(registry, mountpoint, settings)
+        if ended in STOP_SIGNALS:  # unmounted on the way out; exits 128 + the signal
+            raise Terminated(signal.Signals[ended])
         return
     log_path = log if log is not None else _default_log(mountpoint)
-    process = mount_in_background(registry, mountpoint, settings, log_path)
+    with Lifecycle():  # SIGTERM/SIGHUP while it mounts: the mount process stops too
+        process = mount_in_background(registry, mountpoint, settings, log_path)
     typer.echo(f"mounted {mountpoint} (pid {process.pid}, log {log_path})")
 
 

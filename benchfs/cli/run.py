@@ -3,7 +3,6 @@ workload, and leave a results directory (see benchfs.run.orchestrate)."""
 
 from __future__ import annotations
 
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -170,17 +169,12 @@ def run(
         results = run_plan(
             plan, nodes_spec=nodes, command_line=["benchfs", *sys.argv[1:]], observer=observer
         )
-    except (KeyboardInterrupt, Terminated) as error:
-        signum = signal.SIGINT if isinstance(error, KeyboardInterrupt) else error.signum
-        where = f"; partial results in {observer.run_dir}" if observer.run_dir else ""
-        err_console.print(
-            f"[bold red]interrupted[/]: everything stopped and removed{escape(where)}"
-        )
-        raise typer.Exit(128 + int(signum)) from None
-    except Exception:
+    except (Exception, KeyboardInterrupt, Terminated) as error:
+        # benchfs.cli.main then says what stopped the run, in one line.
         if observer.run_dir is not None:
+            ended = "failed" if isinstance(error, Exception) else "interrupted"
             err_console.print(
-                f"results (failed run): {escape(str(observer.run_dir))}", highlight=False
+                f"results ({ended} run): {escape(str(observer.run_dir))}", highlight=False
             )
         raise
     print_results(results, json_output)

@@ -89,8 +89,9 @@ class Lifecycle:
         self.processes.append(process)
         return process
 
-    def temp_dir(self, prefix: str = "benchfs-") -> Path:
-        path = Path(tempfile.mkdtemp(prefix=prefix))
+    def temp_dir(self, prefix: str = "benchfs-", parent: Path | None = None) -> Path:
+        """A new private directory (in ``parent``, default the temp dir), removed at exit."""
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         self._paths.append(path)
         return path
 

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import benchfs_native as bn
@@ -60,10 +61,16 @@ def serve_in_foreground(registry: Path, mountpoint: Path, settings: MountSetting
 
 
 def mount_in_background(
-    registry: Path, mountpoint: Path, settings: MountSettings, log: Path
+    registry: Path,
+    mountpoint: Path,
+    settings: MountSettings,
+    log: Path,
+    *,
+    start: Callable[..., ManagedProcess] = start_process,
 ) -> ManagedProcess:
     """Start ``benchfs mount --foreground`` in its own session and return once
-    the mount is live; on failure the error names the log."""
+    the mount is live; on failure the error names the log. ``start`` starts
+    the process (``Lifecycle.start``: the scope that stops it)."""
     check_paths(registry, mountpoint)
     argv = [
         sys.executable,
@@ -76,7 +83,7 @@ def mount_in_background(
         "--foreground",
         *settings.cli_args(),
     ]
-    process = start_process(argv, name="benchfs mount", stdout=log, stderr=subprocess.STDOUT)
+    process = start(argv, name="benchfs mount", stdout=log, stderr=subprocess.STDOUT)
     process.close_files()
 
     def pending() -> str | None:
@@ -90,10 +97,12 @@ def mount_in_background(
             what=f"the mount at {mountpoint}",
             watch=[process],
         )
-    except LaunchError as error:
+    except BaseException as error:  # a signal too: no mount appears after the caller left
         code = process.returncode
         if code is None:
             kill_group(process)
+        if not isinstance(error, LaunchError):
+            raise
         why = describe_status(code) if code is not None else "did not mount in time"
         raise LaunchError(f"benchfs mount at {mountpoint} {why}; see {log}") from error
     return process

@@ -1,6 +1,6 @@
 //! One BenchFS daemon: open the chunk store, create the UCX worker,
-//! register in the membership registry, serve until SIGTERM/SIGINT or a
-//! shutdown request, then drain, fsync (when asked), unregister and close
+//! register in the membership registry, serve until SIGTERM/SIGINT/SIGHUP or
+//! a shutdown request, then drain, fsync (when asked), unregister and close
 //! (docs/RPC.md, "Daemon").
 //!
 //! Registration comes as soon as the store and the worker are ready; both
@@ -62,7 +62,7 @@ pub struct DaemonConfig {
     pub trace_dir: Option<PathBuf>,
     /// How long a shutdown drains.
     pub shutdown_deadline: Duration,
-    /// Stop on SIGTERM/SIGINT (handlers installed while serving).
+    /// Stop on SIGTERM/SIGINT/SIGHUP (handlers installed while serving).
     pub handle_signals: bool,
     /// Page-cache I/O only (no O_DIRECT), e.g. to measure the RPC path
     /// without the disk.

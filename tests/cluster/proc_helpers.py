@@ -13,3 +13,19 @@ def alive(pid: int) -> bool:
         return False
     state = stat.rpartition(")")[2].split()[0]
     return state not in ("Z", "X")
+
+
+def in_session(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (a process started with ``start_new_session``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # gone while walking
+            continue
+        # After the command name in parentheses: state, ppid, pgrp, session.
+        if int(stat.rpartition(")")[2].split()[3]) == sid and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found

@@ -65,7 +65,9 @@ def _error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip()]
 
 
-def test_registers_then_sigterm_stops_cleanly(tmp_path: Path) -> None:
+# SIGHUP too: a daemon started from a terminal stops cleanly when it closes.
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_registers_then_a_stop_signal_stops_cleanly(tmp_path: Path, signum: int) -> None:
     registry = tmp_path / "registry"
     config = _write_config(
         tmp_path / "daemon.toml",
@@ -86,7 +88,7 @@ def test_registers_then_sigterm_stops_cleanly(tmp_path: Path) -> None:
         bytes.fromhex(address)
         assert record["data_dir"] == str(tmp_path / "data" / "cli-name-7")
         assert (tmp_path / "data" / "cli-name-7").is_dir()
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         _, err = proc.communicate(timeout=DEADLINE_S)
     finally:
         if proc.poll() is None:
@@ -95,7 +97,7 @@ def test_registers_then_sigterm_stops_cleanly(tmp_path: Path) -> None:
     assert proc.returncode == 0, err
     assert not (registry / "cli-name.json").exists(), "record left behind"
     assert "benchfs daemon cli-name (node 7) registered in" in err
-    assert "stopped (SIGTERM, drained)" in err
+    assert f"stopped ({signal.Signals(signum).name}, drained)" in err
 
 
 def test_unknown_key_names_the_key_and_the_file(tmp_path: Path) -> None:

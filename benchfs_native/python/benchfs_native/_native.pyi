@@ -478,13 +478,13 @@ def serve_daemon(
     buffered: bool = False,
     channel_stall_s: float = 60.0,
 ) -> DaemonSummary:
-    """Run one daemon until SIGTERM/SIGINT or a shutdown request.
+    """Run one daemon until SIGTERM/SIGINT/SIGHUP or a shutdown request.
 
     Opens the chunk store in ``data_dir`` (created if missing), creates
     the UCX worker, registers in ``registry_dir``, serves, then drains
     (at most ``shutdown_deadline_s``), fsyncs when ``durability`` asks,
-    unregisters and closes the store. Blocks with the GIL released; SIGTERM
-    and SIGINT are handled natively meanwhile (the previous handlers are
+    unregisters and closes the store. Blocks with the GIL released; SIGTERM,
+    SIGINT and SIGHUP are handled natively meanwhile (the previous handlers are
     restored on return). A channel that has carried no request for
     ``channel_stall_s`` while one of its transfers has been unfinished as
     long is freed (its client is gone). Returns the daemon's summary.
@@ -503,13 +503,13 @@ def serve_mount(
     rpc_deadline_s: float = 30.0,
     connect_deadline_s: float = 60.0,
     session_spin_us: int = 0,
-) -> Literal["unmounted", "SIGINT", "SIGTERM", "signal"]:
+) -> Literal["unmounted", "SIGINT", "SIGTERM", "SIGHUP", "signal"]:
     """Mount the daemons registered in ``registry_dir`` at ``mountpoint``
     through FUSE and serve until it is unmounted (``benchfs umount``,
-    ``fusermount3 -u``) or SIGINT/SIGTERM arrives (it then unmounts first).
+    ``fusermount3 -u``) or SIGINT/SIGTERM/SIGHUP arrives (it then unmounts first).
 
     Blocks with the GIL released. Returns ``"unmounted"``, or the name of
-    the signal that ended it (``"SIGINT"``, ``"SIGTERM"``). After serving a
+    the signal that ended it (``"SIGINT"``, ``"SIGTERM"``, ``"SIGHUP"``). After serving a
     request itself, the session thread polls for the next one for up to
     ``session_spin_us`` microseconds (0..=1000) before sleeping.
     """

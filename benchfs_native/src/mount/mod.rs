@@ -50,8 +50,8 @@ pub enum Ended {
 const DRAIN: Duration = Duration::from_secs(10);
 
 /// Mounts the daemons of `registry_dir` at `mountpoint` and serves until
-/// the mount is unmounted (or, with `handle_signals`, SIGINT or SIGTERM
-/// arrives; then it unmounts first). Every daemon registered when it
+/// the mount is unmounted (or, with `handle_signals`, SIGINT, SIGTERM or
+/// SIGHUP arrives; then it unmounts first). Every daemon registered when it
 /// starts must answer.
 pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> Result<Ended> {
     options.validate()?;

@@ -39,7 +39,7 @@ pub struct MountOptions {
     /// program's next request often comes within tens of microseconds of
     /// the reply; finding it awake spares the session thread a wake-up.
     pub session_spin: Duration,
-    /// Handle SIGINT and SIGTERM: unmount and return.
+    /// Handle SIGINT, SIGTERM and SIGHUP: unmount and return.
     pub handle_signals: bool,
 }
 

@@ -10,13 +10,13 @@ use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
 use crate::daemon::{DaemonConfig, serve};
 
-/// Run one daemon until SIGTERM/SIGINT or a shutdown request.
+/// Run one daemon until SIGTERM/SIGINT/SIGHUP or a shutdown request.
 ///
 /// Opens the chunk store in ``data_dir`` (created if missing), creates
 /// the UCX worker, registers in ``registry_dir``, serves, then drains
 /// (at most ``shutdown_deadline_s``), fsyncs when ``durability`` asks,
-/// unregisters and closes the store. Blocks with the GIL released; SIGTERM
-/// and SIGINT are handled natively meanwhile (the previous handlers are
+/// unregisters and closes the store. Blocks with the GIL released; SIGTERM,
+/// SIGINT and SIGHUP are handled natively meanwhile (the previous handlers are
 /// restored on return). A channel that has carried no request for
 /// ``channel_stall_s`` while one of its transfers has been unfinished as
 /// long is freed (its client is gone). Returns the daemon's summary.

@@ -12,10 +12,10 @@ use crate::mount::{Ended, MountOptions, serve};
 
 /// Mount the daemons registered in ``registry_dir`` at ``mountpoint``
 /// through FUSE and serve until it is unmounted (``benchfs umount``,
-/// ``fusermount3 -u``) or SIGINT/SIGTERM arrives (it then unmounts first).
+/// ``fusermount3 -u``) or SIGINT/SIGTERM/SIGHUP arrives (it then unmounts first).
 ///
 /// Blocks with the GIL released. Returns ``"unmounted"``, or the name of
-/// the signal that ended it (``"SIGINT"``, ``"SIGTERM"``). After serving a
+/// the signal that ended it (``"SIGINT"``, ``"SIGTERM"``, ``"SIGHUP"``). After serving a
 /// request itself, the session thread polls for the next one for up to
 /// ``session_spin_us`` microseconds (0..=1000) before sleeping.
 #[pyfunction]
@@ -71,6 +71,7 @@ pub(crate) fn serve_mount(
         Ended::Unmounted => "unmounted",
         Ended::Signal(libc::SIGINT) => "SIGINT",
         Ended::Signal(libc::SIGTERM) => "SIGTERM",
+        Ended::Signal(libc::SIGHUP) => "SIGHUP",
         Ended::Signal(_) => "signal",
     })
 }

@@ -15,7 +15,7 @@
 //! * a dispatched request holds one of the loop's `slots`;
 //! * clients are known by their [`channels`], opened only for a connect
 //!   signed with the session key and fresh ([`replay`]); [`stats`] are counters of
-//!   the loop; [`signals`] turn SIGTERM/SIGINT into a drain.
+//!   the loop; [`signals`] turn SIGTERM/SIGINT/SIGHUP into a drain.
 
 pub mod buffers;
 pub mod channels;

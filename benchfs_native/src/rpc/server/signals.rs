@@ -1,5 +1,5 @@
-//! SIGTERM and SIGINT while a daemon serves: a handler that only writes an
-//! eventfd (async-signal-safe), so the event loop wakes and drains instead
+//! SIGTERM, SIGINT and SIGHUP while a daemon or mount serves: a handler that
+//! only writes an eventfd (async-signal-safe), so the event loop wakes and drains instead
 //! of dying mid-request. The previous handlers come back when the guard is
 //! dropped (Python's own SIGINT handler, for one).
 
@@ -32,8 +32,8 @@ pub struct SignalGuard {
     old: Vec<SavedAction>,
 }
 
-/// The signals that stop a daemon.
-pub const STOP_SIGNALS: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGINT];
+/// The signals that stop a daemon or a mount (SIGHUP: its terminal went away).
+pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
 
 impl SignalGuard {
     /// Installs the handler for [`STOP_SIGNALS`]. One guard per process at
@@ -47,7 +47,7 @@ impl SignalGuard {
             return Err(Error::os(
                 libc::EBUSY,
                 "install signal handlers",
-                "another daemon in this process handles SIGTERM/SIGINT",
+                "another daemon in this process handles SIGTERM/SIGINT/SIGHUP",
             ));
         }
         LAST_SIGNAL.store(0, Ordering::SeqCst);
@@ -98,6 +98,7 @@ pub fn signal_name(sig: libc::c_int) -> &'static str {
     match sig {
         libc::SIGTERM => "SIGTERM",
         libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
         _ => "signal",
     }
 }

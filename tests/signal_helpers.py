@@ -1,0 +1,81 @@
+"""A `benchfs` command in its own session, sent a signal once it is mid-run,
+and the checks that it stopped everything it started and left nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster.proc_helpers import alive, in_session
+from run_helpers import environment, processes_mentioning, wait_for
+
+from benchfs.cluster.processes import descendants
+
+MOUNTINFO = Path("/proc/self/mountinfo")
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """How an interrupted command ended, and what it had started."""
+
+    pid: int
+    code: int
+    stderr: str
+    started: list[int]  # its descendants while it ran
+
+
+def interrupt(
+    args: list[str], tmp_path: Path, mid_run: Callable[[int], object], signum: int
+) -> Stopped:
+    """Start ``benchfs ARGS``; once ``mid_run(its pid)`` holds, send ``signum`` to it
+    alone (as ``kill PID`` does) and wait for it to end."""
+    err = tmp_path / "stderr"
+    with err.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "benchfs", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            env=environment(),
+            start_new_session=True,
+        )
+
+    def ready() -> object:
+        if process.poll() is not None:
+            raise AssertionError(f"benchfs {args[0]} ended early:\n{err.read_text()}")
+        return mid_run(process.pid)
+
+    try:
+        wait_for(ready, f"benchfs {' '.join(args[:2])} to be mid-run", log=err)
+        started = descendants(process.pid)
+        process.send_signal(signum)
+        code = process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    return Stopped(process.pid, code, err.read_text(), started)
+
+
+def assert_stopped_cleanly(
+    stopped: Stopped, signum: int, under: Path, *, logs_on_stderr: bool = False
+) -> None:
+    """Exit 128 + ``signum`` with one line saying so, last (the only one
+    unless the command logs on stderr), no traceback; no process of the
+    command's left, none naming ``under``, and no mount at or below ``under``."""
+    lines = [line for line in stopped.stderr.splitlines() if line.strip()]
+    name = signal.Signals(signum).name
+    assert stopped.code == 128 + signum, stopped.stderr
+    assert lines and lines[-1].startswith(f"interrupted by {name}:"), stopped.stderr
+    assert len(lines) == 1 or logs_on_stderr, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    assert in_session(stopped.pid) == []
+    assert stopped.started, "the command had started nothing when signalled"
+    assert [pid for pid in stopped.started if alive(pid)] == []
+    assert processes_mentioning(str(under)) == []
+    assert str(under) not in MOUNTINFO.read_text()
