@@ -55,7 +55,19 @@ impl ParkWake {
     /// The owner is awake again: senders stop writing the eventfd, and
     /// what they wrote is drained.
     pub fn unpark(&self) {
+        self.awake();
+        self.drain();
+    }
+
+    /// The owner is awake again, its eventfd left as it is: for an owner
+    /// that polls the eventfd through io_uring and drains it only when
+    /// that poll fired, saving a read per wake-up.
+    pub fn awake(&self) {
         self.parked.store(false, Ordering::SeqCst);
+    }
+
+    /// Empties the eventfd.
+    pub fn drain(&self) {
         self.fd.drain();
     }
 
@@ -152,5 +164,18 @@ mod tests {
         assert!(readable_now(wake.raw()));
         wake.unpark();
         assert!(!readable_now(wake.raw()), "unpark drains the eventfd");
+    }
+
+    #[test]
+    fn awake_stops_notifies_and_leaves_the_eventfd_to_drain() {
+        let wake = ParkWake::new().expect("eventfd");
+        wake.park();
+        wake.notify_if_parked();
+        wake.awake();
+        assert!(readable_now(wake.raw()), "awake does not drain");
+        wake.drain();
+        assert!(!readable_now(wake.raw()));
+        wake.notify_if_parked();
+        assert!(!readable_now(wake.raw()), "awake: no more notifies");
     }
 }

@@ -32,7 +32,6 @@ use std::fmt;
 use std::fs::File;
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::thread::JoinHandle;
@@ -41,7 +40,7 @@ use self::batch::Batch;
 pub use self::options::{
     MAX_BUFFER, MAX_CHUNK, MAX_OFFSET, MAX_POOL_BYTES, MAX_READ, StoreOptions,
 };
-use self::request::{Done, Msg, ReqKind, Request, Wake, note_failure};
+use self::request::{Done, Msg, ReqKind, Request, note_failure};
 use self::ring_thread::RingThread;
 pub use self::submit::{Completions, Finished, ReadAnswer};
 use super::buffer::BufferPool;
@@ -50,7 +49,7 @@ use super::fd_cache::FdCache;
 use super::layout::{self, Piece};
 use super::stats::{Counters, StoreStats};
 use crate::error::{Error, Result};
-use crate::sys::{self, DioAlign, EventFd};
+use crate::sys::{self, DioAlign, ParkWake};
 use crate::trace::{TraceBuffer, TraceFile};
 
 /// A chunk store rooted at a local directory. See the module docs.
@@ -65,7 +64,7 @@ pub struct ChunkStore {
     counters: Arc<Counters>,
     setup: RingSetup,
     tx: RwLock<Option<Sender<Msg>>>,
-    wake: Arc<Wake>,
+    wake: Arc<ParkWake>,
     thread: Mutex<Option<JoinHandle<()>>>,
     trace_path: Option<PathBuf>,
     owner_pid: u32,
@@ -115,10 +114,7 @@ impl ChunkStore {
         };
         let trace_path = trace.as_ref().map(|t| t.path().to_path_buf());
         let counters = Arc::new(Counters::default());
-        let wake = Arc::new(Wake {
-            fd: EventFd::new().map_err(|e| Error::from_io(&e, "eventfd", &root_str))?,
-            parked: AtomicBool::new(false),
-        });
+        let wake = Arc::new(ParkWake::new().map_err(|e| Error::from_io(&e, "eventfd", &root_str))?);
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::sync_channel(1);
         let worker_pool = pool.clone();
@@ -144,7 +140,7 @@ impl ChunkStore {
                         return;
                     }
                 };
-                driver.set_wake_fd(worker_wake.fd.raw());
+                driver.set_wake_fd(worker_wake.raw());
                 let _ = ready_tx.send(Ok(driver.setup()));
                 RingThread {
                     driver,
@@ -256,7 +252,7 @@ impl ChunkStore {
                 };
             }
         }
-        self.wake.notify();
+        self.wake.notify_if_parked();
         Ok(())
     }
 
@@ -484,7 +480,7 @@ impl ChunkStore {
         if let Some(tx) = tx {
             let _ = tx.send(Msg::Shutdown);
             drop(tx);
-            self.wake.notify();
+            self.wake.notify_if_parked();
         }
         let mut thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(t) = thread.take()

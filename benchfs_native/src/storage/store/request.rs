@@ -1,16 +1,13 @@
 //! What a caller sends the driver thread (one [`Request`] per piece) and
-//! what comes back on its reply channel ([`Done`]), and how a caller wakes
-//! the thread.
+//! what comes back on its reply channel ([`Done`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering, fence};
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 use super::submit::Answer;
 use crate::error::Error;
 use crate::storage::buffer::FixedBuf;
-use crate::sys::EventFd;
 
 /// Why a piece failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,22 +111,6 @@ pub(super) struct Request {
 pub(super) enum Msg {
     Io(Request),
     Shutdown,
-}
-
-/// The driver thread's wake-up: an eventfd polled by the ring, written
-/// only while the thread is parked.
-pub(super) struct Wake {
-    pub(super) fd: EventFd,
-    pub(super) parked: AtomicBool,
-}
-
-impl Wake {
-    pub(super) fn notify(&self) {
-        fence(Ordering::SeqCst);
-        if self.parked.load(Ordering::Relaxed) {
-            self.fd.notify();
-        }
-    }
 }
 
 pub(super) fn note_failure(slot: &mut Option<Error>, f: Failure, op: &'static str, path: &str) {

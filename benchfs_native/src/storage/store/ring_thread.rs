@@ -4,16 +4,16 @@
 use std::ffi::CString;
 use std::os::fd::{AsFd as _, OwnedFd};
 use std::sync::Arc;
-use std::sync::atomic::{Ordering, fence};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::Instant;
 
-use super::request::{Failure, Msg, Reply, ReqKind, Request, Wake};
+use super::request::{Failure, Msg, Reply, ReqKind, Request};
 use crate::storage::driver::{Completion, Driver};
 use crate::storage::fd_cache::{Access, FdCache, Mode, Opened};
 use crate::storage::ops::{Fsync, Ftruncate, Op, Read, Statx, Unlink, Write};
 use crate::storage::stats::{Counters, bump};
 use crate::sys;
+use crate::sys::ParkWake;
 
 /// The driver thread's state.
 pub(super) struct RingThread {
@@ -21,7 +21,7 @@ pub(super) struct RingThread {
     pub(super) fds: FdCache,
     pub(super) root_fd: Arc<OwnedFd>,
     pub(super) counters: Arc<Counters>,
-    pub(super) wake: Arc<Wake>,
+    pub(super) wake: Arc<ParkWake>,
     pub(super) rx: Receiver<Msg>,
     pub(super) done: Vec<Completion<Reply>>,
 }
@@ -44,13 +44,13 @@ impl RingThread {
             if shutdown && self.driver.in_flight() == 0 {
                 break;
             }
-            // Park: from here on callers write the eventfd.
-            self.wake.parked.store(true, Ordering::Relaxed);
-            fence(Ordering::SeqCst);
+            // Park: from here on callers write the eventfd, which the ring
+            // polls (`Driver::set_wake_fd`); drained only when that fired.
+            self.wake.park();
             if !shutdown {
                 match self.rx.try_recv() {
                     Ok(msg) => {
-                        self.wake.parked.store(false, Ordering::Relaxed);
+                        self.wake.awake();
                         match msg {
                             Msg::Io(req) => self.handle(req),
                             Msg::Shutdown => shutdown = true,
@@ -60,7 +60,7 @@ impl RingThread {
                     Err(TryRecvError::Disconnected) => {
                         // No caller can wake us any more: re-check whether
                         // anything is left before waiting.
-                        self.wake.parked.store(false, Ordering::Relaxed);
+                        self.wake.awake();
                         shutdown = true;
                         continue;
                     }
@@ -68,9 +68,9 @@ impl RingThread {
                 }
             }
             let res = self.driver.submit_and_wait(1);
-            self.wake.parked.store(false, Ordering::Relaxed);
+            self.wake.awake();
             if self.driver.take_woken() {
-                self.wake.fd.drain();
+                self.wake.drain();
             }
             self.complete_ready();
             if res.is_err() {
