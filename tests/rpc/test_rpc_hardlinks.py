@@ -215,7 +215,9 @@ def test_a_link_racing_the_unlink_of_its_source_never_leaves_a_name_without_data
 ) -> None:
     # The count goes up before the source is marked, so either the unlink sees
     # an unmarked source and takes the data (and the link fails), or it drops a
-    # count the link already raised (and the new name keeps the data).
+    # count the link already raised (and the new name keeps the data). Either
+    # way the home's link table is as it was: a link that failed at its mark
+    # takes its entry back too.
     top = f"hard-race-{cluster.transport}"
     rounds = 100
     start = threading.Barrier(2, timeout=120)
@@ -229,6 +231,7 @@ def test_a_link_racing_the_unlink_of_its_source_never_leaves_a_name_without_data
             data = payload(100 + i, CHUNK + i)
             write_file(c, f"{top}/src", data)
             ino = c.stat(f"{top}/src")["ino"]
+            entries = c.stats(home(ino))["link_table_entries"]
             start.wait()
             c.unlink(f"{top}/src")
             start.wait()
@@ -243,6 +246,7 @@ def test_a_link_racing_the_unlink_of_its_source_never_leaves_a_name_without_data
             else:
                 assert names(c, top) == []
             assert backing_files(cluster, ino) == [], "data left after the last name"
+            assert c.stats(home(ino))["link_table_entries"] == entries, results[i]
         t.join(timeout=60)
     assert not t.is_alive()
 

@@ -36,6 +36,16 @@ use crate::rpc::server::SignalGuard;
 use crate::sys::epoll::Epoll;
 use crate::sys::mount::{Unmount, unmount};
 
+/// Empty progress calls of the session thread's wait for replies between
+/// two yields of its core. It keeps the client's long spin (its 4 KiB
+/// requests are answered in tens of microseconds, and sleeping would add a
+/// wake-up to each), but the daemon it waits for may be woken on the same
+/// core (the session thread's send wakes it there when the other core is
+/// busy), and would then wait for the spin to end: a yield lets it run at
+/// once, and costs about a microsecond when nothing else wants the core
+/// (docs/PERFORMANCE.md, "The 4 KiB write path").
+const SESSION_YIELD: u32 = 64;
+
 /// How the mount ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
@@ -174,6 +184,7 @@ impl Setup {
             )?),
         };
         let client = Client::connect(&self.registry_dir, self.expected, self.client_options)?;
+        client.set_wait_yield(SESSION_YIELD);
         let (filesystem, queue) = fs::BenchFs::new(client, workers, &self.options);
         let session =
             fuser::Session::new(filesystem, &self.mountpoint, &self.options.fuse_options())

@@ -89,6 +89,10 @@ pub enum CountStep {
     Add(SharedAttrs),
     /// One name less.
     Drop,
+    /// An add taken back by a link whose source was gone at its mark
+    /// (removed or renamed): one name less, and the entry goes back to
+    /// one name with the count when no name of the file was ever marked.
+    Undo,
     /// A setattr through one of the names.
     Set(Changes),
 }
@@ -108,6 +112,11 @@ pub struct Counted {
 struct Entry {
     count: u32,
     shared: SharedAttrs,
+    /// Whether a step that only a marked name sends (a drop, a get, a
+    /// set) has come: a name of the file then reads this entry. Until
+    /// then the count is the first name (unmarked, its record holds its
+    /// attributes) and the adds of links under way.
+    marked: bool,
 }
 
 /// The files given a second name, from that first link until their last
@@ -115,6 +124,14 @@ struct Entry {
 /// name is marked linked and reads the file's attributes here, so a
 /// change made through a name since removed is not lost. An id absent
 /// from the table has one name and its record holds its attributes.
+///
+/// The exception is an [`CountStep::Undo`] that brings the count back to
+/// 1 before any marked name has shown itself: every link so far failed at
+/// its mark, so no record was ever marked and none reads the entry (the
+/// one name left, if the source was renamed rather than removed, holds
+/// its own attributes), and it goes. Were a marked name left, the count
+/// could not be 1 without a drop: a link that marks its source either
+/// makes a second name or takes its add back with a drop.
 #[derive(Debug, Default)]
 pub struct LinkCounts {
     linked: HashMap<u64, Entry>,
@@ -130,13 +147,20 @@ impl LinkCounts {
             return Ok(match step {
                 CountStep::Add(mut shared) => {
                     shared.ctime = now;
-                    self.linked.insert(ino, Entry { count: 2, shared });
+                    self.linked.insert(
+                        ino,
+                        Entry {
+                            count: 2,
+                            shared,
+                            marked: false,
+                        },
+                    );
                     Counted {
                         count: 2,
                         shared: Some(shared),
                     }
                 }
-                CountStep::Drop => Counted {
+                CountStep::Drop | CountStep::Undo => Counted {
                     count: 0,
                     shared: None,
                 },
@@ -147,23 +171,32 @@ impl LinkCounts {
             });
         };
         match step {
-            CountStep::Get => {}
+            CountStep::Get => e.marked = true,
             CountStep::Add(_) if e.count >= MAX_LINKS => return Err(libc::EMLINK),
             CountStep::Add(_) => {
                 e.count += 1;
                 e.shared.ctime = now;
             }
             CountStep::Drop => {
+                e.marked = true;
                 e.count -= 1;
                 e.shared.ctime = now;
             }
-            CountStep::Set(c) => e.shared.apply(&c, now),
+            CountStep::Undo => {
+                e.count -= 1;
+                e.shared.ctime = now;
+            }
+            CountStep::Set(c) => {
+                e.marked = true;
+                e.shared.apply(&c, now);
+            }
         }
+        let unmarked_one = step == CountStep::Undo && e.count == 1 && !e.marked;
         let out = Counted {
             count: e.count,
-            shared: Some(e.shared),
+            shared: (!unmarked_one).then_some(e.shared),
         };
-        if e.count == 0 {
+        if e.count == 0 || unmarked_one {
             self.linked.remove(&ino);
         }
         Ok(out)

@@ -124,6 +124,12 @@ impl Namespace {
         self.records.len()
     }
 
+    /// Entries of the link table: ids handed out here that were given a
+    /// second name and still have a name.
+    pub fn link_table_len(&self) -> usize {
+        self.counts.len()
+    }
+
     /// Whether only the root is here.
     pub fn is_empty(&self) -> bool {
         self.records.is_empty()

@@ -315,6 +315,54 @@ fn link_counts_live_on_the_home_daemon_and_start_at_one() {
 }
 
 #[test]
+fn an_undone_link_whose_source_was_never_marked_leaves_no_entry() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    let add = CountStep::Add(made());
+    // Two links under way; the source goes before either marks it.
+    assert_eq!(count(&mut n, f.ino, add), Ok(2));
+    assert_eq!(count(&mut n, f.ino, add), Ok(3));
+    n.unlink("f", f.ino).unwrap();
+    assert_eq!(n.mark_linked("f", f.ino), Err(libc::ENOENT));
+    assert_eq!(count(&mut n, f.ino, CountStep::Undo), Ok(2));
+    assert_eq!(n.counts.len(), 1, "the other link is still under way");
+    let last = n.link_count(f.ino, CountStep::Undo, 7).unwrap();
+    assert_eq!((last.count, last.shared), (1, None));
+    assert!(n.counts.is_empty(), "no name ever read the entry");
+}
+
+#[test]
+fn an_undo_keeps_the_entry_once_a_marked_name_showed_itself() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    let add = CountStep::Add(made());
+    // A link that marked its source and failed after: its drop.
+    assert_eq!(count(&mut n, f.ino, add), Ok(2));
+    assert_eq!(count(&mut n, f.ino, CountStep::Drop), Ok(1));
+    // A second one whose mark found the source gone: the source was
+    // marked, so its unlink drops the count itself.
+    assert_eq!(count(&mut n, f.ino, add), Ok(2));
+    assert_eq!(count(&mut n, f.ino, CountStep::Undo), Ok(1));
+    assert_eq!(n.counts.len(), 1, "the marked name reads it");
+    assert_eq!(count(&mut n, f.ino, CountStep::Drop), Ok(0));
+    assert!(n.counts.is_empty());
+    // A get or a set come from a marked name too.
+    for seen in [CountStep::Get, CountStep::Set(Changes::default())] {
+        let (g, _) = n.create("g", 0o644, ME, true, 1).unwrap();
+        assert_eq!(count(&mut n, g.ino, add), Ok(2));
+        assert_eq!(count(&mut n, g.ino, add), Ok(3));
+        count(&mut n, g.ino, seen).unwrap();
+        assert_eq!(count(&mut n, g.ino, CountStep::Undo), Ok(2));
+        assert_eq!(count(&mut n, g.ino, CountStep::Drop), Ok(1));
+        assert_eq!(n.counts.len(), 1, "{seen:?}");
+        assert_eq!(count(&mut n, g.ino, CountStep::Drop), Ok(0));
+        n.unlink("g", 0).unwrap();
+    }
+    // An undo of an id the table does not hold: the last name's.
+    assert_eq!(count(&mut n, f.ino, CountStep::Undo), Ok(0));
+}
+
+#[test]
 fn the_first_link_takes_in_the_attributes_and_later_ones_keep_them() {
     let mut n = ns();
     let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();

@@ -174,6 +174,13 @@ fn seed_requests() -> Vec<Request<'static>> {
             },
         },
         Request::LinkCount {
+            path: "",
+            ino: 0x0000_0800_0000_00ab,
+            step: wire::CountStep::Undo,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
+        },
+        Request::LinkCount {
             path: "f/a",
             ino: 0xab,
             step: wire::CountStep::Mark,

@@ -1,7 +1,8 @@
 //! The attributes a hard-linked file's names share, on its home daemon:
 //! the first add takes in the source's, a set changes them (ctime
 //! stamped), a get returns them with the count, and they stay while any
-//! name is left, the count back at 1 included.
+//! name is left, the count back at 1 included; a link that found its
+//! source gone at the mark leaves nothing behind.
 
 use crate::harness::*;
 
@@ -104,6 +105,60 @@ fn the_home_keeps_the_names_shared_attributes() {
         // The last name goes: so does the entry.
         assert_eq!(counted(c.call(&drop, Vec::new()).ok()).0, 0);
         assert_eq!(counted(c.call(&get, Vec::new()).ok()), (1, None));
+        c.shutdown(false);
+        d.join();
+    });
+}
+
+#[test]
+fn a_link_whose_source_went_before_the_mark_leaves_no_entry() {
+    watchdog(120, || {
+        let mut d = Daemon::start("undolink", |_| {});
+        let mut c = RawClient::connect(&d.record);
+        let create = |path| Request::Create {
+            path,
+            mode: 0o640,
+            uid: 1,
+            gid: 2,
+            exclusive: true,
+            parent_here: false,
+        };
+        let step = |ino, step| Request::LinkCount {
+            path: "",
+            ino,
+            step,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
+        };
+        let mark = |path, ino| Request::LinkCount {
+            path,
+            ino,
+            step: CountStep::Mark,
+            mask: 0,
+            attr: wire::SharedAttr::default(),
+        };
+        // The link's add; then the source, never marked, is removed
+        // before the link's mark reaches it.
+        for (path, undo, left) in [("f", CountStep::Undo, false), ("g", CountStep::Drop, true)] {
+            let f = attr(c.call(&create(path), Vec::new()).ok());
+            assert_eq!(
+                counted(c.call(&step(f.ino, CountStep::Add), Vec::new()).ok()).0,
+                2
+            );
+            let unlink = Request::Unlink {
+                path,
+                ino: f.ino,
+                data: false,
+            };
+            c.call(&unlink, Vec::new()).ok();
+            assert_eq!(c.call(&mark(path, f.ino), Vec::new()).errno(), libc::ENOENT);
+            let (n, shared) = counted(c.call(&step(f.ino, undo), Vec::new()).ok());
+            assert_eq!((n, shared.is_some()), (1, left), "{undo:?}");
+            // A get answers from the table: the entry is gone after the
+            // undo; a plain drop (what a link did before) leaves it.
+            let (n, shared) = counted(c.call(&step(f.ino, CountStep::Get), Vec::new()).ok());
+            assert_eq!((n, shared.is_some()), (1, left), "{undo:?}");
+        }
         c.shutdown(false);
         d.join();
     });

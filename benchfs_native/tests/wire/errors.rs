@@ -279,7 +279,7 @@ fn layout_is_pinned() {
     .unwrap();
     let want: Vec<u8> = [
         &b"BFSW"[..],
-        &[6, 0],                                           // version
+        &[7, 0],                                           // version
         &[5, 0],                                           // op write, reserved
         &[0x04, 0],                                        // flags: SYNC
         &[16, 0],                                          // fixed_len
@@ -413,6 +413,8 @@ fn link_count_steps_are_checked_both_ways() {
         count("", 5, wire::CountStep::Set, 1 << 6, plain),
         count("", 5, wire::CountStep::Set, wire::SET_MODE, some),
         count("", 5, wire::CountStep::Drop, 0, some),
+        count("", 5, wire::CountStep::Undo, 0, some),
+        count("f", 5, wire::CountStep::Undo, 0, plain),
     ] {
         assert!(encode_request(&mut out, route, &bad).is_err(), "{bad:?}");
     }
@@ -426,7 +428,7 @@ fn link_count_steps_are_checked_both_ways() {
     let step_at = HEADER_LEN + 8;
     let mask_at = HEADER_LEN + 12;
     let attr_at = HEADER_LEN + 16;
-    for code in [0u32, 6, u32::MAX] {
+    for code in [0u32, 7, u32::MAX] {
         let mut b = out.clone();
         b[step_at..step_at + 4].copy_from_slice(&code.to_le_bytes());
         assert_eq!((err(&b).offset, err(&b).field), (step_at, "step"));
@@ -457,9 +459,10 @@ fn link_count_steps_are_checked_both_ways() {
     let mut b = out.clone();
     b[8..10].copy_from_slice(&wire::FLAG_LINKED.to_le_bytes());
     assert_eq!(err(&b).field, "flags");
-    // An add's attributes and a set's values go through.
+    // An add's attributes, a set's values and an undo go through.
     for good in [
         count("", 5, wire::CountStep::Add, 0, some),
+        count("", 5, wire::CountStep::Undo, 0, plain),
         count(
             "",
             5,

@@ -315,7 +315,7 @@ pub fn link_count() -> impl Strategy<Value = Req> {
     prop_oneof![
         (
             1..=u64::MAX,
-            prop::sample::select(vec![CountStep::Get, CountStep::Drop])
+            prop::sample::select(vec![CountStep::Get, CountStep::Drop, CountStep::Undo])
         )
             .prop_map(move |(i, s)| Req::LinkCount(String::new(), i, s, 0, plain)),
         (1..=u64::MAX, shared_attr()).prop_map(|(i, a)| Req::LinkCount(

@@ -39,6 +39,9 @@ pub(crate) struct WorkerShared {
     wakeup: bool,
     efd: Cell<Option<RawFd>>,
     spin: Cell<u32>,
+    /// Yield the core every so many empty progress calls of a wait (0:
+    /// never).
+    yield_every: Cell<u32>,
     in_progress: Cell<bool>,
     /// The registered AM handlers (`am::HandlerSlot`), owned here so that
     /// they outlive every callback UCX may still make into them.
@@ -92,6 +95,7 @@ impl WorkerShared {
             wakeup: ctx.inner.wakeup,
             efd: Cell::new(None),
             spin: Cell::new(DEFAULT_SPIN_ITERATIONS),
+            yield_every: Cell::new(0),
             in_progress: Cell::new(false),
             handlers: RefCell::new(HashMap::new()),
             cb_active: Cell::new(0),
@@ -113,6 +117,17 @@ impl WorkerShared {
     /// The empty progress calls a wait spins through before it sleeps.
     pub(crate) fn spin(&self) -> u32 {
         self.spin.get()
+    }
+
+    /// Sets how many empty progress calls of a wait pass between two
+    /// yields of the core (0: never).
+    pub(crate) fn set_yield_every(&self, n: u32) {
+        self.yield_every.set(n);
+    }
+
+    /// Empty progress calls between two yields of a wait (0: never).
+    pub(crate) fn yield_every(&self) -> u32 {
+        self.yield_every.get()
     }
 
     /// One `ucp_worker_progress` call. Panics if called from inside a UCX
@@ -171,6 +186,7 @@ impl WorkerShared {
         mut done: impl FnMut() -> bool,
     ) -> Result<()> {
         let spin = self.spin.get().max(1);
+        let yield_every = self.yield_every.get();
         let mut idle: u32 = 0;
         loop {
             if done() {
@@ -186,6 +202,13 @@ impl WorkerShared {
                     return Ok(());
                 }
                 return Err(Error::timeout(format!("waiting for {what}")));
+            }
+            if yield_every != 0 && idle.is_multiple_of(yield_every) {
+                // A thread woken on this core (the peer this wait is for,
+                // when it shares the core) runs now instead of after the
+                // spin; alone on the core this returns at once.
+                // Safety: no arguments; cannot fail on Linux.
+                unsafe { libc::sched_yield() };
             }
             if idle >= spin && self.wakeup {
                 idle = 0;

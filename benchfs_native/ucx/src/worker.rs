@@ -135,6 +135,17 @@ impl Worker {
         self.shared.spin()
     }
 
+    /// Makes a wait yield the core (`sched_yield`) every `n` empty progress
+    /// calls while it spins (0, the default: never).
+    pub fn set_spin_yield(&self, n: u32) {
+        self.shared.set_yield_every(n);
+    }
+
+    /// Empty progress calls between two yields of a wait (0: never).
+    pub fn spin_yield(&self) -> u32 {
+        self.shared.yield_every()
+    }
+
     /// Connect to a peer worker.
     pub fn connect(&self, peer: &WorkerAddress, opts: EndpointOptions) -> Result<Endpoint> {
         Endpoint::connect(&self.shared, peer, opts)

@@ -236,6 +236,9 @@ fn spin_setting_reads_back() {
     );
     worker.set_spin_iterations(200);
     assert_eq!(worker.spin_iterations(), 200);
+    assert_eq!(worker.spin_yield(), 0, "a wait yields only when asked");
+    worker.set_spin_yield(64);
+    assert_eq!(worker.spin_yield(), 64);
 }
 
 #[test]

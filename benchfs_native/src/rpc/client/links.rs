@@ -40,9 +40,19 @@ impl Client {
         // The first link hands the home the source's attributes; a later
         // one gets the home's back.
         let added = self.home_step(ino, CountStep::Add, 0, shared_of(&src), from)?;
-        let steps = self.link_name(from, to, &src, &target);
-        if let Err(e) = steps {
-            let _ = self.drop_name(ino, to);
+        if let Err(e) = self.mark(from, ino) {
+            // ENOENT: the source went meanwhile (removed or renamed), so
+            // the add is taken back as an undo, which also takes the
+            // table's entry when no name was ever marked.
+            let step = match e.errno() {
+                Some(libc::ENOENT) => CountStep::Undo,
+                _ => CountStep::Drop,
+            };
+            let _ = self.take_back(ino, step, to);
+            return Err(e);
+        }
+        if let Err(e) = self.link_name(to, &src, &target) {
+            let _ = self.take_back(ino, CountStep::Drop, to);
             return Err(e);
         }
         // The source's record with the count and attributes the add left
@@ -54,17 +64,23 @@ impl Client {
         Ok(attr)
     }
 
-    /// The steps of [`Client::link`] after the count went up.
-    fn link_name(&mut self, from: &str, to: &str, src: &Attr, target: &str) -> Result<()> {
+    /// Marks the record `from`, if it still has id `ino`, as one of
+    /// several names (on its owner); `ENOENT` otherwise.
+    fn mark(&mut self, from: &str, ino: u64) -> Result<()> {
         let from_owner = self.placement.metadata_owner(from);
         let mark = Request::LinkCount {
             path: from,
-            ino: src.ino,
+            ino,
             step: CountStep::Mark,
             mask: 0,
             attr: SharedAttr::default(),
         };
-        self.call_one(from_owner, &mark)?;
+        self.call_one(from_owner, &mark).map(|_| ())
+    }
+
+    /// The steps of [`Client::link`] after the mark: the record under
+    /// `to` and its parent check.
+    fn link_name(&mut self, to: &str, src: &Attr, target: &str) -> Result<()> {
         let to_owner = self.placement.metadata_owner(to);
         let link = Request::Link {
             path: to,
@@ -134,7 +150,13 @@ impl Client {
 
     /// One name of file `ino` less: its data goes with the last name.
     fn drop_name(&mut self, ino: u64, label: &str) -> Result<()> {
-        if self.count_step(ino, CountStep::Drop, label)? == 0 {
+        self.take_back(ino, CountStep::Drop, label)
+    }
+
+    /// A drop or an undo of one name of file `ino`: its data goes when
+    /// the count reaches 0.
+    fn take_back(&mut self, ino: u64, step: CountStep, label: &str) -> Result<()> {
+        if self.count_step(ino, step, label)? == 0 {
             self.remove_data(ino, label)?;
         }
         Ok(())

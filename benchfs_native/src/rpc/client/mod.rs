@@ -270,6 +270,13 @@ impl Client {
         self.conn.worker.spin_iterations()
     }
 
+    /// Makes a wait for replies yield the core every `iterations` empty
+    /// progress calls of its spin (0, the default: never), so that a
+    /// thread woken on the same core (a daemon sharing it) runs at once.
+    pub fn set_wait_yield(&self, iterations: u32) {
+        self.conn.worker.set_spin_yield(iterations);
+    }
+
     /// Whether the sessions are still open.
     pub fn is_connected(&self) -> bool {
         !self.conn.is_closed()

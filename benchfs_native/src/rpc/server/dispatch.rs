@@ -399,6 +399,14 @@ impl Storage {
             .len()
     }
 
+    /// Entries of the link table (docs/NAMESPACE.md, "Hard links").
+    pub fn link_table_entries(&self) -> usize {
+        self.names
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .link_table_len()
+    }
+
     /// Runs `job`, timing the store work.
     pub fn execute(&self, mut job: Job) -> Outcome {
         job.unfix();

@@ -215,6 +215,7 @@ impl Storage {
                     wire::CountStep::Get => CountStep::Get,
                     wire::CountStep::Add => CountStep::Add(shared_attrs(&attr)),
                     wire::CountStep::Drop => CountStep::Drop,
+                    wire::CountStep::Undo => CountStep::Undo,
                     wire::CountStep::Set => CountStep::Set(changes(&SetFields {
                         mask,
                         mode: attr.mode,

@@ -531,6 +531,7 @@ impl Server<'_> {
             channels_opened: self.channels.opened_total(),
             stopping: self.stopping(),
             namespace_records: self.storage.namespace_records(),
+            link_table_entries: self.storage.link_table_entries(),
         };
         stats::to_json(&id, &self.stats, &g, &self.store.stats())
     }

@@ -165,6 +165,8 @@ pub struct Gauges {
     pub stopping: bool,
     /// Namespace records held (the root not counted).
     pub namespace_records: usize,
+    /// Entries of the link table.
+    pub link_table_entries: usize,
 }
 
 /// Who the server is, for the stats JSON.
@@ -213,6 +215,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         "replies_dropped": s.replies_dropped,
         "stopping": g.stopping,
         "namespace_records": g.namespace_records,
+        "link_table_entries": g.link_table_entries,
         "store": {
             "submits": store.submits,
             "sqes": store.sqes,

@@ -46,8 +46,9 @@ pub const MAGIC: [u8; 4] = *b"BFSW";
 /// (link's `EXCL` and `LINKED` flags, the link_count op). 6: the
 /// attributes a hard-linked file's names share, kept by its home daemon
 /// (link_count's mask and attributes, its reply's `LINKED` flag, the set
-/// step).
-pub const VERSION: u16 = 6;
+/// step). 7: link_count's undo step (a link's add taken back when its
+/// source was gone at the mark).
+pub const VERSION: u16 = 7;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].

@@ -240,6 +240,10 @@ pub enum CountStep {
     /// A setattr through one of the names: the shared attributes the
     /// mask names; the count and attributes after.
     Set = 5,
+    /// An add taken back by a link whose source was gone at its mark:
+    /// one name less; the count after (0: remove the data), and no
+    /// attributes when the entry went with it (no name was ever marked).
+    Undo = 6,
 }
 
 impl CountStep {
@@ -250,6 +254,7 @@ impl CountStep {
             3 => Some(CountStep::Drop),
             4 => Some(CountStep::Mark),
             5 => Some(CountStep::Set),
+            6 => Some(CountStep::Undo),
             _ => None,
         }
     }
