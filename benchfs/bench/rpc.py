@@ -196,6 +196,8 @@ class RpcBenchReport:
     daemon: DaemonFigures | None = None
     load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # The daemon's idle policy: its bulk_spin_us and how its run queue looks went.
+    idle_policy: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         daemon = None
@@ -209,6 +211,7 @@ class RpcBenchReport:
             "daemon": daemon,
             "loadavg_start": list(self.load_start),
             "loadavg_end": list(self.load_end),
+            "idle_policy": self.idle_policy,
         }
 
 
@@ -220,6 +223,8 @@ class RpcBenchSettings:
     bw_window: int = 16
     e2e_ops: int = 5_000
     buffer_pool_size: int = 256 * MiB
+    # The daemon's bulk_spin_us (None: the daemon's default).
+    bulk_spin_us: int | None = None
     examples_dir: Path | None = None  # default: the source tree's release build
 
 
@@ -270,7 +275,7 @@ def _one_transport(
     s = settings
     with (
         tempfile.TemporaryDirectory(prefix="benchfs-bench-rpc-") as tmp,
-        _daemon(Path(tmp), transport, settings.buffer_pool_size) as daemon,
+        _daemon(Path(tmp), transport, settings) as daemon,
     ):
         registry = str(Path(tmp) / "registry")
         client = benchfs_native.Client(
@@ -318,6 +323,12 @@ def _one_transport(
                         (PERFTEST_BW, PINGPONG_BW), tuple(bw)),
             ]  # fmt: skip
             report.e2e = {"rtt_p99_us": statistics.median(engine_p99)}
+            stats = client.stats(0)
+            report.idle_policy = {
+                "bulk_spin_us": daemon.bulk_spin_us,
+                "bulk_spin_free": int(stats.get("bulk_spin_free", 0)),
+                "bulk_spin_busy": int(stats.get("bulk_spin_busy", 0)),
+            }
         on_step(f"[{transport}] end to end 4 KiB write and read")
         one_at_a_time = benchfs_native.Client(
             registry, 1, transport=transport, name="bench-e2e", max_in_flight=1
@@ -356,22 +367,23 @@ def _end_to_end(client: Any, ops: int) -> dict[str, float]:
 class _Daemon:
     process: ManagedProcess
     registered_ms: float
+    bulk_spin_us: int
 
 
 @contextmanager
-def _daemon(tmp: Path, transport: MeasuredTransport, pool: int) -> Iterator[_Daemon]:
-    config = write_daemon_config(
-        tmp / "daemon.toml",
-        DaemonSettings(
-            node_name="bench0",
-            node_id=0,
-            data_dir=str(tmp / "data"),
-            registry_dir=str(tmp / "registry"),
-            transport=transport,
-            buffer_pool_size=pool,
-            buffered=True,
-        ),
+def _daemon(tmp: Path, transport: MeasuredTransport, bench: RpcBenchSettings) -> Iterator[_Daemon]:
+    chosen = {} if bench.bulk_spin_us is None else {"bulk_spin_us": bench.bulk_spin_us}
+    settings = DaemonSettings(
+        node_name="bench0",
+        node_id=0,
+        data_dir=str(tmp / "data"),
+        registry_dir=str(tmp / "registry"),
+        transport=transport,
+        buffer_pool_size=bench.buffer_pool_size,
+        buffered=True,
+        **chosen,
     )
+    config = write_daemon_config(tmp / "daemon.toml", settings)
     log = tmp / "daemon.log"
     process = start_process(
         daemon_argv(config), name="the benchmark daemon", stdout=subprocess.DEVNULL, stderr=log
@@ -387,7 +399,7 @@ def _daemon(tmp: Path, transport: MeasuredTransport, pool: int) -> Iterator[_Dae
             if time.monotonic() > deadline:
                 raise LaunchError("the benchmark daemon did not register within 30 s")
             time.sleep(0.02)
-        yield _Daemon(process, float(match.group(1)))
+        yield _Daemon(process, float(match.group(1)), settings.bulk_spin_us)
     finally:
         stop_process(process, grace_s=15)
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from benchfs.cli.cluster_display import print_cluster_report
 from benchfs.cli.console import make_console
 from benchfs.cli.rpc_display import print_rpc_report
-from benchfs.config.model import MAX_QUEUE_DEPTH
+from benchfs.config.model import MAX_BULK_SPIN_US, MAX_QUEUE_DEPTH
 from benchfs.config.sizes import format_size, parse_size
 
 if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
@@ -315,6 +315,15 @@ def rpc(
             "(default: benchfs_native/target/release/examples; `make examples` builds them).",
         ),
     ] = None,
+    bulk_spin_us: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=MAX_BULK_SPIN_US,
+            help="The daemon's bulk_spin_us (0: its idle loop sleeps after 50 us even "
+            "after bulk data); default: the daemon's default.",
+        ),
+    ] = None,
 ) -> None:
     """The RPC layer against ucx_perftest and the UCX binding doing the same work, round by
     round with the CPU placement recorded, and end to end via a daemon."""
@@ -329,6 +338,7 @@ def rpc(
         lat_iterations=lat_iterations,
         bw_iterations=bw_iterations,
         examples_dir=examples_dir,
+        bulk_spin_us=bulk_spin_us,
     )
     with err_console.status("starting") as progress:
         reports = run_rpc_bench(
