@@ -196,6 +196,15 @@ def cluster(
         ),
     ] = True,
     results_dir: ResultsDirOption = Path("results"),
+    bulk_spin_us: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=MAX_BULK_SPIN_US,
+            help="The daemons' bulk_spin_us (0: their idle loops sleep after 50 us even "
+            "after bulk data); default: the daemon's default.",
+        ),
+    ] = None,
 ) -> None:
     """A local cluster `benchfs run` against fio (and posix:) with the same bytes,
     block size, jobs and queue depth, in paired rounds."""
@@ -208,6 +217,7 @@ def cluster(
         queue_depth=queue_depth,
         rounds=rounds,
         posix=posix,
+        bulk_spin_us=bulk_spin_us,
     )
     with err_console.status("starting") as progress:
         report = run_cluster_bench(
