@@ -49,7 +49,7 @@ MAX_QUEUE_DEPTH = 256
 MAX_MOUNT_THREADS = 256
 MAX_MOUNT_SESSION_SPIN_US = 1000
 MAX_BULK_SPIN_US = 1_000_000  # rpc::server::MAX_BULK_SPIN
-DEFAULT_BULK_SPIN_US = 2000  # rpc::server::DEFAULT_BULK_SPIN
+DEFAULT_BULK_SPIN_US = 0  # rpc::server::DEFAULT_BULK_SPIN: off
 BulkSpinUs = Annotated[int, Field(ge=0, le=MAX_BULK_SPIN_US, strict=True)]
 # The kernel's attribute and entry caches: beyond an hour, a mistake.
 CacheSeconds = Annotated[float, Field(ge=0, le=3600.0, allow_inf_nan=False)]

@@ -477,7 +477,7 @@ def serve_daemon(
     shutdown_deadline_s: float,
     buffered: bool = False,
     channel_stall_s: float = 60.0,
-    bulk_spin_us: int = 2000,
+    bulk_spin_us: int = 0,
 ) -> DaemonSummary:
     """Run one daemon until SIGTERM/SIGINT or a shutdown request.
 

@@ -41,7 +41,7 @@ use crate::daemon::{DaemonConfig, serve};
     shutdown_deadline_s,
     buffered = false,
     channel_stall_s = 60.0,
-    bulk_spin_us = 2000,
+    bulk_spin_us = 0,
 ))]
 #[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
 pub(crate) fn serve_daemon<'py>(
