@@ -65,6 +65,8 @@ class ClusterBenchCase:
     rounds: int = DEFAULT_ROUNDS
     # The posix: side; it keeps one transfer in flight, so it runs only at queue depth 1.
     posix: bool = True
+    # The daemons' bulk_spin_us (None: the default).
+    bulk_spin_us: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("nodes", "ranks_per_node", "transfer_size", "block_size",
@@ -237,6 +239,7 @@ def _run_side(
         "preflight.enabled": False,
         "output.results_dir": str(results_dir),
         "output.label": label,
+        **({} if case.bulk_spin_us is None else {"cluster.bulk_spin_us": case.bulk_spin_us}),
         **extra,
     }
     plan = apply_overrides(load_config(None), overrides)

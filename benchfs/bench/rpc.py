@@ -197,6 +197,8 @@ class RpcBenchReport:
     daemon: DaemonFigures | None = None
     load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # The daemon's idle policy: its bulk_spin_us and how its run queue looks went.
+    idle_policy: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         daemon = None
@@ -210,6 +212,7 @@ class RpcBenchReport:
             "daemon": daemon,
             "loadavg_start": list(self.load_start),
             "loadavg_end": list(self.load_end),
+            "idle_policy": self.idle_policy,
         }
 
 
@@ -221,6 +224,8 @@ class RpcBenchSettings:
     bw_window: int = 16
     e2e_ops: int = 5_000
     buffer_pool_size: int = 256 * MiB
+    # The daemon's bulk_spin_us (None: the daemon's default).
+    bulk_spin_us: int | None = None
     examples_dir: Path | None = None  # default: the source tree's release build
 
 
@@ -270,7 +275,7 @@ def _one_transport(
     env = _tool_env(transport)
     s = settings
     with bench_scope(None, "benchfs-bench-rpc-", grace_s=DAEMON_GRACE_S) as (life, tmp):
-        daemon = _start_daemon(life, tmp, transport, settings.buffer_pool_size)
+        daemon = _start_daemon(life, tmp, transport, settings)
         registry = str(tmp / "registry")
         client = benchfs_native.Client(
             registry, 1, transport=transport, name="bench-rpc", max_in_flight=64
@@ -317,6 +322,12 @@ def _one_transport(
                         (PERFTEST_BW, PINGPONG_BW), tuple(bw)),
             ]  # fmt: skip
             report.e2e = {"rtt_p99_us": statistics.median(engine_p99)}
+            stats = client.stats(0)
+            report.idle_policy = {
+                "bulk_spin_us": daemon.bulk_spin_us,
+                "bulk_spin_free": int(stats.get("bulk_spin_free", 0)),
+                "bulk_spin_busy": int(stats.get("bulk_spin_busy", 0)),
+            }
         on_step(f"[{transport}] end to end 4 KiB write and read")
         one_at_a_time = benchfs_native.Client(
             registry, 1, transport=transport, name="bench-e2e", max_in_flight=1
@@ -355,22 +366,25 @@ def _end_to_end(client: Any, ops: int) -> dict[str, float]:
 class _Daemon:
     process: ManagedProcess
     registered_ms: float
+    bulk_spin_us: int
 
 
-def _start_daemon(life: Lifecycle, tmp: Path, transport: MeasuredTransport, pool: int) -> _Daemon:
+def _start_daemon(
+    life: Lifecycle, tmp: Path, transport: MeasuredTransport, bench: RpcBenchSettings
+) -> _Daemon:
     """The daemon, which ``life`` stops, once it has registered."""
-    config = write_daemon_config(
-        tmp / "daemon.toml",
-        DaemonSettings(
-            node_name="bench0",
-            node_id=0,
-            data_dir=str(tmp / "data"),
-            registry_dir=str(tmp / "registry"),
-            transport=transport,
-            buffer_pool_size=pool,
-            buffered=True,
-        ),
+    chosen = {} if bench.bulk_spin_us is None else {"bulk_spin_us": bench.bulk_spin_us}
+    settings = DaemonSettings(
+        node_name="bench0",
+        node_id=0,
+        data_dir=str(tmp / "data"),
+        registry_dir=str(tmp / "registry"),
+        transport=transport,
+        buffer_pool_size=bench.buffer_pool_size,
+        buffered=True,
+        **chosen,
     )
+    config = write_daemon_config(tmp / "daemon.toml", settings)
     log = tmp / "daemon.log"
     process = life.start(
         daemon_argv(config), name="the benchmark daemon", stdout=subprocess.DEVNULL, stderr=log
@@ -379,7 +393,7 @@ def _start_daemon(life: Lifecycle, tmp: Path, transport: MeasuredTransport, pool
     while True:
         match = _REGISTERED.search(log.read_text(errors="replace"))
         if match:
-            return _Daemon(process, float(match.group(1)))
+            return _Daemon(process, float(match.group(1)), settings.bulk_spin_us)
         if process.returncode is not None:
             raise LaunchError(f"the benchmark daemon exited: {log.read_text().strip()}")
         if time.monotonic() > deadline:

@@ -13,7 +13,7 @@ from rich.table import Table
 from benchfs.cli.cluster_display import print_cluster_report
 from benchfs.cli.console import make_console
 from benchfs.cli.rpc_display import print_rpc_report
-from benchfs.config.model import MAX_QUEUE_DEPTH
+from benchfs.config.model import MAX_BULK_SPIN_US, MAX_QUEUE_DEPTH
 from benchfs.config.sizes import format_size, parse_size
 
 if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
@@ -196,6 +196,15 @@ def cluster(
         ),
     ] = True,
     results_dir: ResultsDirOption = Path("results"),
+    bulk_spin_us: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=MAX_BULK_SPIN_US,
+            help="The daemons' bulk_spin_us (0: their idle loops sleep after 50 us even "
+            "after bulk data; 2000 is the value measured); default: the daemon's, 0.",
+        ),
+    ] = None,
 ) -> None:
     """A local cluster `benchfs run` against fio (and posix:) with the same bytes,
     block size, jobs and queue depth, in paired rounds."""
@@ -208,6 +217,7 @@ def cluster(
         queue_depth=queue_depth,
         rounds=rounds,
         posix=posix,
+        bulk_spin_us=bulk_spin_us,
     )
     with err_console.status("starting") as progress:
         report = run_cluster_bench(
@@ -315,6 +325,15 @@ def rpc(
             "(default: benchfs_native/target/release/examples; `make examples` builds them).",
         ),
     ] = None,
+    bulk_spin_us: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=MAX_BULK_SPIN_US,
+            help="The daemon's bulk_spin_us (0: its idle loop sleeps after 50 us even "
+            "after bulk data; 2000 is the value measured); default: the daemon's, 0.",
+        ),
+    ] = None,
 ) -> None:
     """The RPC layer against ucx_perftest and the UCX binding doing the same work, round by
     round with the CPU placement recorded, and end to end via a daemon."""
@@ -329,6 +348,7 @@ def rpc(
         lat_iterations=lat_iterations,
         bw_iterations=bw_iterations,
         examples_dir=examples_dir,
+        bulk_spin_us=bulk_spin_us,
     )
     with err_console.status("starting") as progress:
         reports = run_rpc_bench(

@@ -51,6 +51,14 @@ def print_rpc_report(console: Console, report: RpcBenchReport) -> None:
         f"  load average (1 min): {start[0]:.2f} at the start, {end[0]:.2f} at the end",
         highlight=False,
     )
+    idle = report.idle_policy
+    if idle:
+        console.print(
+            f"  daemon idle policy: bulk_spin_us {idle['bulk_spin_us']}; looks at the run "
+            f"queue after bulk data: {idle['bulk_spin_free']} found a CPU free (spun on), "
+            f"{idle['bulk_spin_busy']} found threads waiting (slept)",
+            highlight=False,
+        )
     e2e = report.e2e
     console.print(
         f"  end to end 4 KiB (buffered): write p50 {e2e['write_p50_us']:.1f} us "

@@ -48,6 +48,9 @@ Interface = Literal["native", "mount"]
 MAX_QUEUE_DEPTH = 256
 MAX_MOUNT_THREADS = 256
 MAX_MOUNT_SESSION_SPIN_US = 1000
+MAX_BULK_SPIN_US = 1_000_000  # rpc::server::MAX_BULK_SPIN
+DEFAULT_BULK_SPIN_US = 0  # rpc::server::DEFAULT_BULK_SPIN: off
+BulkSpinUs = Annotated[int, Field(ge=0, le=MAX_BULK_SPIN_US, strict=True)]
 # The kernel's attribute and entry caches: beyond an hour, a mistake.
 CacheSeconds = Annotated[float, Field(ge=0, le=3600.0, allow_inf_nan=False)]
 
@@ -74,6 +77,9 @@ class ClusterConfig(Section):
     buffer_pool_size: Annotated[Size, Field(ge=MIN_POOL, le=MAX_POOL)] = 256 << 20
     durability: Durability = "none"
     transport: Transport = "auto"
+    # After bulk data, how long a daemon's idle loop spins while no thread
+    # waits for a CPU (0: it sleeps after its 50 us spin).
+    bulk_spin_us: BulkSpinUs = DEFAULT_BULK_SPIN_US
     deadlines: Deadlines = Deadlines()
 
 

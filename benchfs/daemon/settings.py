@@ -33,7 +33,15 @@ import tomli_w
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from benchfs.cluster.private import user_temp_root
-from benchfs.config.model import MAX_POOL, MAX_SECONDS, ClusterConfig, Durability, Transport
+from benchfs.config.model import (
+    DEFAULT_BULK_SPIN_US,
+    MAX_POOL,
+    MAX_SECONDS,
+    BulkSpinUs,
+    ClusterConfig,
+    Durability,
+    Transport,
+)
 from benchfs.config.sizes import parse_size
 from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
@@ -76,6 +84,8 @@ class DaemonSettings(BaseModel):
     buffered: bool = False
     # A channel silent this long with a transfer unfinished as long is freed.
     channel_stall_s: Annotated[float, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)] = 60.0
+    # After bulk data, the idle loop spins this long while no thread waits for a CPU.
+    bulk_spin_us: BulkSpinUs = DEFAULT_BULK_SPIN_US
 
     def serve_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``benchfs_native.serve_daemon``: every field, by name."""
@@ -105,6 +115,7 @@ def settings_for(
         buffer_pool_size=cluster.buffer_pool_size,
         durability=cluster.durability,
         transport=cluster.transport,
+        bulk_spin_us=cluster.bulk_spin_us,
         trace_dir=None if trace_dir is None else str(trace_dir),
         shutdown_deadline_s=float(cluster.deadlines.shutdown_s),
     )

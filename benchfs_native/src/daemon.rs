@@ -58,6 +58,9 @@ pub struct DaemonConfig {
     pub channel_idle_reclaim: Duration,
     /// A channel silent this long with a transfer unfinished as long is freed.
     pub channel_stall_reclaim: Duration,
+    /// After bulk data, how long the idle event loop may spin while no
+    /// thread waits for a CPU (zero: never longer than the short spin).
+    pub bulk_spin: Duration,
     /// Where the trace goes (`None`: no trace).
     pub trace_dir: Option<PathBuf>,
     /// How long a shutdown drains.
@@ -92,6 +95,7 @@ impl DaemonConfig {
             max_queued: crate::rpc::server::DEFAULT_MAX_QUEUED,
             channel_idle_reclaim: crate::rpc::server::DEFAULT_CHANNEL_IDLE_RECLAIM,
             channel_stall_reclaim: crate::rpc::server::DEFAULT_CHANNEL_STALL_RECLAIM,
+            bulk_spin: crate::rpc::server::DEFAULT_BULK_SPIN,
             trace_dir: None,
             shutdown_deadline: Duration::from_secs(10),
             handle_signals: true,
@@ -268,6 +272,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         channel_stall_reclaim: config.channel_stall_reclaim,
         durability: config.durability,
         shutdown_deadline: config.shutdown_deadline,
+        bulk_spin: config.bulk_spin,
         trace: None,
         session_key: None,
     };

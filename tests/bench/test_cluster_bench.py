@@ -88,11 +88,11 @@ def _manifest_workload(run_dir: str) -> dict[str, Any]:
 
 
 def test_queue_depth_16_pairs_the_run_with_fio(tmp_path: Path) -> None:
-    report, _, results = _run_json(tmp_path)
+    report, _, results = _run_json(tmp_path, "--bulk-spin-us", "0")
     assert report["case"] == {
         "nodes": 2, "ranks_per_node": 1, "transfer_size": 65536, "block_size": 4 << 20,
-        "queue_depth": 16, "rounds": 2, "posix": True, "jobs": 2, "total_bytes": 8 << 20,
-        "sides": ["run", "fio"],
+        "queue_depth": 16, "rounds": 2, "posix": True, "bulk_spin_us": 0, "jobs": 2,
+        "total_bytes": 8 << 20, "sides": ["run", "fio"],
     }  # fmt: skip
     _check_rounds(report, ["run", "fio"], results)
     assert [r["order"] for r in report["rounds"]] == [["run", "fio"], ["fio", "run"]]
@@ -101,6 +101,9 @@ def test_queue_depth_16_pairs_the_run_with_fio(tmp_path: Path) -> None:
     assert "QD 16" in report["setup"]["run"] and "O_DIRECT" in report["setup"]["run"]
     run_dir = report["rounds"][0]["results_dirs"]["run"]
     assert _manifest_workload(run_dir)["queue_depth"] == 16
+    # The daemons' idle policy asked for is the one their run recorded.
+    manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+    assert manifest["effective_config"]["cluster"]["bulk_spin_us"] == 0
 
 
 def test_queue_depth_1_adds_the_disk_through_posix(tmp_path: Path) -> None:
@@ -147,6 +150,7 @@ def test_table_names_the_depth_and_every_comparison(tmp_path: Path) -> None:
         (["--queue-depth", "1000"], "--queue-depth"),
         (["--nodes", "0"], "--nodes"),
         (["--block-size", "lots"], "--block-size"),
+        (["--bulk-spin-us", "-1"], "--bulk-spin-us"),
     ],
 )
 def test_bad_option_values_name_the_option(args: list[str], option: str) -> None:

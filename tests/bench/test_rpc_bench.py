@@ -47,6 +47,7 @@ def tcp_report() -> dict[str, Any]:
     done = _benchfs(
         "rpc", "--json", "--transport", "tcp", "--examples-dir", str(EXAMPLES),
         "--rounds", str(ROUNDS), "--lat-iterations", "200", "--bw-iterations", "10",
+        "--bulk-spin-us", "300",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)
@@ -82,6 +83,10 @@ def test_bench_rpc_json_names_each_reference_and_what_it_reads(tcp_report: dict[
         daemon["peak_rss_MiB"] - daemon["buffer_pool_MiB"]
     )
     assert len(tcp_report["loadavg_start"]) == len(tcp_report["loadavg_end"]) == 3
+    # The daemon was started with the idle policy asked for, and says how its looks went.
+    idle = tcp_report["idle_policy"]
+    assert idle["bulk_spin_us"] == 300
+    assert idle["bulk_spin_free"] >= 0 and idle["bulk_spin_busy"] >= 0
 
 
 @needs_perftest
@@ -138,6 +143,9 @@ def test_bench_rpc_errors_are_one_line(tmp_path: Path) -> None:
     assert "'carrier-pigeon' is not auto or tcp" in bad.stderr and "Traceback" not in bad.stderr
     no_rounds = _benchfs("rpc", "--transport", "tcp", "--rounds", "0")
     assert no_rounds.returncode == 2 and "--rounds" in no_rounds.stderr
+    bad_spin = _benchfs("rpc", "--transport", "tcp", "--bulk-spin-us", "-1")
+    assert bad_spin.returncode == 2 and "--bulk-spin-us" in bad_spin.stderr
+    assert "Traceback" not in bad_spin.stderr
     no_examples = _benchfs("rpc", "--transport", "tcp", "--examples-dir", str(tmp_path))
     assert no_examples.returncode == 2, no_examples.stderr
     assert no_examples.stderr.strip() == (

@@ -477,6 +477,7 @@ def serve_daemon(
     shutdown_deadline_s: float,
     buffered: bool = False,
     channel_stall_s: float = 60.0,
+    bulk_spin_us: int = 0,
 ) -> DaemonSummary:
     """Run one daemon until SIGTERM/SIGINT/SIGHUP or a shutdown request.
 
@@ -487,7 +488,10 @@ def serve_daemon(
     SIGINT and SIGHUP are handled natively meanwhile (the previous handlers are
     restored on return). A channel that has carried no request for
     ``channel_stall_s`` while one of its transfers has been unfinished as
-    long is freed (its client is gone). Returns the daemon's summary.
+    long is freed (its client is gone). After a request that moved bulk
+    data, the idle event loop spins up to ``bulk_spin_us`` while no thread
+    on the machine waits for a CPU (0: it sleeps after its short spin).
+    Returns the daemon's summary.
     """
 
 def serve_mount(

@@ -2,6 +2,7 @@
 //! calling thread.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use pyo3::prelude::*;
 
@@ -19,7 +20,10 @@ use crate::daemon::{DaemonConfig, serve};
 /// SIGINT and SIGHUP are handled natively meanwhile (the previous handlers are
 /// restored on return). A channel that has carried no request for
 /// ``channel_stall_s`` while one of its transfers has been unfinished as
-/// long is freed (its client is gone). Returns the daemon's summary.
+/// long is freed (its client is gone). After a request that moved bulk
+/// data, the idle event loop spins up to ``bulk_spin_us`` while no thread
+/// on the machine waits for a CPU (0: it sleeps after its short spin).
+/// Returns the daemon's summary.
 #[pyfunction]
 #[pyo3(signature = (
     *,
@@ -37,6 +41,7 @@ use crate::daemon::{DaemonConfig, serve};
     shutdown_deadline_s,
     buffered = false,
     channel_stall_s = 60.0,
+    bulk_spin_us = 0,
 ))]
 #[allow(clippy::too_many_arguments, reason = "Python keyword arguments")]
 pub(crate) fn serve_daemon<'py>(
@@ -55,6 +60,7 @@ pub(crate) fn serve_daemon<'py>(
     shutdown_deadline_s: f64,
     buffered: bool,
     channel_stall_s: f64,
+    bulk_spin_us: i64,
 ) -> BoundaryResult<Bound<'py, PyAny>> {
     let deadline = seconds_or_zero(shutdown_deadline_s, "shutdown_deadline_s")?;
     let stall = seconds(channel_stall_s, "channel_stall_s")?;
@@ -75,10 +81,25 @@ pub(crate) fn serve_daemon<'py>(
     cfg.handle_signals = true;
     cfg.buffered = buffered;
     cfg.channel_stall_reclaim = stall;
+    cfg.bulk_spin = bulk_spin(bulk_spin_us)?;
     // The UCX worker is created inside `serve`, on this thread, with the
     // GIL released: nothing `!Send` crosses the closure.
     let summary = py.detach(|| serve(&cfg))?;
     let json = serde_json::to_string(&summary)
         .map_err(|e| BoundaryError::Internal(format!("daemon summary: {e}")))?;
     json_loads(py, &json)
+}
+
+/// ``bulk_spin_us`` in ``0..=`` the engine's bound, else `ValueError` naming it.
+fn bulk_spin(us: i64) -> BoundaryResult<Duration> {
+    let max = crate::rpc::server::MAX_BULK_SPIN.as_micros();
+    u64::try_from(us)
+        .ok()
+        .filter(|&v| u128::from(v) <= max)
+        .map(Duration::from_micros)
+        .ok_or_else(|| {
+            BoundaryError::argument(format!(
+                "bulk_spin_us must be between 0 and {max}, got {us}"
+            ))
+        })
 }

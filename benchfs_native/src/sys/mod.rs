@@ -20,6 +20,7 @@
 //!   the effective uid.
 //! * [`lock`]: `flock`, the data directory's one-daemon lock.
 //! * [`poll`]: whether a descriptor has input now.
+//! * [`run_queue`]: whether a thread waits for a CPU (`/proc/loadavg`).
 
 pub mod beneath;
 pub mod epoll;
@@ -32,6 +33,7 @@ pub mod mount;
 pub mod park_wake;
 pub mod poll;
 pub mod random;
+pub mod run_queue;
 pub mod signals;
 
 pub use beneath::{is_link_refusal, open_beneath};
@@ -44,4 +46,5 @@ pub use mmap::AnonMapping;
 pub use park_wake::ParkWake;
 pub use poll::readable_now;
 pub use random::{effective_gid, effective_uid, fill_random, random_u64};
+pub use run_queue::RunQueue;
 pub use signals::{SavedAction, preserving_errno, set_handler};

@@ -7,8 +7,9 @@
 //! bound both the storage work in flight (on the pool or the store's ring)
 //! and the buffer memory.
 //!
-//! Idle: after [`SPIN_TIME`] without news the loop arms the worker and
-//! sleeps in epoll on the worker's event fd, the storage pool's and the
+//! Idle: after [`SPIN_TIME`] without news (longer after bulk data while a
+//! CPU is free: [`super::idle`]) the loop arms the worker and sleeps in
+//! epoll on the worker's event fd, the storage pool's and the
 //! ring's completion eventfds and the signal eventfd. The epoll timeout
 //! is only a deadline check (once a second, or the drain deadline while
 //! stopping).
@@ -26,6 +27,7 @@ use super::buffers::BufPool;
 use super::channels::Channels;
 use super::data_buf::DataBuf;
 use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
+use super::idle::IdlePolicy;
 use super::on_ring::OnRing;
 use super::pool::StoragePool;
 use super::sessions::ConnectGate;
@@ -42,11 +44,6 @@ use crate::sys::Epoll;
 use crate::trace::format::{Kind, status_of};
 use crate::trace::{Record, TraceBuffer};
 
-/// How long the loop spins without news before it sleeps: long enough that
-/// a client's next request after a reply, or a storage result, usually
-/// finds it awake; short enough to leave a small machine's cores to the
-/// storage threads when nothing comes.
-pub const SPIN_TIME: Duration = Duration::from_micros(50);
 /// Spinning turns between two clock reads.
 const SPIN_CLOCK_EVERY: u32 = 32;
 /// Epoll timeout while serving: only a liveness check, nothing is waited
@@ -120,6 +117,8 @@ pub struct Server<'w> {
     pub(super) nonces: super::replay::NonceCache,
     /// Channels whose client was found gone this turn, and why.
     pub(super) dead: Vec<(u16, String)>,
+    /// When an idle spell stops spinning.
+    pub(super) idle: IdlePolicy,
 }
 
 impl std::fmt::Debug for Server<'_> {
@@ -200,6 +199,7 @@ impl<'w> Server<'w> {
             address_header,
             nonces: super::replay::NonceCache::default(),
             dead: Vec::new(),
+            idle: IdlePolicy::new(cfg.bulk_spin),
             cfg,
         })
     }
@@ -312,11 +312,14 @@ impl<'w> Server<'w> {
             }
             idle += 1;
             // Spin for a bounded time, reading the clock now and then.
-            if !idle.is_multiple_of(SPIN_CLOCK_EVERY) || idle_since.elapsed() < SPIN_TIME {
+            if !idle.is_multiple_of(SPIN_CLOCK_EVERY)
+                || self.idle.spin_on(idle_since, &mut self.stats)
+            {
                 std::hint::spin_loop();
                 continue;
             }
             idle = 0;
+            self.idle.sleeping();
             // Before sleeping (at least once per IDLE_CHECK when idle).
             self.check_stalls(&mut next_stall_check);
             self.park();
@@ -621,6 +624,9 @@ impl<'w> Server<'w> {
     pub(super) fn finish(&mut self, token: Option<u32>, done: Option<(Meta, i32, Instant)>) {
         if let Some(t) = token {
             self.slots.remove(t);
+        }
+        if let Some((m, _, _)) = &done {
+            self.idle.moved(m.bytes);
         }
         if let (Some(trace), Some((m, status, reply_start))) = (&mut self.trace, done) {
             let now = Instant::now();

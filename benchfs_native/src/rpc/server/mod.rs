@@ -22,6 +22,7 @@ pub mod channels;
 mod data_buf;
 pub mod dispatch;
 pub mod event_loop;
+mod idle;
 mod names;
 mod on_ring;
 mod peers;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use event_loop::{Server, ServerReport};
+pub use idle::{DEFAULT_BULK_SPIN, MAX_BULK_SPIN, SPIN_TIME};
 pub use signals::SignalGuard;
 pub use stats::ServerStats;
 
@@ -126,6 +128,9 @@ pub struct ServerConfig {
     pub durability: Durability,
     /// How long a shutdown drains before giving up.
     pub shutdown_deadline: Duration,
+    /// After bulk data, how long the idle loop may spin (instead of
+    /// [`SPIN_TIME`]) while no thread waits for a CPU; zero: never longer.
+    pub bulk_spin: Duration,
     /// Where `rpc_server` records go.
     pub trace: Option<Arc<TraceFile>>,
     /// The job's session key; without one every connect is refused.
@@ -146,6 +151,7 @@ impl ServerConfig {
             channel_stall_reclaim: DEFAULT_CHANNEL_STALL_RECLAIM,
             durability: Durability::None,
             shutdown_deadline: Duration::from_secs(10),
+            bulk_spin: DEFAULT_BULK_SPIN,
             trace: None,
             session_key: None,
         }
@@ -167,6 +173,16 @@ impl ServerConfig {
         }
         if self.max_queued == 0 {
             return Err(Error::invalid("max_queued", "must be at least 1"));
+        }
+        if self.bulk_spin > MAX_BULK_SPIN {
+            return Err(Error::invalid(
+                "bulk_spin_us",
+                format!(
+                    "must be between 0 and {} us, got {}",
+                    MAX_BULK_SPIN.as_micros(),
+                    self.bulk_spin.as_micros()
+                ),
+            ));
         }
         Ok(())
     }

@@ -523,6 +523,7 @@ impl Server<'_> {
             chunk_size: self.chunk_size,
             max_concurrency: self.cfg.max_concurrency,
             durability: self.cfg.durability.name(),
+            bulk_spin_us: u64::try_from(self.cfg.bulk_spin.as_micros()).unwrap_or(u64::MAX),
         };
         let g = Gauges {
             queue_depth: self.queue.len(),

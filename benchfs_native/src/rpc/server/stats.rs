@@ -69,6 +69,11 @@ pub struct ServerStats {
     pub refused_stopping: u64,
     /// Replies dropped because their channel was closed meanwhile.
     pub replies_dropped: u64,
+    /// Looks at the run queue, after bulk data, that found no thread
+    /// waiting for a CPU (the idle loop spun on).
+    pub bulk_spin_free: u64,
+    /// Looks that found threads waiting for a CPU (the loop slept).
+    pub bulk_spin_busy: u64,
     /// When the server started.
     pub started: Instant,
 }
@@ -92,6 +97,8 @@ impl ServerStats {
             requests_abandoned: 0,
             refused_stopping: 0,
             replies_dropped: 0,
+            bulk_spin_free: 0,
+            bulk_spin_busy: 0,
             started: Instant::now(),
         }
     }
@@ -182,6 +189,8 @@ pub struct Identity<'a> {
     pub max_concurrency: usize,
     /// Durability mode (clients read it to decide on fsync at close).
     pub durability: &'a str,
+    /// The idle loop's spin after bulk data, in microseconds.
+    pub bulk_spin_us: u64,
 }
 
 /// The stats JSON document (keys documented in docs/RPC.md).
@@ -236,6 +245,9 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         m.insert("data_on_ring".into(), s.data_on_ring.into());
         m.insert("channels_stalled".into(), s.channels_stalled.into());
         m.insert("requests_abandoned".into(), s.requests_abandoned.into());
+        m.insert("bulk_spin_us".into(), id.bulk_spin_us.into());
+        m.insert("bulk_spin_free".into(), s.bulk_spin_free.into());
+        m.insert("bulk_spin_busy".into(), s.bulk_spin_busy.into());
         m.insert(
             "dead_peer_copies".into(),
             benchfs_ucx::dead_peer_copies().into(),

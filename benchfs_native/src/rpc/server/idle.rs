@@ -1,0 +1,155 @@
+//! When the idle event loop stops spinning and sleeps.
+//!
+//! Every idle spell spins [`SPIN_TIME`] first. After bulk data (a request
+//! that moved at least [`BULK_BYTES`]), the loop spins on, up to the
+//! daemon's `bulk_spin` (off by default: paired runs on this 2-core
+//! machine, always loaded while measured, showed no gain; see
+//! docs/PERFORMANCE.md), while no thread on the machine waits for a CPU
+//! ([`RunQueue`], read at most every [`PROBE_EVERY`]): a client streaming
+//! large transfers sends its next ones as its replies reach it, and a
+//! refill that finds the loop asleep costs a wake-up on both sides and
+//! draws both processes onto one CPU. When threads wait for a CPU, the
+//! spin would take a CPU from them, so the loop sleeps at once.
+
+use std::time::{Duration, Instant};
+
+use super::stats::ServerStats;
+use crate::sys::RunQueue;
+
+/// How long the loop spins without news before it sleeps: long enough that
+/// a client's next request after a reply, or a storage result, usually
+/// finds it awake; short enough to leave a small machine's cores to the
+/// storage threads when nothing comes.
+pub const SPIN_TIME: Duration = Duration::from_micros(50);
+/// Payload bytes of a request that count as bulk data (UCX sends 1 MiB
+/// and more by rendezvous, 4 KiB eagerly).
+pub const BULK_BYTES: u64 = 64 << 10;
+/// Shortest time between two reads of the run queue.
+pub const PROBE_EVERY: Duration = Duration::from_micros(200);
+/// Default `bulk_spin`: off (sleep after [`SPIN_TIME`] whatever moved).
+pub const DEFAULT_BULK_SPIN: Duration = Duration::ZERO;
+/// Largest `bulk_spin`.
+pub const MAX_BULK_SPIN: Duration = Duration::from_secs(1);
+
+/// The loop's idle state between sleeps.
+#[derive(Debug)]
+pub(super) struct IdlePolicy {
+    bulk_spin: Duration,
+    run_queue: Option<RunQueue>,
+    /// Bulk data moved since the loop last slept.
+    bulk: bool,
+    next_probe: Instant,
+    cpu_free: bool,
+}
+
+impl IdlePolicy {
+    /// `bulk_spin` zero: sleep after [`SPIN_TIME`] whatever moved.
+    pub(super) fn new(bulk_spin: Duration) -> IdlePolicy {
+        let run_queue = if bulk_spin.is_zero() {
+            None
+        } else {
+            RunQueue::open()
+        };
+        IdlePolicy {
+            bulk_spin,
+            run_queue,
+            bulk: false,
+            next_probe: Instant::now(),
+            cpu_free: false,
+        }
+    }
+
+    /// A request moved `bytes` of payload.
+    #[inline]
+    pub(super) fn moved(&mut self, bytes: u64) {
+        self.bulk |= bytes >= BULK_BYTES;
+    }
+
+    /// Whether the loop, idle since `since`, keeps spinning.
+    pub(super) fn spin_on(&mut self, since: Instant, stats: &mut ServerStats) -> bool {
+        let now = Instant::now();
+        let idle = now.saturating_duration_since(since);
+        if idle < SPIN_TIME {
+            return true;
+        }
+        if !self.bulk || idle >= self.bulk_spin {
+            return false;
+        }
+        let Some(run_queue) = &self.run_queue else {
+            return false;
+        };
+        if now >= self.next_probe {
+            self.next_probe = now + PROBE_EVERY;
+            self.cpu_free = run_queue.contended() == Some(false);
+            if self.cpu_free {
+                stats.bulk_spin_free += 1;
+            } else {
+                stats.bulk_spin_busy += 1;
+            }
+        }
+        self.cpu_free
+    }
+
+    /// The loop goes to sleep: the next spell spins long only after new
+    /// bulk data.
+    pub(super) fn sleeping(&mut self) {
+        self.bulk = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `bulk_spin` that switches the policy on.
+    const ON: Duration = Duration::from_millis(2);
+
+    fn idle_for(d: Duration) -> Instant {
+        Instant::now()
+            .checked_sub(d)
+            .expect("a monotonic clock past boot")
+    }
+
+    #[test]
+    fn every_spell_spins_the_short_time_first() {
+        let mut stats = ServerStats::new();
+        for spin in [DEFAULT_BULK_SPIN, ON] {
+            let mut policy = IdlePolicy::new(spin);
+            assert!(policy.spin_on(Instant::now(), &mut stats));
+        }
+    }
+
+    #[test]
+    fn without_bulk_data_the_loop_sleeps_after_the_short_spin() {
+        let mut stats = ServerStats::new();
+        let mut policy = IdlePolicy::new(ON);
+        policy.moved(4096);
+        assert!(!policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats));
+        assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 0);
+    }
+
+    #[test]
+    fn switched_off_it_never_looks_at_the_run_queue() {
+        let mut stats = ServerStats::new();
+        let mut policy = IdlePolicy::new(Duration::ZERO);
+        policy.moved(1 << 20);
+        assert!(!policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats));
+        assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 0);
+    }
+
+    #[test]
+    fn after_bulk_data_it_looks_and_sleeps_once_bulk_spin_is_over() {
+        let mut stats = ServerStats::new();
+        let mut policy = IdlePolicy::new(ON);
+        policy.moved(1 << 20);
+        // Whatever the machine's load: the answer is the look's.
+        let spun = policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats);
+        assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 1);
+        assert_eq!(spun, stats.bulk_spin_free == 1);
+        assert!(!policy.spin_on(idle_for(ON), &mut stats));
+        // Asleep, then woken: only new bulk data lengthens the spin again.
+        policy.sleeping();
+        assert!(!policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats));
+        assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 1);
+    }
+}
