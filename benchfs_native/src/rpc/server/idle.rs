@@ -2,9 +2,8 @@
 //!
 //! Every idle spell spins [`SPIN_TIME`] first. After bulk data (a request
 //! that moved at least [`BULK_BYTES`]), the loop spins on, up to the
-//! daemon's `bulk_spin` (off by default: paired runs on this 2-core
-//! machine, always loaded while measured, showed no gain; see
-//! docs/PERFORMANCE.md), while no thread on the machine waits for a CPU
+//! daemon's `bulk_spin` (off by default: paired runs on a loaded 2-core
+//! machine showed no gain; see docs/PERFORMANCE.md), while no thread on the machine waits for a CPU
 //! ([`RunQueue`], read at most every [`PROBE_EVERY`]): a client streaming
 //! large transfers sends its next ones as its replies reach it, and a
 //! refill that finds the loop asleep costs a wake-up on both sides and
