@@ -207,10 +207,21 @@ def test_capabilities_say_what_a_launcher_can_do() -> None:
     assert srun.capabilities.needs_host_helper and not srun.capabilities.inherits_environment
 
 
-def test_local_ranks_go_through_the_launcher_that_can_start_them_here() -> None:
+def test_local_ranks_go_through_the_launcher_that_can_start_them_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
     assert MpirunLauncher(flavour="mpich").ranks_on_this_host(3, ["x"], env={"A": "1"}) == [
         "mpiexec", "-n", "3", *ABI, "-genv", "A", "1", "x",
     ]  # fmt: skip
+    hydra = LocalLauncher(mpirun="/usr/bin/mpiexec.hydra", flavour="mpich", library_dir="/l")
+    assert hydra.ranks_command([A], 1, ["x"]) == [
+        "/usr/bin/mpiexec.hydra", "-n", "1", *ABI, "-genv", "LD_LIBRARY_PATH", "/l", "x",
+    ]  # fmt: skip
+    local = launcher_for(LauncherConfig(flavour="mpich"), None)
+    assert isinstance(local, LocalLauncher) and local.flavour == "mpich"
+    assert local.ranks_command([A], 1, ["x"])[:2] == ["mpiexec", "-n"]
+    assert LocalLauncher().ranks_command([A], 1, ["x"])[0] == "mpirun"
     with pytest.raises(LaunchError, match="'srun' cannot start ranks on this machine"):
         LocalLauncher(ranks_through="srun").ranks_command([A], 1, ARGV)
     with pytest.raises(LaunchError, match="cannot start ranks on this machine"):

@@ -68,3 +68,29 @@ def test_run_through_hydra_writes_and_reads_verified(tmp_path: Path, interface: 
     data_dir = Path(recorded["daemons"][0]["data_dir"])
     token = data_dir.parent.name.removeprefix("benchfs-").rsplit("-g", 1)[0]
     assert_nothing_left(tmp_path, token, [d["pid"] for d in recorded["daemons"]])
+
+
+def test_default_local_cluster_ranks_through_hydra(tmp_path: Path) -> None:
+    # The embedded cluster (launcher auto: local) starts its ranks with Hydra on this machine.
+    assert HYDRA is not None
+    args = small_args(
+        tmp_path, "--set", "launcher.flavour=mpich", "--set", f"launcher.executable={HYDRA}",
+        "--verify", "--json",
+    )  # fmt: skip
+    done = benchfs_run(args)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    write, read = document["phases"]
+    assert write["bytes"] == read["bytes"] == 4 * MiB
+    assert read["verify_errors"] == 0
+    run_dir = Path(document["results_dir"])
+    rows = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    assert sorted((row["phase"], row["rank"]) for row in rows) == [
+        (phase, rank) for phase in ("read", "write") for rank in range(4)
+    ]
+    recorded = manifest(run_dir)
+    assert recorded["ranks"]["launcher"] == "local"
+    assert recorded["ranks"]["command"][:6] == [HYDRA, "-n", "4", "-genv", "MPI4PY_MPIABI", "mpich"]
+    data_dir = Path(recorded["daemons"][0]["data_dir"])
+    token = data_dir.parent.name.removeprefix("benchfs-").rsplit("-g", 1)[0]
+    assert_nothing_left(tmp_path, token, [d["pid"] for d in recorded["daemons"]])
