@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 CRATE := benchfs_native
 DEB_PACKAGES := fio fuse3 sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
-	openmpi-bin libopenmpi-dev iproute2 iputils-ping e2fsprogs util-linux rsync
+	openmpi-bin libopenmpi-dev mpich iproute2 iputils-ping e2fsprogs util-linux rsync
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
@@ -37,8 +37,14 @@ $(PY):
 venv: $(PY)
 
 # Builds the extension (release) and installs benchfs, analysis, benchfs_native.
+# mpi4py's MPICH module asks for libmpi.so.12, which Debian's MPICH names
+# libmpich.so.12: a link under that name, found by ranks MPICH's mpiexec starts
+# (benchfs/launchers/mpirun.py). Not in $(VENV)/lib itself: mpi4py looks there
+# first and would take MPICH for OpenMPI runs too.
 build: system venv
 	$(PY) -m pip install -q ".[dev]"
+	@for lib in /usr/lib/*/libmpich.so.12; do [ -e "$$lib" ] || continue; \
+		mkdir -p $(VENV)/lib/mpich && ln -sfn "$$lib" $(VENV)/lib/mpich/libmpi.so.12; done
 
 setup: build
 

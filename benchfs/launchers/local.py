@@ -18,6 +18,7 @@ from benchfs.launchers.base import (
     register_launcher,
     require_argv,
 )
+from benchfs.launchers.mpirun import Flavour, mpich_library_dir
 
 
 @register_launcher
@@ -25,19 +26,27 @@ from benchfs.launchers.base import (
 class LocalLauncher(Launcher):
     """One process: argv as is (``env VAR=value`` in front when env is given).
     Ranks: an MPI job on this machine by the launcher registered as
-    ``ranks_through`` (mpirun: ``mpirun --oversubscribe -np N``), started
-    with ``mpirun`` as its executable.
+    ``ranks_through`` (mpirun: ``mpirun --oversubscribe -np N``; with the
+    ``mpich`` flavour Hydra's ``mpiexec -n N``), started with ``mpirun`` as
+    its executable (None: that launcher's default).
     """
 
     name = "local"
     capabilities = Capabilities(runs_here=True, needs_host_helper=False, inherits_environment=True)
-    mpirun: str = "mpirun"
+    mpirun: str | None = None
     allow_run_as_root: bool | None = None
     ranks_through: str = "mpirun"
+    flavour: Flavour = "openmpi"
+    library_dir: str | None = None
 
     @classmethod
     def from_settings(cls, settings: LauncherConfig) -> LocalLauncher:
-        return cls(mpirun=settings.executable) if settings.executable else cls()
+        mpich = settings.flavour == "mpich"
+        return cls(
+            mpirun=settings.executable,
+            flavour=settings.flavour,
+            library_dir=mpich_library_dir() if mpich else None,
+        )
 
     def command(
         self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
@@ -58,6 +67,10 @@ class LocalLauncher(Launcher):
                 f"local ranks: launcher {self.ranks_through!r} cannot start ranks on this machine"
             )
         ranks = get_launcher(
-            self.ranks_through, executable=self.mpirun, allow_run_as_root=self.allow_run_as_root
+            self.ranks_through,
+            executable=self.mpirun,
+            allow_run_as_root=self.allow_run_as_root,
+            flavour=self.flavour,
+            library_dir=self.library_dir,
         )
         return ranks.ranks_on_this_host(total, argv, env=env)

@@ -2,8 +2,14 @@
 
 OpenMPI: ``mpirun [--allow-run-as-root] [--mca k v]... -np N -H h1:k,h2:k
 --map-by slot [-x VAR=value]... [extra]... argv``.
-MPICH:   ``mpiexec [extra...] -hosts h1,h2 -ppn k -n N [-genv VAR value]... argv``
-(``-hosts h1:a,h2:b`` without ``-ppn`` when hosts differ in rank counts).
+MPICH:   ``mpiexec [extra...] -hosts h1,h2 -ppn k -n N -genv MPI4PY_MPIABI mpich
+[-genv LD_LIBRARY_PATH dir] [-genv VAR value]... argv`` (``-hosts h1:a,h2:b``
+without ``-ppn`` when hosts differ in rank counts). mpi4py's wheel holds one
+module per MPI; without ``MPI4PY_MPIABI`` it loads the default ``libmpi.so``
+(OpenMPI on Debian), whose ranks under Hydra each run alone as rank 0 of 1.
+Its MPICH module needs ``libmpi.so.12``, which Debian calls
+``libmpich.so.12``: ``make build`` links it into ``<venv>/lib/mpich``, which
+then goes into the ranks' ``LD_LIBRARY_PATH`` (``mpich_library_dir``).
 ``command()`` for one host is the same with one rank on that host.
 On this machine only (``ranks_on_this_host``, what the local launcher uses):
 ``mpirun [--allow-run-as-root] --oversubscribe -np N [-x VAR=value]... argv``,
@@ -13,8 +19,10 @@ so a local cluster can run more ranks than the machine has cores.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from benchfs.cluster.hostfile import Host
@@ -30,6 +38,13 @@ from benchfs.launchers.base import (
 )
 
 Flavour = Literal["openmpi", "mpich"]
+# Where ``make build`` links MPICH's library under the name mpi4py asks for.
+MPICH_LIBRARY_DIR = Path(sys.prefix) / "lib" / "mpich"
+
+
+def mpich_library_dir() -> str | None:
+    """``<venv>/lib/mpich`` when it holds ``libmpi.so.12``, else None."""
+    return str(MPICH_LIBRARY_DIR) if (MPICH_LIBRARY_DIR / "libmpi.so.12").exists() else None
 
 
 @register_launcher
@@ -38,7 +53,8 @@ class MpirunLauncher(Launcher):
     """Options: ``flavour`` (openmpi|mpich), ``executable`` (default mpirun for
     OpenMPI, mpiexec for MPICH), ``mca`` (OpenMPI MCA parameters, e.g.
     ``{"plm_rsh_agent": "/path/agent"}``), ``extra_args`` (placed before the
-    host options), ``allow_run_as_root`` (OpenMPI; None: only when root).
+    host options), ``allow_run_as_root`` (OpenMPI; None: only when root),
+    ``library_dir`` (MPICH: put first in the ranks' ``LD_LIBRARY_PATH``).
     """
 
     name = "mpirun"
@@ -48,6 +64,7 @@ class MpirunLauncher(Launcher):
     mca: Mapping[str, str] = field(default_factory=dict)
     extra_args: Sequence[str] = ()
     allow_run_as_root: bool | None = None
+    library_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.flavour not in ("openmpi", "mpich"):
@@ -62,6 +79,7 @@ class MpirunLauncher(Launcher):
             executable=settings.executable,
             mca=dict(settings.mca),
             extra_args=tuple(settings.extra_args),
+            library_dir=mpich_library_dir() if settings.flavour == "mpich" else None,
         )
 
     def command(
@@ -119,6 +137,12 @@ class MpirunLauncher(Launcher):
     def env_options(self, env: Mapping[str, str] | None) -> list[str]:
         """Options that set ``env`` in every rank."""
         tokens: list[str] = []
+        if self.flavour == "mpich":
+            tokens += ["-genv", "MPI4PY_MPIABI", "mpich"]
+            if self.library_dir:
+                inherited = os.environ.get("LD_LIBRARY_PATH")
+                path = f"{self.library_dir}:{inherited}" if inherited else self.library_dir
+                tokens += ["-genv", "LD_LIBRARY_PATH", path]
         for key, value in check_env(env).items():
             tokens += (
                 ["-x", f"{key}={value}"] if self.flavour == "openmpi" else ["-genv", key, value]

@@ -66,6 +66,8 @@ class RanksRecord(_Record):
     per_host: dict[str, int]
     total: int
     daemons_per_host: dict[str, int] = {}
+    # The workload ranks' command line exactly as started (launcher and program).
+    command: list[str] = []
 
     @model_validator(mode="after")
     def _total_matches(self) -> RanksRecord:
@@ -211,6 +213,12 @@ class ManifestRecorder:
         self.manifest.daemons = [{key: record.get(key) for key in keys} for record in registered]
         self.manifest.ranks = ranks
         self._write()
+
+    def ranks_command(self, argv: Sequence[str]) -> None:
+        """The command line that starts the workload ranks (written at once)."""
+        if self.manifest.ranks is not None:
+            self.manifest.ranks = self.manifest.ranks.model_copy(update={"command": list(argv)})
+            self._write()
 
     def target(self, record: Mapping[str, Any]) -> None:
         """Where a posix: target's files were, per host (written with ``finish``)."""

@@ -258,7 +258,17 @@ def run_point(
         )
         watches.start()
         try:
-            run_workload(life, cluster, config, spec, spec_path, observer, env, layout.workload_log)
+            run_workload(
+                life,
+                cluster,
+                config,
+                spec,
+                spec_path,
+                observer,
+                env,
+                layout.workload_log,
+                on_command=record.ranks_command,
+            )
         finally:
             watches.stop()
             if mounts is not None:

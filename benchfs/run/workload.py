@@ -8,7 +8,7 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,8 +139,10 @@ def run_workload(
     observer: RunObserver,
     env: Mapping[str, str],
     log: Path,
+    on_command: Callable[[list[str]], None],
 ) -> None:
-    """Start the ranks and watch them with the daemons (if any) until they end."""
+    """Start the ranks and watch them with the daemons (if any) until they end;
+    ``on_command`` is told their command line first."""
     assert cluster.launcher is not None
     rank_env = cluster.launch_env()
     if cluster.scratch.shm_dir is not None:
@@ -153,6 +155,7 @@ def run_workload(
         env=rank_env,
         python=cluster.python,
     )
+    on_command(argv)
     observer.step(f"running {spec.ranks} workload ranks")
     ranks = life.start(
         argv,

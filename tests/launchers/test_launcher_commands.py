@@ -21,6 +21,7 @@ from benchfs.launchers import (
     launcher_names,
     register_launcher,
 )
+from benchfs.launchers.mpirun import mpich_library_dir
 
 A, B = Host("a", 2), Host("b", 3)
 ARGV = ["prog", "--flag", "x y"]
@@ -101,15 +102,28 @@ def test_openmpi_commands() -> None:
     ]  # fmt: skip
 
 
-def test_mpich_commands() -> None:
+ABI = ["-genv", "MPI4PY_MPIABI", "mpich"]
+
+
+def test_mpich_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     mpich = MpirunLauncher(flavour="mpich")
     assert mpich.ranks_command([A, B], 2, ARGV, env={"X": "1 2"}) == [
-        "mpiexec", "-hosts", "a,b", "-ppn", "2", "-n", "4", "-genv", "X", "1 2", *ARGV,
+        "mpiexec", "-hosts", "a,b", "-ppn", "2", "-n", "4", *ABI, "-genv", "X", "1 2", *ARGV,
     ]  # fmt: skip
     assert mpich.ranks_command([A, B], None, ARGV) == [
-        "mpiexec", "-hosts", "a:2,b:3", "-n", "5", *ARGV,
+        "mpiexec", "-hosts", "a:2,b:3", "-n", "5", *ABI, *ARGV,
     ]  # fmt: skip
-    assert mpich.command(A, ARGV) == ["mpiexec", "-hosts", "a", "-ppn", "1", "-n", "1", *ARGV]
+    assert mpich.command(A, ARGV) == [
+        "mpiexec", "-hosts", "a", "-ppn", "1", "-n", "1", *ABI, *ARGV,
+    ]  # fmt: skip
+    # MPICH's library under the name mpi4py asks for goes first on the ranks' library path.
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/lib")
+    with_library = MpirunLauncher(flavour="mpich", library_dir="/venv/lib/mpich")
+    assert with_library.ranks_on_this_host(1, ARGV) == [
+        "mpiexec", "-n", "1", *ABI, "-genv", "LD_LIBRARY_PATH", "/venv/lib/mpich:/opt/lib", *ARGV,
+    ]  # fmt: skip
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    assert with_library.env_options(None)[-3:] == ["-genv", "LD_LIBRARY_PATH", "/venv/lib/mpich"]
     with pytest.raises(LaunchError, match="MCA parameters apply only to the openmpi flavour"):
         MpirunLauncher(flavour="mpich", mca={"btl": "self"})
     with pytest.raises(LaunchError, match="flavour must be"):
@@ -176,6 +190,9 @@ def test_launcher_from_config_section() -> None:
         "--mca", "btl", "tcp,self", "--bind-to", "none",
         "-np", "1", "-H", "a:1", "--map-by", "slot", "x",
     ]  # fmt: skip
+    mpich = launcher_for(LauncherConfig(name="mpirun", flavour="mpich"), "hosts.txt")
+    assert isinstance(mpich, MpirunLauncher)
+    assert mpich.library_dir == mpich_library_dir()
     srun = launcher_for(LauncherConfig(name="srun", executable="/opt/srun"), "slurm")
     assert srun.command(A, ["x"]) == ["/opt/srun", "--overlap", "-w", "a", "-N1", "-n1", "x"]
 
@@ -190,10 +207,21 @@ def test_capabilities_say_what_a_launcher_can_do() -> None:
     assert srun.capabilities.needs_host_helper and not srun.capabilities.inherits_environment
 
 
-def test_local_ranks_go_through_the_launcher_that_can_start_them_here() -> None:
+def test_local_ranks_go_through_the_launcher_that_can_start_them_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
     assert MpirunLauncher(flavour="mpich").ranks_on_this_host(3, ["x"], env={"A": "1"}) == [
-        "mpiexec", "-n", "3", "-genv", "A", "1", "x",
+        "mpiexec", "-n", "3", *ABI, "-genv", "A", "1", "x",
     ]  # fmt: skip
+    hydra = LocalLauncher(mpirun="/usr/bin/mpiexec.hydra", flavour="mpich", library_dir="/l")
+    assert hydra.ranks_command([A], 1, ["x"]) == [
+        "/usr/bin/mpiexec.hydra", "-n", "1", *ABI, "-genv", "LD_LIBRARY_PATH", "/l", "x",
+    ]  # fmt: skip
+    local = launcher_for(LauncherConfig(flavour="mpich"), None)
+    assert isinstance(local, LocalLauncher) and local.flavour == "mpich"
+    assert local.ranks_command([A], 1, ["x"])[:2] == ["mpiexec", "-n"]
+    assert LocalLauncher().ranks_command([A], 1, ["x"])[0] == "mpirun"
     with pytest.raises(LaunchError, match="'srun' cannot start ranks on this machine"):
         LocalLauncher(ranks_through="srun").ranks_command([A], 1, ARGV)
     with pytest.raises(LaunchError, match="cannot start ranks on this machine"):

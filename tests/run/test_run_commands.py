@@ -143,7 +143,7 @@ def test_mpich_and_srun_daemons() -> None:
         get_launcher("mpirun", flavour="mpich"), slots, HOSTS, 1, Path("/c"), python=PY
     )
     assert mpich.argv == [
-        "mpiexec", "-hosts", "n1,n2", "-ppn", "1", "-n", "2",
+        "mpiexec", "-hosts", "n1,n2", "-ppn", "1", "-n", "2", "-genv", "MPI4PY_MPIABI", "mpich",
         PY, "-m", "benchfs.node.daemon", "--config-dir", "/c",
     ]  # fmt: skip
     (srun,) = daemon_commands(
