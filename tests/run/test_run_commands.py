@@ -31,6 +31,7 @@ PY = "/venv/bin/python"
 CONTRACT_KEYS = {
     "node_name", "node_id", "daemon_index", "data_dir", "registry_dir", "chunk_size",
     "buffer_pool_size", "durability", "transport", "trace_dir", "shutdown_deadline_s",
+    "bulk_spin_us",
 }  # fmt: skip
 HOSTS = [Host("n1", 4), Host("n2", 4)]
 
@@ -79,6 +80,7 @@ def test_daemon_config_follows_the_contract(tmp_path: Path) -> None:
         "transport": "tcp",
         "trace_dir": str(tmp_path / "traces"),
         "shutdown_deadline_s": 7.0,
+        "bulk_spin_us": 0,
     }
     assert set(values) == CONTRACT_KEYS
     settings = resolve_daemon_config(
