@@ -138,12 +138,28 @@ def check_env(env: Mapping[str, str] | None) -> dict[str, str]:
     return checked
 
 
-def env_prefix(env: Mapping[str, str] | None) -> list[str]:
-    """``env VAR=value ...`` tokens, or nothing when there is nothing to set."""
+# Variables whose values never go on a command line, which any user of the
+# node can read (/proc/PID/cmdline): a launcher passes them on by name, from
+# its own environment, which holds them (the processes a run starts get the
+# run's environment: benchfs.cluster.processes.process_environment).
+SECRET_VARIABLES = frozenset({"BENCHFS_SESSION_KEY"})
+
+
+def split_secrets(env: Mapping[str, str] | None) -> tuple[dict[str, str], list[str]]:
+    """``env`` checked, as the variables to set by value and the names of the
+    secret ones, to pass on by name."""
     checked = check_env(env)
-    if not checked:
+    plain = {key: value for key, value in checked.items() if key not in SECRET_VARIABLES}
+    return plain, [key for key in checked if key in SECRET_VARIABLES]
+
+
+def env_prefix(env: Mapping[str, str] | None) -> list[str]:
+    """``env VAR=value ...`` tokens, or nothing when there is nothing to set.
+    A secret variable is left to the environment the process inherits."""
+    plain, _ = split_secrets(env)
+    if not plain:
         return []
-    return ["env", *(f"{key}={value}" for key, value in checked.items())]
+    return ["env", *(f"{key}={value}" for key, value in plain.items())]
 
 
 def require_argv(argv: Sequence[str]) -> list[str]:

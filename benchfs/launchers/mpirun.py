@@ -31,10 +31,10 @@ from benchfs.errors import LaunchError
 from benchfs.launchers.base import (
     Capabilities,
     Launcher,
-    check_env,
     rank_counts,
     register_launcher,
     require_argv,
+    split_secrets,
 )
 
 Flavour = Literal["openmpi", "mpich"]
@@ -143,8 +143,14 @@ class MpirunLauncher(Launcher):
                 inherited = os.environ.get("LD_LIBRARY_PATH")
                 path = f"{self.library_dir}:{inherited}" if inherited else self.library_dir
                 tokens += ["-genv", "LD_LIBRARY_PATH", path]
-        for key, value in check_env(env).items():
+        plain, secret = split_secrets(env)
+        for key, value in plain.items():
             tokens += (
                 ["-x", f"{key}={value}"] if self.flavour == "openmpi" else ["-genv", key, value]
             )
+        if secret:  # by name: the value comes from mpirun's own environment
+            if self.flavour == "openmpi":
+                tokens += [token for key in secret for token in ("-x", key)]
+            else:
+                tokens += ["-genvlist", ",".join(secret)]
         return tokens

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from benchfs.cluster.hostfile import Host
 from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
-from benchfs.launchers.base import Launcher, check_env, rank_counts, register_launcher, require_argv
+from benchfs.launchers.base import (
+    Launcher,
+    rank_counts,
+    register_launcher,
+    require_argv,
+    split_secrets,
+)
 
 
 @register_launcher
@@ -69,10 +75,12 @@ class SrunLauncher(Launcher):
         return [self.executable, *(["--overlap"] if self.overlap else []), *self.extra_args]
 
     def _export(self, env: Mapping[str, str] | None) -> list[str]:
-        checked = check_env(env)
-        if not checked:
+        plain, secret = split_secrets(env)
+        if not plain and not secret:
             return []
-        for key, value in checked.items():
+        for key, value in plain.items():
             if "," in value:  # srun splits --export on commas; there is no escape
                 raise LaunchError(f"srun cannot export {key}={value!r}: the value contains ','")
-        return ["--export=ALL," + ",".join(f"{k}={v}" for k, v in checked.items())]
+        # A secret by name: srun takes its value from its own environment.
+        exported = [*(f"{k}={v}" for k, v in plain.items()), *secret]
+        return ["--export=ALL," + ",".join(exported)]
