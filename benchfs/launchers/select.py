@@ -12,17 +12,32 @@ def launcher_name_for(settings: LauncherConfig, nodes_spec: str | None) -> str:
     """``auto``: local for the embedded cluster, srun inside Slurm, else mpirun."""
     if settings.name != "auto":
         return settings.name
-    if nodes_spec is None or nodes_spec.partition(":")[0] == LOCAL_HOST_PREFIX:
+    if embedded(nodes_spec):
         return "local"
     if nodes_spec == "slurm":
         return "srun"
     return "mpirun"
 
 
+def embedded(nodes_spec: str | None) -> bool:
+    """Whether ``--nodes`` names the embedded local cluster (``local0``, ...)."""
+    return nodes_spec is None or nodes_spec.partition(":")[0] == LOCAL_HOST_PREFIX
+
+
 def launcher_for(settings: LauncherConfig, nodes_spec: str | None) -> Launcher:
     """A launcher built from the ``[launcher]`` section for this ``--nodes`` value."""
     name = launcher_name_for(settings, nodes_spec)
     try:
-        return launcher_class(name).from_settings(settings)
+        launcher = launcher_class(name).from_settings(settings)
     except (TypeError, ValueError) as error:
         raise LaunchError(f"launcher {name!r}: bad options in [launcher]: {error}") from error
+    if embedded(nodes_spec) and not launcher.capabilities.runs_here:
+        # Its nodes are not hosts: ssh cannot reach local0, and MPICH's Hydra
+        # waits for it forever.
+        raise LaunchError(
+            f"launcher.name = {name!r} starts processes on named hosts, but the embedded "
+            f"local cluster's nodes ({LOCAL_HOST_PREFIX}0, ...) are not hosts: give --nodes "
+            "HOSTFILE, or keep launcher.name = 'auto' or 'local' (launcher.flavour and "
+            "launcher.executable choose the MPI that starts the local ranks)"
+        )
+    return launcher

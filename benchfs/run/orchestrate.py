@@ -337,6 +337,8 @@ def run_plan(
     points = expand_sweep(plan)
     first = points[0].config
     resolve_nodes(nodes_spec, env, local_nodes=first.cluster.local_nodes)  # fail before anything
+    for point in points:  # a launcher that cannot reach these nodes, too
+        launcher_for(point.config.launcher, nodes_spec)
     # A missing tool too: a tool run's, a suite's IOR and mdtest, or its io500 binary.
     tools: list[ExternalPlan | None] = [
         plan_tool(point.config.workload)

@@ -170,13 +170,22 @@ def test_bad_inputs_are_launch_errors(launcher: Launcher) -> None:
         ("auto", "slurm", "srun"),
         ("auto", "pbs", "mpirun"),
         ("auto", "hosts.txt", "mpirun"),
-        ("srun", None, "srun"),
+        ("srun", "hosts.txt", "srun"),
+        ("local", None, "local"),
     ],
 )
 def test_launcher_choice(name: str, spec: str | None, chosen: str) -> None:
     settings = LauncherConfig(name=name)
     assert launcher_name_for(settings, spec) == chosen
     assert launcher_for(settings, spec).name == chosen
+
+
+@pytest.mark.parametrize("name", ["mpirun", "srun"])
+@pytest.mark.parametrize("spec", [None, "local:3"])
+def test_a_host_launcher_on_the_embedded_cluster_is_refused(name: str, spec: str | None) -> None:
+    # Its nodes local0, ... are no hosts: ssh fails on them, Hydra waits forever.
+    with pytest.raises(LaunchError, match=rf"launcher.name = '{name}' .* give --nodes HOSTFILE"):
+        launcher_for(LauncherConfig(name=name, flavour="openmpi"), spec)
 
 
 def test_launcher_from_config_section() -> None:

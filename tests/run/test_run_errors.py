@@ -74,3 +74,12 @@ def test_a_slurm_node_set_without_bound_is_one_line(tmp_path: Path) -> None:
         "error: SLURM_TASKS_PER_NODE='1(x999999999999)': names more than 1,048,576 hosts "
         "(the limit)"
     ]
+
+
+def test_a_host_launcher_without_hosts_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    done = benchfs_run([*small_args(tmp_path), "--set", "launcher.name=mpirun"], timeout=60)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: launcher.name = 'mpirun' starts processes on named hosts"), line
+    assert "give --nodes HOSTFILE" in line
+    assert not (tmp_path / "results").exists() or run_dirs(tmp_path / "results") == []
