@@ -108,9 +108,12 @@ def main() -> None:
         if _state["verbose"]:
             traceback.print_exc()
         name = signal.Signals(stop.signum).name
+        ended = (
+            f"cleanup failed: {'; '.join(stop.left)}"
+            if stop.left
+            else "everything it started was stopped and removed"
+        )
         err_console.print(
-            f"[bold red]interrupted[/] by {name}: everything it started was stopped and removed",
-            highlight=False,
-            soft_wrap=True,
+            f"[bold red]interrupted[/] by {name}: {plain(ended)}", highlight=False, soft_wrap=True
         )
         sys.exit(128 + stop.signum)

@@ -39,6 +39,8 @@ class Terminated(BaseException):
 
     def __init__(self, signum: int) -> None:
         self.signum = signum
+        # What the cleanup on the way out could not do (``Lifecycle.cleanup_errors``).
+        self.left: list[str] = []
         super().__init__(f"terminated by {signal.Signals(signum).name}")
 
 
@@ -119,7 +121,13 @@ class Lifecycle:
         try:
             self.cleanup()
         finally:
-            self._restore_signals(held)
+            try:
+                self._restore_signals(held)
+            except Terminated as during_cleanup:
+                during_cleanup.left.extend(self.cleanup_errors)
+                raise
+        if isinstance(value, Terminated):
+            value.left.extend(self.cleanup_errors)
 
     def cleanup(self) -> None:
         """Everything ``__exit__`` does; safe to call more than once."""

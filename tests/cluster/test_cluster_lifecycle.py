@@ -15,7 +15,7 @@ from proc_helpers import alive
 
 import benchfs
 from benchfs.cluster.deadline import wait_until
-from benchfs.cluster.lifecycle import Lifecycle, remove_shm_files
+from benchfs.cluster.lifecycle import Lifecycle, Terminated, remove_shm_files
 from benchfs.errors import BenchfsError
 
 SHM = Path("/dev/shm")
@@ -66,6 +66,19 @@ def test_cleanup_continues_past_failures_and_reports_them(tmp_path: Path) -> Non
     assert not scratch.exists()
     assert len(life.cleanup_errors) == 1
     assert "trace collection failed" in life.cleanup_errors[0]
+
+
+def test_a_signal_carries_what_its_cleanup_could_not_do(tmp_path: Path) -> None:
+    def broken() -> None:
+        raise OSError("unmount refused")
+
+    with pytest.raises(Terminated) as stopped, Lifecycle(grace_s=5, handle_signals=False) as life:
+        life.on_exit(broken)
+        scratch = life.temp_dir()
+        raise Terminated(signal.SIGTERM)
+    assert not scratch.exists()
+    assert len(stopped.value.left) == 1
+    assert "unmount refused" in stopped.value.left[0]
 
 
 def test_prefix_too_broad(tmp_path: Path) -> None:
