@@ -8,7 +8,8 @@
 //!   buffer mapping, signal handlers, the host name). [`error`]: the one
 //!   error type. [`latency`]: the latency summary. [`log`]: whole log
 //!   lines on stderr. [`build_info`]: the build's provenance.
-//!   [`deadline`]: deadlines that cannot overflow.
+//!   [`deadline`]: deadlines that cannot overflow. `code_enum`: the
+//!   macro declaring the numbered enums of the wire format and the trace.
 //! * [`trace`]: the binary event log (docs/TRACE_FORMAT.md) every layer
 //!   records into.
 //! * [`storage`]: the chunk store: one io_uring ring per store owned by a
@@ -32,6 +33,7 @@
 
 pub mod bench;
 pub mod build_info;
+mod code_enum;
 pub mod daemon;
 pub mod deadline;
 pub mod error;

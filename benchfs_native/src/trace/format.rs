@@ -10,6 +10,8 @@
 
 use std::fmt::Write as _;
 
+use crate::code_enum::code_enum;
+
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"BFSTRACE";
 /// Format version written by this code.
@@ -17,105 +19,110 @@ pub const VERSION: u32 = 1;
 /// Size of one record in bytes.
 pub const RECORD_SIZE: usize = 48;
 
-/// Record kinds (key `kind`, names in the header's `kinds`).
-#[repr(u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// One completed io_uring operation: d0 latency_ns, d1 queue_ns, d2 offset.
-    StorageOp = 1,
-    /// One `io_uring_enter` that submitted work: d0 sqes, d1 in_flight, d2 submit_ns.
-    Submit = 2,
-    /// Reserved for the RPC client: d0 send_ns, d1 wait_ns, d2 total_ns.
-    RpcClient = 3,
-    /// Reserved for the RPC server: d0 queue_ns, d1 storage_ns, d2 reply_ns.
-    RpcServer = 4,
+code_enum! {
+    /// Record kinds (key `kind`, names in the header's `kinds`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind: u8 {
+        /// One completed io_uring operation: d0 latency_ns, d1 queue_ns, d2 offset.
+        StorageOp = 1 => "storage_op",
+        /// One `io_uring_enter` that submitted work: d0 sqes, d1 in_flight, d2 submit_ns.
+        Submit = 2 => "submit",
+        /// Reserved for the RPC client: d0 send_ns, d1 wait_ns, d2 total_ns.
+        RpcClient = 3 => "rpc_client",
+        /// Reserved for the RPC server: d0 queue_ns, d1 storage_ns, d2 reply_ns.
+        RpcServer = 4 => "rpc_server",
+    }
 }
 
-/// Operation codes (key `op`, names in the header's `ops`).
-#[repr(u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpCode {
-    /// No operation (`submit` records).
-    None = 0,
-    /// Data write.
-    Write = 1,
-    /// Data read.
-    Read = 2,
-    /// fsync.
-    Fsync = 3,
-    /// Remove a file.
-    Remove = 4,
-    /// Stat a file.
-    Stat = 5,
-    /// Truncate a file.
-    Truncate = 6,
-    /// RPC: create.
-    Create = 7,
-    /// RPC: lookup.
-    Lookup = 8,
-    /// RPC: unlink.
-    Unlink = 9,
-    /// RPC: readdir.
-    Readdir = 10,
-    /// RPC: ping.
-    Ping = 11,
-    /// RPC: stats.
-    Stats = 12,
-    /// RPC: shutdown.
-    Shutdown = 13,
-    /// RPC: mkdir.
-    Mkdir = 14,
-    /// RPC: a step of rmdir.
-    Rmdir = 15,
-    /// RPC: check a parent directory.
-    CheckParent = 16,
-    /// RPC: link a file record under a new name (rename).
-    Link = 17,
-    /// RPC: setattr.
-    Setattr = 18,
-    /// RPC: statfs.
-    Statfs = 19,
-    /// RPC: symlink.
-    Symlink = 20,
-    /// RPC: readlink.
-    Readlink = 21,
-    /// RPC: link_count.
-    LinkCount = 22,
+code_enum! {
+    /// Operation codes (key `op`, names in the header's `ops`; `none` is
+    /// not listed there).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum OpCode: u8 {
+        /// No operation (`submit` records).
+        None = 0 => "none",
+        /// Data write.
+        Write = 1 => "write",
+        /// Data read.
+        Read = 2 => "read",
+        /// fsync.
+        Fsync = 3 => "fsync",
+        /// Remove a file.
+        Remove = 4 => "remove",
+        /// Stat a file.
+        Stat = 5 => "stat",
+        /// Truncate a file.
+        Truncate = 6 => "truncate",
+        /// RPC: create.
+        Create = 7 => "create",
+        /// RPC: lookup.
+        Lookup = 8 => "lookup",
+        /// RPC: unlink.
+        Unlink = 9 => "unlink",
+        /// RPC: readdir.
+        Readdir = 10 => "readdir",
+        /// RPC: ping.
+        Ping = 11 => "ping",
+        /// RPC: stats.
+        Stats = 12 => "stats",
+        /// RPC: shutdown.
+        Shutdown = 13 => "shutdown",
+        /// RPC: mkdir.
+        Mkdir = 14 => "mkdir",
+        /// RPC: a step of rmdir.
+        Rmdir = 15 => "rmdir",
+        /// RPC: check a parent directory.
+        CheckParent = 16 => "check_parent",
+        /// RPC: link a file record under a new name (rename).
+        Link = 17 => "link",
+        /// RPC: setattr.
+        Setattr = 18 => "setattr",
+        /// RPC: statfs.
+        Statfs = 19 => "statfs",
+        /// RPC: symlink.
+        Symlink = 20 => "symlink",
+        /// RPC: readlink.
+        Readlink = 21 => "readlink",
+        /// RPC: link_count.
+        LinkCount = 22 => "link_count",
+    }
+}
+
+impl Kind {
+    /// What the record's columns d0, d1 and d2 hold.
+    pub const fn columns(self) -> [&'static str; 3] {
+        match self {
+            Kind::StorageOp => ["latency_ns", "queue_ns", "offset"],
+            Kind::Submit => ["sqes", "in_flight", "submit_ns"],
+            Kind::RpcClient => ["send_ns", "wait_ns", "total_ns"],
+            Kind::RpcServer => ["queue_ns", "storage_ns", "reply_ns"],
+        }
+    }
 }
 
 /// The header's `kinds` table, in the documented order.
-pub const KINDS: [(u8, &str, [&str; 3]); 4] = [
-    (1, "storage_op", ["latency_ns", "queue_ns", "offset"]),
-    (2, "submit", ["sqes", "in_flight", "submit_ns"]),
-    (3, "rpc_client", ["send_ns", "wait_ns", "total_ns"]),
-    (4, "rpc_server", ["queue_ns", "storage_ns", "reply_ns"]),
-];
+pub const KINDS: [(u8, &str, [&str; 3]); Kind::ALL.len()] = {
+    let mut table = [(0, "", [""; 3]); Kind::ALL.len()];
+    let mut i = 0;
+    while i < table.len() {
+        let kind = Kind::ALL[i];
+        table[i] = (kind.code(), kind.name(), kind.columns());
+        i += 1;
+    }
+    table
+};
 
-/// The header's `ops` table.
-pub const OPS: [(u8, &str); 22] = [
-    (1, "write"),
-    (2, "read"),
-    (3, "fsync"),
-    (4, "remove"),
-    (5, "stat"),
-    (6, "truncate"),
-    (7, "create"),
-    (8, "lookup"),
-    (9, "unlink"),
-    (10, "readdir"),
-    (11, "ping"),
-    (12, "stats"),
-    (13, "shutdown"),
-    (14, "mkdir"),
-    (15, "rmdir"),
-    (16, "check_parent"),
-    (17, "link"),
-    (18, "setattr"),
-    (19, "statfs"),
-    (20, "symlink"),
-    (21, "readlink"),
-    (22, "link_count"),
-];
+/// The header's `ops` table: every op but `none`.
+pub const OPS: [(u8, &str); OpCode::ALL.len() - 1] = {
+    let mut table = [(0, ""); OpCode::ALL.len() - 1];
+    let mut i = 0;
+    while i < table.len() {
+        let op = OpCode::ALL[i + 1];
+        table[i] = (op.code(), op.name());
+        i += 1;
+    }
+    table
+};
 
 /// One 48-byte record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -367,5 +374,26 @@ mod tests {
         assert_eq!(p.records.len(), 1);
         bytes.push(0);
         assert_eq!(parse(&bytes).err(), Some(ParseError::PartialRecord(1)));
+    }
+
+    #[test]
+    fn header_tables_are_the_documented_ones() {
+        let json = Header {
+            node: "n".into(),
+            node_id: 0,
+            pid: 0,
+            process: "store".into(),
+            start_unix_ns: 0,
+        }
+        .to_json();
+        let kinds = r#""kinds": {"1": {"name": "storage_op", "d0": "latency_ns", "d1": "queue_ns", "d2": "offset"}, "2": {"name": "submit", "d0": "sqes", "d1": "in_flight", "d2": "submit_ns"}, "3": {"name": "rpc_client", "d0": "send_ns", "d1": "wait_ns", "d2": "total_ns"}, "4": {"name": "rpc_server", "d0": "queue_ns", "d1": "storage_ns", "d2": "reply_ns"}}"#;
+        let ops = r#"{"1": "write", "2": "read", "3": "fsync", "4": "remove", "5": "stat", "6": "truncate", "7": "create", "8": "lookup", "9": "unlink", "10": "readdir", "11": "ping", "12": "stats", "13": "shutdown", "14": "mkdir", "15": "rmdir", "16": "check_parent", "17": "link", "18": "setattr", "19": "statfs", "20": "symlink", "21": "readlink", "22": "link_count"}}"#;
+        assert!(
+            json.ends_with(&format!("{kinds}, \"ops\": {ops}")),
+            "{json}"
+        );
+        assert_eq!(OpCode::from_code(0), Some(OpCode::None));
+        assert_eq!(OpCode::from_code(23), None);
+        assert_eq!(Kind::from_code(0), None);
     }
 }

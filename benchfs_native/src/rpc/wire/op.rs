@@ -3,124 +3,65 @@
 
 use std::fmt;
 
+use crate::code_enum::code_enum;
+
 use super::{
     ATTR_LEN, FLAG_CREATED, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE,
     FLAG_LINKED, FLAG_PARENT_HERE, FLAG_REPLACED, FLAG_SYNC, STATFS_LEN,
 };
 
-/// Operation codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Op {
-    /// Liveness and clock probe.
-    Ping = 1,
-    /// Create a file.
-    Create = 2,
-    /// Open / look up a file.
-    Open = 3,
-    /// Attributes of a file.
-    Stat = 4,
-    /// Write into one chunk.
-    Write = 5,
-    /// Read from one chunk.
-    Read = 6,
-    /// Make a file's data durable.
-    Fsync = 7,
-    /// Set a file's size.
-    Truncate = 8,
-    /// Remove a file.
-    Unlink = 9,
-    /// List a directory.
-    Readdir = 10,
-    /// Server statistics (JSON).
-    Stats = 11,
-    /// Stop the server.
-    Shutdown = 12,
-    /// Create a directory record.
-    Mkdir = 13,
-    /// One step of removing a directory (mark, commit, unmark, undo).
-    Rmdir = 14,
-    /// Whether a path is a directory that takes new entries.
-    CheckParent = 15,
-    /// Insert a file record under a new name (the first step of rename, or
-    /// a hard link's new name).
-    Link = 16,
-    /// Change a record's attributes (or a data object's times).
-    Setattr = 17,
-    /// The daemon's totals (statvfs of its data directory, its records).
-    Statfs = 18,
-    /// Create a symbolic link record (its target in the payload).
-    Symlink = 19,
-    /// A symbolic link's record and target (the target in the payload).
-    Readlink = 20,
-    /// One step on a file's link count (on its home daemon), or the mark
-    /// of a name as one of several (on the name's owner).
-    LinkCount = 21,
+code_enum! {
+    /// Operation codes; the names are those of traces and statistics.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Op: u8 {
+        /// Liveness and clock probe.
+        Ping = 1 => "ping",
+        /// Create a file.
+        Create = 2 => "create",
+        /// Open / look up a file.
+        Open = 3 => "open",
+        /// Attributes of a file.
+        Stat = 4 => "stat",
+        /// Write into one chunk.
+        Write = 5 => "write",
+        /// Read from one chunk.
+        Read = 6 => "read",
+        /// Make a file's data durable.
+        Fsync = 7 => "fsync",
+        /// Set a file's size.
+        Truncate = 8 => "truncate",
+        /// Remove a file.
+        Unlink = 9 => "unlink",
+        /// List a directory.
+        Readdir = 10 => "readdir",
+        /// Server statistics (JSON).
+        Stats = 11 => "stats",
+        /// Stop the server.
+        Shutdown = 12 => "shutdown",
+        /// Create a directory record.
+        Mkdir = 13 => "mkdir",
+        /// One step of removing a directory (mark, commit, unmark, undo).
+        Rmdir = 14 => "rmdir",
+        /// Whether a path is a directory that takes new entries.
+        CheckParent = 15 => "check_parent",
+        /// Insert a file record under a new name (the first step of rename, or
+        /// a hard link's new name).
+        Link = 16 => "link",
+        /// Change a record's attributes (or a data object's times).
+        Setattr = 17 => "setattr",
+        /// The daemon's totals (statvfs of its data directory, its records).
+        Statfs = 18 => "statfs",
+        /// Create a symbolic link record (its target in the payload).
+        Symlink = 19 => "symlink",
+        /// A symbolic link's record and target (the target in the payload).
+        Readlink = 20 => "readlink",
+        /// One step on a file's link count (on its home daemon), or the mark
+        /// of a name as one of several (on the name's owner).
+        LinkCount = 21 => "link_count",
+    }
 }
 
 impl Op {
-    /// Every op, in code order.
-    pub const ALL: [Op; 21] = [
-        Op::Ping,
-        Op::Create,
-        Op::Open,
-        Op::Stat,
-        Op::Write,
-        Op::Read,
-        Op::Fsync,
-        Op::Truncate,
-        Op::Unlink,
-        Op::Readdir,
-        Op::Stats,
-        Op::Shutdown,
-        Op::Mkdir,
-        Op::Rmdir,
-        Op::CheckParent,
-        Op::Link,
-        Op::Setattr,
-        Op::Statfs,
-        Op::Symlink,
-        Op::Readlink,
-        Op::LinkCount,
-    ];
-
-    /// The op of wire code `code`.
-    pub fn from_code(code: u8) -> Option<Op> {
-        Op::ALL.get(usize::from(code).checked_sub(1)?).copied()
-    }
-
-    /// The wire code.
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    /// Lower-case name (as in traces).
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Ping => "ping",
-            Op::Create => "create",
-            Op::Open => "open",
-            Op::Stat => "stat",
-            Op::Write => "write",
-            Op::Read => "read",
-            Op::Fsync => "fsync",
-            Op::Truncate => "truncate",
-            Op::Unlink => "unlink",
-            Op::Readdir => "readdir",
-            Op::Stats => "stats",
-            Op::Shutdown => "shutdown",
-            Op::Mkdir => "mkdir",
-            Op::Rmdir => "rmdir",
-            Op::CheckParent => "check_parent",
-            Op::Link => "link",
-            Op::Setattr => "setattr",
-            Op::Statfs => "statfs",
-            Op::Symlink => "symlink",
-            Op::Readlink => "readlink",
-            Op::LinkCount => "link_count",
-        }
-    }
-
     /// Flags a request of this op may set.
     pub(super) fn request_flags(self) -> u16 {
         match self {

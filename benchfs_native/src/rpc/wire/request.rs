@@ -9,6 +9,7 @@ use super::{
     FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_LINKED,
     FLAG_PARENT_HERE, FLAG_SYNC, HEADER_LEN, Limits, MAX_PATH, MAX_TARGET, SET_ALL,
 };
+use crate::code_enum::code_enum;
 use crate::error::{Error, Result};
 use crate::storage::layout;
 
@@ -225,69 +226,47 @@ pub enum Request<'a> {
     },
 }
 
-/// The steps of a link_count request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum CountStep {
-    /// The count (a read).
-    Get = 1,
-    /// One name more; the count after.
-    Add = 2,
-    /// One name less; the count after (0: remove the data).
-    Drop = 3,
-    /// Mark the record `path` as one of several names (on its owner).
-    Mark = 4,
-    /// A setattr through one of the names: the shared attributes the
-    /// mask names; the count and attributes after.
-    Set = 5,
-    /// An add taken back by a link whose source was gone at its mark:
-    /// one name less; the count after (0: remove the data), and no
-    /// attributes when the entry went with it (no name was ever marked).
-    Undo = 6,
+code_enum! {
+    /// The steps of a link_count request.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum CountStep: u32 {
+        /// The count (a read).
+        Get = 1,
+        /// One name more; the count after.
+        Add = 2,
+        /// One name less; the count after (0: remove the data).
+        Drop = 3,
+        /// Mark the record `path` as one of several names (on its owner).
+        Mark = 4,
+        /// A setattr through one of the names: the shared attributes the
+        /// mask names; the count and attributes after.
+        Set = 5,
+        /// An add taken back by a link whose source was gone at its mark:
+        /// one name less; the count after (0: remove the data), and no
+        /// attributes when the entry went with it (no name was ever marked).
+        Undo = 6,
+    }
 }
 
 impl CountStep {
-    fn from_code(code: u32) -> Option<CountStep> {
-        match code {
-            1 => Some(CountStep::Get),
-            2 => Some(CountStep::Add),
-            3 => Some(CountStep::Drop),
-            4 => Some(CountStep::Mark),
-            5 => Some(CountStep::Set),
-            6 => Some(CountStep::Undo),
-            _ => None,
-        }
-    }
-
     /// Whether the step names a record (`Mark`) rather than a count.
     pub fn names_a_record(self) -> bool {
         self == CountStep::Mark
     }
 }
 
-/// The steps of a directory removal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum RmdirStep {
-    /// Mark the directory as being removed (new entries are refused).
-    Mark = 1,
-    /// Remove the marked directory.
-    Commit = 2,
-    /// Clear the mark (the directory was not empty).
-    Unmark = 3,
-    /// Remove a directory this client just made (a failed mkdir).
-    Undo = 4,
-}
-
-impl RmdirStep {
-    fn from_code(code: u32) -> Option<RmdirStep> {
-        match code {
-            1 => Some(RmdirStep::Mark),
-            2 => Some(RmdirStep::Commit),
-            3 => Some(RmdirStep::Unmark),
-            4 => Some(RmdirStep::Undo),
-            _ => None,
-        }
+code_enum! {
+    /// The steps of a directory removal.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum RmdirStep: u32 {
+        /// Mark the directory as being removed (new entries are refused).
+        Mark = 1,
+        /// Remove the marked directory.
+        Commit = 2,
+        /// Clear the mark (the directory was not empty).
+        Unmark = 3,
+        /// Remove a directory this client just made (a failed mkdir).
+        Undo = 4,
     }
 }
 
@@ -495,7 +474,7 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
             }
         }
         Request::Rmdir { step, ino, .. } => {
-            fixed[0..4].copy_from_slice(&(step as u32).to_le_bytes());
+            fixed[0..4].copy_from_slice(&step.code().to_le_bytes());
             fixed[8..16].copy_from_slice(&ino.to_le_bytes());
         }
         Request::Link {
@@ -648,7 +627,7 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
                 ));
             }
             fixed[0..8].copy_from_slice(&ino.to_le_bytes());
-            fixed[8..12].copy_from_slice(&(step as u32).to_le_bytes());
+            fixed[8..12].copy_from_slice(&step.code().to_le_bytes());
             fixed[12..16].copy_from_slice(&mask.to_le_bytes());
             put_shared(&mut fixed[16..], &attr);
         }
