@@ -11,6 +11,12 @@ use super::options::MAX_IO;
 /// Sets the readahead of the file system mounted at `mountpoint` (an
 /// absolute path without symbolic links) to [`MAX_IO`].
 pub fn raise(mountpoint: &Path) -> std::io::Result<()> {
+    // The kernel applies the readahead of the mount's INIT reply (at most
+    // the 128 KiB it offered at mount time) when that reply comes, which
+    // can be after the mount is live: a raise before it would be undone.
+    // The kernel holds every request until INIT is done, so once a statfs
+    // has an answer (whichever), the raise stays.
+    let _ = crate::sys::statfs(mountpoint);
     let info = std::fs::read_to_string("/proc/self/mountinfo")?;
     let Some(device) = device_of(&info, mountpoint) else {
         return Err(std::io::Error::from_raw_os_error(libc::ENOENT));

@@ -127,17 +127,24 @@ pub fn fallocate(file: &File, len: u64) -> io::Result<()> {
     }
 }
 
-/// The network file system `dir` is on, if any (NFS, CIFS/SMB): io_uring
-/// on those has a history of kernel bugs, so the engine refuses them.
-pub fn network_fs(dir: &Path) -> Option<&'static str> {
+/// `statfs(2)` of the file system holding `path`.
+pub fn statfs(path: &Path) -> io::Result<libc::statfs> {
     use std::os::unix::ffi::OsStrExt as _;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // Safety: statfs is plain data; all-zero is a valid value.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // Safety: `c` is NUL-terminated and `st` a live, writable statfs.
     if unsafe { libc::statfs(c.as_ptr(), &raw mut st) } != 0 {
-        return None;
+        return Err(io::Error::last_os_error());
     }
+    Ok(st)
+}
+
+/// The network file system `dir` is on, if any (NFS, CIFS/SMB): io_uring
+/// on those has a history of kernel bugs, so the engine refuses them.
+pub fn network_fs(dir: &Path) -> Option<&'static str> {
+    let st = statfs(dir).ok()?;
     // The magic numbers of linux/magic.h (f_type is signed on some ABIs).
     match st.f_type as u32 {
         0x6969 => Some("NFS"),
