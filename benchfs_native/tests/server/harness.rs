@@ -418,6 +418,41 @@ impl RawClient {
     }
 }
 
+/// An exclusive create of the file `path` with `mode`, owned by 1:2.
+pub fn create_file(path: &str, mode: u32) -> Request<'_> {
+    Request::Create {
+        path,
+        mode,
+        uid: 1,
+        gid: 2,
+        exclusive: true,
+        parent_here: false,
+    }
+}
+
+/// A step on file `ino`'s link count at its home daemon, no attributes.
+pub fn count_step(ino: u64, step: CountStep) -> Request<'static> {
+    Request::LinkCount {
+        path: "",
+        ino,
+        step,
+        mask: 0,
+        attr: wire::SharedAttr::default(),
+    }
+}
+
+/// The mark of the record `path`, if it has id `ino`, as one of several
+/// names (on its owner).
+pub fn mark_name(path: &str, ino: u64) -> Request<'_> {
+    Request::LinkCount {
+        path,
+        ino,
+        step: CountStep::Mark,
+        mask: 0,
+        attr: wire::SharedAttr::default(),
+    }
+}
+
 pub fn attr(r: Reply<'_>) -> wire::Attr {
     match r {
         Reply::Create { attr: a, .. }

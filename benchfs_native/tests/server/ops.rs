@@ -528,34 +528,12 @@ fn hard_link_steps() {
     watchdog(120, || {
         let mut d = Daemon::start("hardlinks", |_| {});
         let mut c = RawClient::connect(&d.record);
-        let create = |path| Request::Create {
-            path,
-            mode: 0o640,
-            uid: 1,
-            gid: 2,
-            exclusive: true,
-            parent_here: false,
-        };
         let stat = |path| Request::Stat { path, data: false };
-        let count = |ino, step| Request::LinkCount {
-            path: "",
-            ino,
-            step,
-            mask: 0,
-            attr: wire::SharedAttr::default(),
-        };
-        let mark = |path, ino| Request::LinkCount {
-            path,
-            ino,
-            step: CountStep::Mark,
-            mask: 0,
-            attr: wire::SharedAttr::default(),
-        };
         let got_count = |r: Reply<'_>| match r {
             Reply::LinkCount { count, .. } => count,
             r => panic!("{r:?}"),
         };
-        let f = match c.call(&create("f"), Vec::new()).ok() {
+        let f = match c.call(&create_file("f", 0o640), Vec::new()).ok() {
             Reply::Create { attr, .. } => attr,
             r => panic!("{r:?}"),
         };
@@ -573,20 +551,23 @@ fn hard_link_steps() {
         let dir = attr(c.call(&stat("d"), Vec::new()).ok());
         // The count starts at 1 and goes up by one per name.
         assert_eq!(
-            got_count(c.call(&count(f.ino, CountStep::Get), Vec::new()).ok()),
+            got_count(c.call(&count_step(f.ino, CountStep::Get), Vec::new()).ok()),
             1
         );
         assert_eq!(
-            got_count(c.call(&count(f.ino, CountStep::Add), Vec::new()).ok()),
+            got_count(c.call(&count_step(f.ino, CountStep::Add), Vec::new()).ok()),
             2
         );
         // The mark: by id, never a directory.
         assert_eq!(
-            c.call(&mark("f", f.ino + 1), Vec::new()).errno(),
+            c.call(&mark_name("f", f.ino + 1), Vec::new()).errno(),
             libc::ENOENT
         );
-        assert_eq!(c.call(&mark("d", dir.ino), Vec::new()).errno(), libc::EPERM);
-        c.call(&mark("f", f.ino), Vec::new()).ok();
+        assert_eq!(
+            c.call(&mark_name("d", dir.ino), Vec::new()).errno(),
+            libc::EPERM
+        );
+        c.call(&mark_name("f", f.ino), Vec::new()).ok();
         assert_eq!(
             attr(c.call(&stat("f"), Vec::new()).ok()).nlink,
             0,
@@ -640,21 +621,22 @@ fn hard_link_steps() {
             r => panic!("{r:?}"),
         }
         assert_eq!(
-            got_count(c.call(&count(f.ino, CountStep::Drop), Vec::new()).ok()),
+            got_count(c.call(&count_step(f.ino, CountStep::Drop), Vec::new()).ok()),
             1
         );
         assert_eq!(
-            got_count(c.call(&count(f.ino, CountStep::Drop), Vec::new()).ok()),
+            got_count(c.call(&count_step(f.ino, CountStep::Drop), Vec::new()).ok()),
             0
         );
         // Ids this daemon did not hand out have no count here.
         let foreign = f.ino + (1 << 43);
         assert_eq!(
-            c.call(&count(foreign, CountStep::Get), Vec::new()).errno(),
+            c.call(&count_step(foreign, CountStep::Get), Vec::new())
+                .errno(),
             libc::EINVAL
         );
         assert_eq!(
-            c.call(&count(1, CountStep::Add), Vec::new()).errno(),
+            c.call(&count_step(1, CountStep::Add), Vec::new()).errno(),
             libc::EINVAL
         );
         c.shutdown(false);

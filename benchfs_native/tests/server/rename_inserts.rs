@@ -10,17 +10,9 @@ fn a_rename_insert_reports_every_replaced_name() {
     watchdog(120, || {
         let mut d = Daemon::start("renameins", |_| {});
         let mut c = RawClient::connect(&d.record);
-        let create = |path| Request::Create {
-            path,
-            mode: 0o644,
-            uid: 1,
-            gid: 2,
-            exclusive: true,
-            parent_here: false,
-        };
         let stat = |path| Request::Stat { path, data: false };
-        let moved = attr(c.call(&create("moved"), Vec::new()).ok());
-        let file = attr(c.call(&create("file"), Vec::new()).ok());
+        let moved = attr(c.call(&create_file("moved", 0o644), Vec::new()).ok());
+        let file = attr(c.call(&create_file("file", 0o644), Vec::new()).ok());
         let symlink = Request::Symlink {
             path: "link",
             uid: 1,
@@ -30,23 +22,10 @@ fn a_rename_insert_reports_every_replaced_name() {
         };
         c.call(&symlink, b"target".to_vec()).ok();
         // A second name of a hard-linked file: count 2, both names marked.
-        let shared = attr(c.call(&create("shared"), Vec::new()).ok());
-        let add = Request::LinkCount {
-            path: "",
-            ino: shared.ino,
-            step: CountStep::Add,
-            mask: 0,
-            attr: wire::SharedAttr::default(),
-        };
-        c.call(&add, Vec::new()).ok();
-        let mark = Request::LinkCount {
-            path: "shared",
-            ino: shared.ino,
-            step: CountStep::Mark,
-            mask: 0,
-            attr: wire::SharedAttr::default(),
-        };
-        c.call(&mark, Vec::new()).ok();
+        let shared = attr(c.call(&create_file("shared", 0o644), Vec::new()).ok());
+        c.call(&count_step(shared.ino, CountStep::Add), Vec::new())
+            .ok();
+        c.call(&mark_name("shared", shared.ino), Vec::new()).ok();
         let record = |a: &wire::Attr| wire::Record {
             ino: a.ino,
             mode: a.mode,

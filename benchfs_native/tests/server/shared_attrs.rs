@@ -115,34 +115,12 @@ fn a_link_whose_source_went_before_the_mark_leaves_no_entry() {
     watchdog(120, || {
         let mut d = Daemon::start("undolink", |_| {});
         let mut c = RawClient::connect(&d.record);
-        let create = |path| Request::Create {
-            path,
-            mode: 0o640,
-            uid: 1,
-            gid: 2,
-            exclusive: true,
-            parent_here: false,
-        };
-        let step = |ino, step| Request::LinkCount {
-            path: "",
-            ino,
-            step,
-            mask: 0,
-            attr: wire::SharedAttr::default(),
-        };
-        let mark = |path, ino| Request::LinkCount {
-            path,
-            ino,
-            step: CountStep::Mark,
-            mask: 0,
-            attr: wire::SharedAttr::default(),
-        };
         // The link's add; then the source, never marked, is removed
         // before the link's mark reaches it.
         for (path, undo, left) in [("f", CountStep::Undo, false), ("g", CountStep::Drop, true)] {
-            let f = attr(c.call(&create(path), Vec::new()).ok());
+            let f = attr(c.call(&create_file(path, 0o640), Vec::new()).ok());
             assert_eq!(
-                counted(c.call(&step(f.ino, CountStep::Add), Vec::new()).ok()).0,
+                counted(c.call(&count_step(f.ino, CountStep::Add), Vec::new()).ok()).0,
                 2
             );
             let unlink = Request::Unlink {
@@ -151,12 +129,15 @@ fn a_link_whose_source_went_before_the_mark_leaves_no_entry() {
                 data: false,
             };
             c.call(&unlink, Vec::new()).ok();
-            assert_eq!(c.call(&mark(path, f.ino), Vec::new()).errno(), libc::ENOENT);
-            let (n, shared) = counted(c.call(&step(f.ino, undo), Vec::new()).ok());
+            assert_eq!(
+                c.call(&mark_name(path, f.ino), Vec::new()).errno(),
+                libc::ENOENT
+            );
+            let (n, shared) = counted(c.call(&count_step(f.ino, undo), Vec::new()).ok());
             assert_eq!((n, shared.is_some()), (1, left), "{undo:?}");
             // A get answers from the table: the entry is gone after the
             // undo; a plain drop (what a link did before) leaves it.
-            let (n, shared) = counted(c.call(&step(f.ino, CountStep::Get), Vec::new()).ok());
+            let (n, shared) = counted(c.call(&count_step(f.ino, CountStep::Get), Vec::new()).ok());
             assert_eq!((n, shared.is_some()), (1, left), "{undo:?}");
         }
         c.shutdown(false);
