@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from benchfs.cluster.lifecycle import Terminated
+from benchfs.cluster.lifecycle import Lifecycle, Terminated
 from benchfs.cluster.private import private_umask
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.errors import ConfigError
@@ -166,9 +166,11 @@ def run(
 
     observer = ConsoleObserver()
     try:
-        results = run_plan(
-            plan, nodes_spec=nodes, command_line=["benchfs", *sys.argv[1:]], observer=observer
-        )
+        # SIGTERM and SIGHUP unwind as Terminated from the first step to the last report.
+        with Lifecycle():
+            results = run_plan(
+                plan, nodes_spec=nodes, command_line=["benchfs", *sys.argv[1:]], observer=observer
+            )
     except (Exception, KeyboardInterrupt, Terminated) as error:
         # benchfs.cli.main then says what stopped the run, in one line.
         if observer.run_dir is not None:

@@ -10,6 +10,13 @@ SIGTERM/SIGHUP (``Terminated``): processes are stopped (SIGTERM, then SIGKILL
 after ``grace_s``), ``on_exit`` callbacks run newest first, registered paths
 and temp dirs are removed, and shared-memory files with the prefix are
 deleted. Signals that arrive during cleanup are held until it is done.
+
+A scope also remembers the signal it caught: code that turns every exception
+into one of its own (a pybind11 module's import reports any failure as
+``ImportError: initialization failed``) can swallow the ``Terminated``, and
+the caller may carry on. So no new scope opens (``raise_if_stopped``, which
+tools call before they start too) and no scope ends quietly once a stop was
+asked for.
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ log = logging.getLogger(__name__)
 SHM_DIR = Path("/dev/shm")
 HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
+# The signals caught by each open scope that handles them, outermost first.
+_open_scopes: list[list[int]] = []
+
 
 class Terminated(BaseException):
     """The process was asked to stop by a signal; unwinds like KeyboardInterrupt."""
@@ -42,6 +52,18 @@ class Terminated(BaseException):
         # What the cleanup on the way out could not do (``Lifecycle.cleanup_errors``).
         self.left: list[str] = []
         super().__init__(f"terminated by {signal.Signals(signum).name}")
+
+
+def stop_requested() -> int | None:
+    """The signal an open scope caught, None when no stop was asked for."""
+    return next((caught[0] for caught in _open_scopes if caught), None)
+
+
+def raise_if_stopped() -> None:
+    """``Terminated`` when a stop was asked for: before new work starts."""
+    signum = stop_requested()
+    if signum is not None:
+        raise Terminated(signum)
 
 
 def remove_shm_files(prefix: str, shm_dir: Path = SHM_DIR) -> list[Path]:
@@ -81,6 +103,8 @@ class Lifecycle:
         self._handle_signals = handle_signals
         self._previous: dict[int, Any] = {}
         self._held: list[int] = []
+        self._caught: list[int] = []
+        self._open = False
 
     def start(self, argv: Sequence[str], *, name: str, **options: Any) -> ManagedProcess:
         """Start a process (``start_process`` options) that this scope will stop,
@@ -106,9 +130,12 @@ class Lifecycle:
         self._callbacks.append(callback)
 
     def __enter__(self) -> Lifecycle:
+        raise_if_stopped()
         if self._handle_signals and threading.current_thread() is threading.main_thread():
             for signum in HANDLED_SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._raise_terminated)
+            _open_scopes.append(self._caught)
+            self._open = True
         return self
 
     def __exit__(
@@ -121,6 +148,9 @@ class Lifecycle:
         try:
             self.cleanup()
         finally:
+            if self._open:
+                _open_scopes[:] = [c for c in _open_scopes if c is not self._caught]
+                self._open = False
             try:
                 self._restore_signals(held)
             except Terminated as during_cleanup:
@@ -128,6 +158,10 @@ class Lifecycle:
                 raise
         if isinstance(value, Terminated):
             value.left.extend(self.cleanup_errors)
+        elif self._caught and not isinstance(value, KeyboardInterrupt):
+            swallowed = Terminated(self._caught[0])  # by code between the handler and here
+            swallowed.left.extend(self.cleanup_errors)
+            raise swallowed
 
     def cleanup(self) -> None:
         """Everything ``__exit__`` does; safe to call more than once."""
@@ -151,6 +185,7 @@ class Lifecycle:
             self.cleanup_errors.append(message)
 
     def _raise_terminated(self, signum: int, frame: FrameType | None) -> None:
+        self._caught.append(signum)
         raise Terminated(signum)
 
     def _hold_signals(self) -> bool:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -41,7 +42,7 @@ from typing import Any
 
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host, resolve_nodes
-from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated
+from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated, stop_requested
 from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import process_environment
 from benchfs.config.model import RunConfig
@@ -107,6 +108,9 @@ def write_report_safely(run_dir: Path) -> str | None:
 
         write_report(run_dir, allow_partial=True)
     except Exception as error:  # the results stand without a report
+        stopped = stop_requested()
+        if stopped is not None:  # the signal, not whatever error it was turned into
+            return f"report not written: interrupted by {signal.Signals(stopped).name}"
         return f"report not written: {type(error).__name__}: {error}"
     return None
 
@@ -384,15 +388,17 @@ def run_plan(
                 # records removed); a second signal leaves the rest to the Lifecycle.
                 cluster.stop()
     finally:
-        for result in results:
-            late = [] if cluster is None else cluster.notes + life.cleanup_errors
-            notes = [note for note in late if note not in result.notes]
-            report = write_report_safely(result.run_dir)
-            if report is not None:
-                notes.append(report)
-            if notes:
-                result.notes += notes
-                if result.manifest is not None:
-                    result.manifest.add_notes(notes)
-        live.finish()  # cleaned up: nothing for a later run to find
+        try:
+            for result in results:
+                late = [] if cluster is None else cluster.notes + life.cleanup_errors
+                notes = [note for note in late if note not in result.notes]
+                report = write_report_safely(result.run_dir)
+                if report is not None:
+                    notes.append(report)
+                if notes:
+                    result.notes += notes
+                    if result.manifest is not None:
+                        result.manifest.add_notes(notes)
+        finally:  # a signal in the reports too
+            live.finish()  # cleaned up: nothing for a later run to find
     return results

@@ -7,6 +7,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from benchfs.cluster.lifecycle import raise_if_stopped
 from benchfs.cluster.processes import kill_group, start_process
 from benchfs.errors import ToolError
 
@@ -28,6 +29,7 @@ def run_tool(
     env: Mapping[str, str] | None = None,
 ) -> ToolResult:
     """Run ``argv`` to completion; on the deadline kill it and all it started."""
+    raise_if_stopped()  # a stop asked for and swallowed on the way: start nothing new
     process = start_process(
         argv,
         name=f"{tool} in {where}",
