@@ -13,257 +13,37 @@
 //! to `fuser`'s blocking read, so that a program's next request finds it
 //! awake.
 //!
-//! A FUSE file handle names a [`FileRef`] in a table shared by all
-//! threads: the daemons keep nothing per open file, so any client serves
-//! any handle.
-//!
-//! A file this mount has open is not removed when unlinked or renamed
-//! over: it is renamed to a hidden name in its directory and removed at its
-//! last release, as NFS clients do (see [`super::unlinked`]). A name of a
-//! file with other names is removed at once: the data stays with them.
-//!
-//! A file with several names (hard links) is one node with several paths
-//! ([`Inodes`]); a request on it uses the first that still exists. Its
-//! mode, owner and times are the file's (kept by its home daemon), so a
-//! change through any path is seen through every other.
+//! What the threads share, and how open files, unlinked files and hard
+//! links are kept, is in [`super::shared`].
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::fd::RawFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use fuser::{
-    FileAttr, FileType, Filesystem, KernelConfig, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
+    FileType, Filesystem, KernelConfig, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
     fuse_forget_one,
 };
 use libc::c_int;
 
-use super::attr::{Owner, engine_ino, file_attr, file_type, root_attr};
+use super::attr::Owner;
 use super::errno::errno_of;
-use super::inodes::{Inodes, ROOT, join};
+use super::inodes::ROOT;
 use super::options::{MAX_IO, MountOptions};
-use super::unlinked::{Unlinked, hidden_name, is_hidden};
+use super::reply::Answer;
+use super::shared::Shared;
+use super::unlinked::is_hidden;
 use super::workers::Workers;
-use crate::error::{Error, Result};
-use crate::rpc::client::{Attr, Client, FileKind, FileRef, SetAttr, SharedBuf};
+use crate::error::Result;
+use crate::rpc::client::{Client, FileRef, SetAttr, SharedBuf};
 
 /// Largest read or write served on the session thread (when no worker
 /// threads are configured, every one is).
 pub const INLINE_IO: u32 = 128 << 10;
-
-/// A reply that can carry an errno.
-trait Fail {
-    fn fail(self, errno: c_int);
-}
-
-macro_rules! fail_by_error {
-    ($($t:ty),*) => {$(
-        impl Fail for $t {
-            fn fail(self, errno: c_int) {
-                self.error(errno);
-            }
-        }
-    )*};
-}
-fail_by_error!(
-    ReplyAttr,
-    ReplyCreate,
-    ReplyData,
-    ReplyDirectory,
-    ReplyEmpty,
-    ReplyEntry,
-    ReplyOpen,
-    ReplyStatfs,
-    ReplyWrite
-);
-
-/// One entry of an open directory.
-#[derive(Debug)]
-struct DirEntry {
-    name: String,
-    kind: FileType,
-    ino: u64,
-}
-
-/// What the workers share with the session thread.
-#[derive(Debug)]
-struct Shared {
-    inodes: Mutex<Inodes>,
-    /// Open directories: their listing, taken at opendir.
-    dirs: Mutex<HashMap<u64, Arc<Vec<DirEntry>>>>,
-    next_dir: AtomicU64,
-    /// Open files by FUSE file handle.
-    files: Mutex<HashMap<u64, Arc<FileRef>>>,
-    next_file: AtomicU64,
-    /// Open files unlinked or renamed over, under their hidden names.
-    /// Held across the rename or remove that changes it, so that an
-    /// unlink and the last release of one file do not interleave.
-    unlinked: Mutex<Unlinked>,
-    owner: Owner,
-    attr_ttl: Duration,
-    entry_ttl: Duration,
-}
-
-impl Shared {
-    fn inodes(&self) -> MutexGuard<'_, Inodes> {
-        // A panic while holding the lock leaves a table that is still
-        // consistent (every update is one statement).
-        self.inodes.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn files(&self) -> MutexGuard<'_, HashMap<u64, Arc<FileRef>>> {
-        self.files.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// A FUSE file handle for `file`.
-    fn opened(&self, file: FileRef) -> u64 {
-        let fh = self.next_file.fetch_add(1, Ordering::Relaxed);
-        self.files().insert(fh, Arc::new(file));
-        fh
-    }
-
-    fn unlinked(&self) -> MutexGuard<'_, Unlinked> {
-        self.unlinked.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The engine id of `path` if this mount has it open.
-    fn open_ino(&self, path: &str) -> Option<u64> {
-        let ino = self.inodes().known(path)?;
-        self.files().values().any(|f| f.ino == ino).then_some(ino)
-    }
-
-    /// The engine id of `path` if this mount has it open and `path` is its
-    /// file's only name: removing that name would remove the data, so it
-    /// is hidden instead. A name of several is removed at once.
-    fn open_only_name(&self, client: &mut Client, path: &str) -> Result<Option<u64>> {
-        let Some(ino) = self.open_ino(path) else {
-            return Ok(None);
-        };
-        let a = client.stat(path)?;
-        Ok((a.ino != ino || a.nlink <= 1).then_some(ino))
-    }
-
-    /// `op` on a path of node `ino`: the first of its paths, or when that
-    /// is found missing (another client renamed or removed that name of a
-    /// file with several), the next. Returns the path that served.
-    fn on_paths<T>(
-        &self,
-        client: &mut Client,
-        ino: u64,
-        mut op: impl FnMut(&mut Client, &str) -> Result<T>,
-    ) -> Result<(String, T)> {
-        let paths = self.inodes().paths(ino);
-        let mut last = Error::os(libc::ENOENT, "lookup", format!("node {ino}"));
-        for (i, path) in paths.iter().enumerate() {
-            match op(client, path) {
-                Ok(v) => return Ok((path.clone(), v)),
-                Err(e) if e.errno() == Some(libc::ENOENT) && i + 1 < paths.len() => {
-                    // Only a name that is itself gone is dropped (the op's
-                    // ENOENT may be about another path, as link's target).
-                    let gone =
-                        matches!(client.stat(path), Err(g) if g.errno() == Some(libc::ENOENT));
-                    if !gone {
-                        return Err(e);
-                    }
-                    self.inodes().drop_path(ino, path);
-                    last = e;
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last)
-    }
-
-    /// Moves `path`, open here as file `ino`, out of the way to its hidden
-    /// name, where its open handles go on using it until the last release.
-    fn hide(
-        &self,
-        client: &mut Client,
-        unlinked: &mut Unlinked,
-        path: &str,
-        ino: u64,
-    ) -> Result<()> {
-        let hidden = hidden_name(path, ino);
-        client.rename(path, &hidden)?;
-        self.inodes().renamed(path, &hidden);
-        unlinked.insert(ino, hidden);
-        Ok(())
-    }
-
-    /// Undoes [`Shared::hide`] of `path` (the rename it made room for
-    /// failed), so that a failed rename leaves both names as they were.
-    fn unhide(&self, client: &mut Client, unlinked: &mut Unlinked, path: &str, ino: u64) {
-        let Some(hidden) = unlinked.remove(ino) else {
-            return;
-        };
-        match client.rename(&hidden, path) {
-            Ok(()) => self.inodes().renamed(&hidden, path),
-            Err(e) => {
-                crate::log_line!("benchfs mount: {path} stays at {hidden}: {e}");
-                unlinked.insert(ino, hidden);
-            }
-        }
-    }
-
-    /// After `file`'s handle left the table: removes the file if it was
-    /// unlinked while open and this was its last handle here.
-    fn release_last(&self, client: &mut Client, file: &FileRef) -> Result<()> {
-        let mut unlinked = self.unlinked();
-        if unlinked.path(file.ino).is_none() || self.files().values().any(|f| f.ino == file.ino) {
-            return Ok(());
-        }
-        let Some(hidden) = unlinked.remove(file.ino) else {
-            return Ok(());
-        };
-        self.inodes().unlinked(&hidden);
-        client.unlink(&hidden)
-    }
-
-    fn dirs(&self) -> MutexGuard<'_, HashMap<u64, Arc<Vec<DirEntry>>>> {
-        self.dirs.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The attributes of `path`, remembered as one lookup when `lookup`.
-    fn stat(&self, client: &mut Client, path: &str, lookup: bool) -> Result<FileAttr> {
-        if path.is_empty() {
-            return self.root(client);
-        }
-        let a = client.stat(path)?;
-        Ok(self.attr(path, &a, lookup))
-    }
-
-    /// The root's attributes; daemons without a namespace have none.
-    fn root(&self, client: &mut Client) -> Result<FileAttr> {
-        match client.stat("") {
-            Ok(a) if engine_ino(&a).is_some() => Ok(file_attr(ROOT, &a, self.owner)),
-            Ok(_) => Ok(root_attr(self.owner)),
-            Err(e) if matches!(errno_of(&e), libc::ENOENT | libc::ENOSYS | libc::EINVAL) => {
-                Ok(root_attr(self.owner))
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The kernel's attributes of `path` from the engine's `a`, remembered
-    /// as one lookup when `lookup`.
-    fn attr(&self, path: &str, a: &Attr, lookup: bool) -> FileAttr {
-        let mut inodes = self.inodes();
-        let shared = a.nlink > 1 && a.kind != FileKind::Dir;
-        let ino = if lookup {
-            inodes.remember(path, engine_ino(a), shared)
-        } else {
-            inodes
-                .known(path)
-                .or(engine_ino(a))
-                .unwrap_or_else(|| dir_ino(path))
-        };
-        file_attr(ino, a, self.owner)
-    }
-}
 
 /// The file system the kernel talks to.
 #[derive(Debug)]
@@ -298,17 +78,11 @@ impl BenchFs {
     ) -> (BenchFs, Arc<AtomicI32>) {
         let queue = Arc::new(AtomicI32::new(-1));
         let fs = BenchFs {
-            shared: Arc::new(Shared {
-                inodes: Mutex::new(Inodes::new()),
-                dirs: Mutex::new(HashMap::new()),
-                next_dir: AtomicU64::new(1),
-                files: Mutex::new(HashMap::new()),
-                next_file: AtomicU64::new(1),
-                unlinked: Mutex::new(Unlinked::default()),
-                owner: Owner::current(),
-                attr_ttl: options.attr_timeout,
-                entry_ttl: options.entry_timeout,
-            }),
+            shared: Arc::new(Shared::new(
+                Owner::current(),
+                options.attr_timeout,
+                options.entry_timeout,
+            )),
             client: Some(Box::new(client)),
             workers,
             queue: Arc::clone(&queue),
@@ -380,7 +154,7 @@ impl BenchFs {
     }
 
     /// The open file of FUSE handle `fh`.
-    fn file<R: Fail>(&self, fh: u64, reply: R) -> Option<(Arc<FileRef>, R)> {
+    fn file<R: Answer>(&self, fh: u64, reply: R) -> Option<(Arc<FileRef>, R)> {
         match self.shared.files().get(&fh) {
             Some(f) => Some((Arc::clone(f), reply)),
             None => {
@@ -390,7 +164,7 @@ impl BenchFs {
         }
     }
 
-    fn path<R: Fail>(&self, ino: u64, reply: R) -> Option<(String, R)> {
+    fn path<R: Answer>(&self, ino: u64, reply: R) -> Option<(String, R)> {
         match self.shared.inodes().path(ino) {
             Some(p) => Some((p, reply)),
             None => {
@@ -412,16 +186,15 @@ impl BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        self.serve(move |c, s| match remove(c, &path) {
-            Ok(()) => {
+        self.serve(move |c, s| {
+            reply.answer(remove(c, &path), |reply, ()| {
                 s.inodes().unlinked(&path);
                 reply.ok();
-            }
-            Err(e) => reply.error(errno_of(&e)),
+            });
         });
     }
 
-    fn child<R: Fail>(&self, parent: u64, name: &OsStr, reply: R) -> Option<(String, R)> {
+    fn child<R: Answer>(&self, parent: u64, name: &OsStr, reply: R) -> Option<(String, R)> {
         match self.shared.inodes().child(parent, name) {
             Ok(p) => Some((p, reply)),
             Err(e) => {
@@ -485,9 +258,10 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        self.serve(move |c, s| match s.stat(c, &path, true) {
-            Ok(attr) => reply.entry(&s.entry_ttl, &attr, 0),
-            Err(e) => reply.error(errno_of(&e)),
+        self.serve(move |c, s| {
+            reply.answer(s.stat(c, &path, true), |r, attr| {
+                r.entry(&s.entry_ttl, &attr, 0)
+            });
         });
     }
 
@@ -506,20 +280,18 @@ impl Filesystem for BenchFs {
         let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.serve(
-            move |c, s| match s.on_paths(c, ino, |c, p| s.stat(c, p, false)) {
-                Ok((path, mut attr)) => {
-                    attr.ino = ino;
-                    if is_hidden(&path) {
-                        // Unlinked while open (fstat): the hidden name is
-                        // none of the file's names.
-                        attr.nlink = attr.nlink.saturating_sub(1);
-                    }
-                    reply.attr(&s.attr_ttl, &attr);
+        self.serve(move |c, s| {
+            let r = s.on_paths(c, ino, |c, p| s.stat(c, p, false));
+            reply.answer(r, |reply, (path, mut attr)| {
+                attr.ino = ino;
+                if is_hidden(&path) {
+                    // Unlinked while open (fstat): the hidden name is
+                    // none of the file's names.
+                    attr.nlink = attr.nlink.saturating_sub(1);
                 }
-                Err(e) => reply.error(errno_of(&e)),
-            },
-        );
+                reply.attr(&s.attr_ttl, &attr);
+            });
+        });
     }
 
     fn setattr(
@@ -562,14 +334,11 @@ impl Filesystem for BenchFs {
                     (_, false) => c.setattr(path, &set),
                 }
             });
-            match r {
-                Ok((path, a)) => {
-                    let mut attr = s.attr(&path, &a, false);
-                    attr.ino = ino;
-                    reply.attr(&s.attr_ttl, &attr);
-                }
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(r, |reply, (path, a)| {
+                let mut attr = s.attr(&path, &a, false);
+                attr.ino = ino;
+                reply.attr(&s.attr_ttl, &attr);
+            });
         });
     }
 
@@ -603,10 +372,7 @@ impl Filesystem for BenchFs {
                         None => s.stat(c, &path, true),
                     }
                 });
-            match r {
-                Ok(attr) => reply.entry(&s.entry_ttl, &attr, 0),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(r, |reply, attr| reply.entry(&s.entry_ttl, &attr, 0));
         });
     }
 
@@ -628,10 +394,7 @@ impl Filesystem for BenchFs {
                 Some(ino) => s.hide(c, &mut unlinked, &path, ino),
                 None => c.unlink(&path).map(|()| s.inodes().unlinked(&path)),
             };
-            match r {
-                Ok(()) => reply.ok(),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(r, |reply, ()| reply.ok());
         });
     }
 
@@ -650,10 +413,9 @@ impl Filesystem for BenchFs {
         let creator = (req.uid(), req.gid());
         self.serve(move |c, s| {
             c.set_creator(creator.0, creator.1);
-            match c.mkdir(&path, mode & !umask & 0o7777) {
-                Ok(a) => reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(c.mkdir(&path, mode & !umask & 0o7777), |reply, a| {
+                reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0);
+            });
         });
     }
 
@@ -680,10 +442,9 @@ impl Filesystem for BenchFs {
         let creator = (req.uid(), req.gid());
         self.serve(move |c, s| {
             c.set_creator(creator.0, creator.1);
-            match c.symlink(&target, &path) {
-                Ok(a) => reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(c.symlink(&target, &path), |reply, a| {
+                reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0);
+            });
         });
     }
 
@@ -691,9 +452,9 @@ impl Filesystem for BenchFs {
         let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.serve(move |c, s| match s.on_paths(c, ino, |c, p| c.readlink(p)) {
-            Ok((_, (target, _))) => reply.data(target.as_bytes()),
-            Err(e) => reply.error(errno_of(&e)),
+        self.serve(move |c, s| {
+            let r = s.on_paths(c, ino, |c, p| c.readlink(p));
+            reply.answer(r, |reply, (_, (target, _))| reply.data(target.as_bytes()));
         });
     }
 
@@ -711,12 +472,14 @@ impl Filesystem for BenchFs {
         let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.serve(
-            move |c, s| match s.on_paths(c, ino, |c, from| c.link(from, &to)) {
-                Ok((_, a)) => reply.entry(&s.entry_ttl, &s.attr(&to, &a, true), 0),
-                Err(e) => reply.error(errno_of(&e)),
-            },
-        );
+        self.serve(move |c, s| {
+            reply.answer(
+                s.on_paths(c, ino, |c, from| c.link(from, &to)),
+                |reply, (_, a)| {
+                    reply.entry(&s.entry_ttl, &s.attr(&to, &a, true), 0);
+                },
+            );
+        });
     }
 
     fn rename(
@@ -784,18 +547,20 @@ impl Filesystem for BenchFs {
     }
 
     fn statfs(&mut self, _req: &Request<'_>, _ino: u64, reply: ReplyStatfs) {
-        self.serve(move |c, _| match c.statfs() {
-            Ok(t) => reply.statfs(
-                t.blocks,
-                t.blocks_free,
-                t.blocks_avail,
-                t.files,
-                t.files_free,
-                u32::try_from(t.block_size).unwrap_or(4096),
-                t.name_max,
-                u32::try_from(t.block_size).unwrap_or(4096),
-            ),
-            Err(e) => reply.error(errno_of(&e)),
+        self.serve(move |c, _| {
+            reply.answer(c.statfs(), |reply, t| {
+                let block_size = u32::try_from(t.block_size).unwrap_or(4096);
+                reply.statfs(
+                    t.blocks,
+                    t.blocks_free,
+                    t.blocks_avail,
+                    t.files,
+                    t.files_free,
+                    block_size,
+                    t.name_max,
+                    block_size,
+                );
+            });
         });
     }
 
@@ -808,10 +573,7 @@ impl Filesystem for BenchFs {
                 c.open(path, client_flags(flags), 0)
                     .and_then(|h| c.detach(h))
             });
-            match opened {
-                Ok((_, f)) => reply.opened(s.opened(f), 0),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(opened, |reply, (_, f)| reply.opened(s.opened(f), 0));
         });
     }
 
@@ -845,10 +607,9 @@ impl Filesystem for BenchFs {
                         Ok((f, s.stat(c, &path, true)?))
                     }
                 });
-            match r {
-                Ok((f, attr)) => reply.created(&s.entry_ttl, &attr, 0, s.opened(f), 0),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(r, |reply, (f, attr)| {
+                reply.created(&s.entry_ttl, &attr, 0, s.opened(f), 0);
+            });
         });
     }
 
@@ -872,10 +633,9 @@ impl Filesystem for BenchFs {
         };
         self.serve_io(size, move |c, _| {
             // Straight from the client's read buffer to the kernel.
-            match c.read_file_ref(&f, offset, size as usize) {
-                Ok(data) => reply.data(data),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            reply.answer(c.read_file_ref(&f, offset, size as usize), |reply, data| {
+                reply.data(data);
+            });
         });
     }
 
@@ -902,10 +662,10 @@ impl Filesystem for BenchFs {
         let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
         let data = data.to_vec();
         self.serve_io(len, move |c, _| {
-            match c.write_file(&f, offset, SharedBuf::from_vec(data)) {
-                Ok(n) => reply.written(u32::try_from(n).unwrap_or(u32::MAX)),
-                Err(e) => reply.error(errno_of(&e)),
-            }
+            let r = c.write_file(&f, offset, SharedBuf::from_vec(data));
+            reply.answer(r, |reply, n| {
+                reply.written(u32::try_from(n).unwrap_or(u32::MAX))
+            });
         });
     }
 
@@ -938,12 +698,10 @@ impl Filesystem for BenchFs {
             reply.error(libc::EBADF);
             return;
         };
-        self.serve(
-            move |c, s| match c.close_file(&f).and_then(|()| s.release_last(c, &f)) {
-                Ok(()) => reply.ok(),
-                Err(e) => reply.error(errno_of(&e)),
-            },
-        );
+        self.serve(move |c, s| {
+            let r = c.close_file(&f).and_then(|()| s.release_last(c, &f));
+            reply.answer(r, |reply, ()| reply.ok());
+        });
     }
 
     fn fsync(
@@ -957,42 +715,17 @@ impl Filesystem for BenchFs {
         let Some((f, reply)) = self.file(fh, reply) else {
             return;
         };
-        self.serve(move |c, _| match c.fsync_file(&f) {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno_of(&e)),
-        });
+        self.serve(move |c, _| reply.answer(c.fsync_file(&f), |reply, ()| reply.ok()));
     }
 
     fn opendir(&mut self, _req: &Request<'_>, ino: u64, _flags: i32, reply: ReplyOpen) {
         let Some((path, reply)) = self.path(ino, reply) else {
             return;
         };
-        self.serve(move |c, s| match c.readdir(&path) {
-            Ok(entries) => {
-                let list: Vec<DirEntry> = {
-                    let inodes = s.inodes();
-                    entries
-                        .into_iter()
-                        .filter(|e| !is_hidden(&e.name))
-                        .map(|e| {
-                            let child = join(&path, &e.name);
-                            let engine = (e.ino != 0).then_some(e.ino);
-                            DirEntry {
-                                ino: inodes
-                                    .known(&child)
-                                    .or(engine)
-                                    .unwrap_or_else(|| dir_ino(&child)),
-                                kind: file_type(e.kind),
-                                name: e.name,
-                            }
-                        })
-                        .collect()
-                };
-                let dh = s.next_dir.fetch_add(1, Ordering::Relaxed);
-                s.dirs().insert(dh, Arc::new(list));
-                reply.opened(dh, 0);
-            }
-            Err(e) => reply.error(errno_of(&e)),
+        self.serve(move |c, s| {
+            reply.answer(c.readdir(&path), |reply, entries| {
+                reply.opened(s.opened_dir(&path, entries), 0);
+            });
         });
     }
 
@@ -1055,13 +788,4 @@ fn unix_ns(t: TimeOrNow) -> u64 {
     };
     at.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-/// A `d_ino` for an entry the kernel has not looked up: any non-zero
-/// number serves (`stat` gives the real one).
-fn dir_ino(path: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    path.hash(&mut h);
-    h.finish() | 1
 }

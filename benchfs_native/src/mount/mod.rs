@@ -6,6 +6,8 @@
 //!   would wait), each with its own client.
 //! * [`fs`]: the FUSE operations, served on the session thread or handed
 //!   to a worker.
+//! * [`shared`]: what the threads share: the node table, open files and
+//!   directories; [`reply`]: an engine result as the kernel's reply.
 //! * [`inodes`]: node ids to paths, with the kernel's lookup counts.
 //! * [`unlinked`]: open files unlinked or renamed over, kept under hidden
 //!   names until their last release.
@@ -18,6 +20,8 @@ pub mod fs;
 pub mod inodes;
 pub mod options;
 pub mod readahead;
+mod reply;
+mod shared;
 pub mod unlinked;
 pub mod workers;
 
