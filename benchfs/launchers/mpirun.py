@@ -19,6 +19,7 @@ so a local cluster can run more ranks than the machine has cores.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,15 @@ Flavour = Literal["openmpi", "mpich"]
 MPICH_LIBRARY_DIR = Path(sys.prefix) / "lib" / "mpich"
 
 
+def hydra_executable() -> str:
+    """MPICH's launcher when ``executable`` is unset: ``mpiexec.hydra`` (MPICH
+    installs it under that name too) or Debian's ``mpiexec.mpich``, found on
+    PATH; else ``mpiexec``. With both MPIs installed, Debian's alternatives
+    give plain ``mpiexec`` to OpenMPI, which refuses Hydra's options."""
+    names = ("mpiexec.hydra", "mpiexec.mpich")
+    return next((name for name in names if shutil.which(name)), "mpiexec")
+
+
 def mpich_library_dir() -> str | None:
     """``<venv>/lib/mpich`` when it holds ``libmpi.so.12``, else None."""
     return str(MPICH_LIBRARY_DIR) if (MPICH_LIBRARY_DIR / "libmpi.so.12").exists() else None
@@ -50,11 +60,12 @@ def mpich_library_dir() -> str | None:
 @register_launcher
 @dataclass(frozen=True)
 class MpirunLauncher(Launcher):
-    """Options: ``flavour`` (openmpi|mpich), ``executable`` (default mpirun for
-    OpenMPI, mpiexec for MPICH), ``mca`` (OpenMPI MCA parameters, e.g.
-    ``{"plm_rsh_agent": "/path/agent"}``), ``extra_args`` (placed before the
-    host options), ``allow_run_as_root`` (OpenMPI; None: only when root),
-    ``library_dir`` (MPICH: put first in the ranks' ``LD_LIBRARY_PATH``).
+    """Options: ``flavour`` (openmpi|mpich), ``executable`` (default mpirun
+    for OpenMPI, mpiexec for MPICH; from settings, ``hydra_executable()``),
+    ``mca`` (OpenMPI MCA parameters, e.g. ``{"plm_rsh_agent": "/path/agent"}``),
+    ``extra_args`` (placed before the host options), ``allow_run_as_root``
+    (OpenMPI; None: only when root), ``library_dir`` (MPICH: put first in the
+    ranks' ``LD_LIBRARY_PATH``).
     """
 
     name = "mpirun"
@@ -74,12 +85,13 @@ class MpirunLauncher(Launcher):
 
     @classmethod
     def from_settings(cls, settings: LauncherConfig) -> MpirunLauncher:
+        mpich = settings.flavour == "mpich"
         return cls(
             flavour=settings.flavour,
-            executable=settings.executable,
+            executable=settings.executable or (hydra_executable() if mpich else None),
             mca=dict(settings.mca),
             extra_args=tuple(settings.extra_args),
-            library_dir=mpich_library_dir() if settings.flavour == "mpich" else None,
+            library_dir=mpich_library_dir() if mpich else None,
         )
 
     def command(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -227,11 +228,34 @@ def test_local_ranks_go_through_the_launcher_that_can_start_them_here(
     assert hydra.ranks_command([A], 1, ["x"]) == [
         "/usr/bin/mpiexec.hydra", "-n", "1", *ABI, "-genv", "LD_LIBRARY_PATH", "/l", "x",
     ]  # fmt: skip
-    local = launcher_for(LauncherConfig(flavour="mpich"), None)
+    local = launcher_for(LauncherConfig(flavour="mpich", executable="/opt/bin/mpiexec"), None)
     assert isinstance(local, LocalLauncher) and local.flavour == "mpich"
-    assert local.ranks_command([A], 1, ["x"])[:2] == ["mpiexec", "-n"]
+    assert local.ranks_command([A], 1, ["x"])[:2] == ["/opt/bin/mpiexec", "-n"]
     assert LocalLauncher().ranks_command([A], 1, ["x"])[0] == "mpirun"
     with pytest.raises(LaunchError, match="'srun' cannot start ranks on this machine"):
         LocalLauncher(ranks_through="srun").ranks_command([A], 1, ARGV)
     with pytest.raises(LaunchError, match="cannot start ranks on this machine"):
         SrunLauncher().ranks_on_this_host(1, ARGV)
+
+
+@pytest.mark.parametrize("launcher", ["local", "mpirun"])
+def test_unset_mpich_executable_is_hydra_by_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, launcher: str
+) -> None:
+    # With both MPIs installed, plain mpiexec is OpenMPI's (Debian's alternatives).
+    monkeypatch.setenv("PATH", str(tmp_path))
+    settings = LauncherConfig(name=launcher, flavour="mpich")
+    nodes = None if launcher == "local" else "hosts"
+    found = []
+    for name in ("mpiexec", "mpiexec.mpich", "mpiexec.hydra"):
+        program = tmp_path / name
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o700)
+        found.append(launcher_for(settings, nodes).ranks_command([A], 1, ["x"])[0])
+    assert found == ["mpiexec", "mpiexec.mpich", "mpiexec.hydra"]
+    (tmp_path / "mpiexec.hydra").unlink()
+    (tmp_path / "mpiexec.mpich").unlink()
+    assert launcher_for(settings, nodes).ranks_command([A], 1, ["x"])[0] == "mpiexec"
+    # OpenMPI keeps plain mpirun.
+    openmpi = LauncherConfig(name=launcher, flavour="openmpi")
+    assert launcher_for(openmpi, nodes).ranks_command([A], 1, ["x"])[0] == "mpirun"
