@@ -89,6 +89,9 @@ class LauncherConfig(Section):
     executable: str | None = None
     mca: dict[str, str] = {}
     extra_args: list[str] = []
+    # MPICH: the interface of this machine whose address Hydra gives the other
+    # hosts' proxies to reach mpiexec (-iface); a Linux interface name.
+    network_interface: Annotated[str, Field(pattern=r"^[^\s/]{1,15}$")] | None = None
 
 
 class WorkloadConfig(Section):

@@ -2,9 +2,12 @@
 
 OpenMPI: ``mpirun [--allow-run-as-root] [--mca k v]... -np N -H h1:k,h2:k
 --map-by slot [-x VAR=value]... [extra]... argv``.
-MPICH:   ``mpiexec [extra...] -hosts h1,h2 -ppn k -n N -genv MPI4PY_MPIABI mpich
-[-genv LD_LIBRARY_PATH dir] [-genv VAR value]... argv`` (``-hosts h1:a,h2:b``
-without ``-ppn`` when hosts differ in rank counts). mpi4py's wheel holds one
+MPICH:   ``mpiexec [-iface IF] [extra...] -hosts h1,h2 -ppn k -n N -genv
+MPI4PY_MPIABI mpich [-genv LD_LIBRARY_PATH dir] [-genv VAR value]... argv``
+(``-hosts h1:a,h2:b`` without ``-ppn`` when hosts differ in rank counts).
+Hydra's proxies on the other hosts connect back to mpiexec at the address of
+this machine's host name, unless ``-iface`` names the interface whose address
+they can reach; when they cannot, Hydra 4.0.2 waits forever. mpi4py's wheel holds one
 module per MPI; without ``MPI4PY_MPIABI`` it loads the default ``libmpi.so``
 (OpenMPI on Debian), whose ranks under Hydra each run alone as rank 0 of 1.
 Its MPICH module needs ``libmpi.so.12``, which Debian calls
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +61,17 @@ def mpich_library_dir() -> str | None:
     return str(MPICH_LIBRARY_DIR) if (MPICH_LIBRARY_DIR / "libmpi.so.12").exists() else None
 
 
+def require_interface(name: str) -> None:
+    """Refuses an interface this machine does not have: Hydra would fail only
+    once it starts, with its own error."""
+    try:
+        socket.if_nametoindex(name)
+    except OSError:
+        raise LaunchError(
+            f"launcher.network_interface: this machine has no network interface {name!r}"
+        ) from None
+
+
 @register_launcher
 @dataclass(frozen=True)
 class MpirunLauncher(Launcher):
@@ -65,7 +80,8 @@ class MpirunLauncher(Launcher):
     ``mca`` (OpenMPI MCA parameters, e.g. ``{"plm_rsh_agent": "/path/agent"}``),
     ``extra_args`` (placed before the host options), ``allow_run_as_root``
     (OpenMPI; None: only when root), ``library_dir`` (MPICH: put first in the
-    ranks' ``LD_LIBRARY_PATH``).
+    ranks' ``LD_LIBRARY_PATH``), ``network_interface`` (MPICH: Hydra's
+    ``-iface``).
     """
 
     name = "mpirun"
@@ -76,22 +92,31 @@ class MpirunLauncher(Launcher):
     extra_args: Sequence[str] = ()
     allow_run_as_root: bool | None = None
     library_dir: str | None = None
+    network_interface: str | None = None
 
     def __post_init__(self) -> None:
         if self.flavour not in ("openmpi", "mpich"):
             raise LaunchError(f"mpirun flavour must be 'openmpi' or 'mpich', got {self.flavour!r}")
         if self.mca and self.flavour != "openmpi":
             raise LaunchError("mpirun: MCA parameters apply only to the openmpi flavour")
+        if self.network_interface and self.flavour != "mpich":
+            raise LaunchError(
+                "launcher.network_interface applies only to the mpich flavour "
+                "(OpenMPI: launcher.mca oob_tcp_if_include)"
+            )
 
     @classmethod
     def from_settings(cls, settings: LauncherConfig) -> MpirunLauncher:
         mpich = settings.flavour == "mpich"
+        if settings.network_interface and mpich:
+            require_interface(settings.network_interface)
         return cls(
             flavour=settings.flavour,
             executable=settings.executable or (hydra_executable() if mpich else None),
             mca=dict(settings.mca),
             extra_args=tuple(settings.extra_args),
             library_dir=mpich_library_dir() if mpich else None,
+            network_interface=settings.network_interface,
         )
 
     def command(
@@ -135,7 +160,8 @@ class MpirunLauncher(Launcher):
     def prologue(self) -> list[str]:
         """The executable and the options that do not depend on the hosts."""
         if self.flavour == "mpich":
-            return [self.executable or "mpiexec", *self.extra_args]
+            iface = ["-iface", self.network_interface] if self.network_interface else []
+            return [self.executable or "mpiexec", *iface, *self.extra_args]
         root = self.allow_run_as_root
         if root is None:
             root = os.geteuid() == 0

@@ -1,8 +1,8 @@
 """Test hosts: network namespaces on this machine.
 
 Each namespace is a host: a veth pair onto a private bridge, its own address,
-and an rsh agent for mpirun that enters the namespace instead of ssh. All of
-it is removed afterwards.
+and an rsh agent for mpirun (OpenMPI's or MPICH's Hydra) that enters the
+namespace instead of ssh. All of it is removed afterwards.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ class NamespaceHosts:
     hosts: list[Host]
     subnet: str
     agent: Path
+    # This machine's side of the private bridge: the one address the hosts reach it at.
+    bridge: str
     # With hosts of their own mounts: the directory of their mount namespaces.
     mount_namespaces: Path | None = None
 
@@ -76,12 +78,25 @@ class NamespaceHosts:
             "rtc": "^hwloc",
         }
 
-    def run_settings(self, data_dir: Path) -> dict[str, object]:
+    def hydra(self, executable: str) -> dict[str, object]:
+        """Launcher settings that make MPICH's Hydra start its proxies in the
+        namespaces: the agent as an rsh (ssh would get ``-x`` before the host
+        name), and the bridge as the interface whose address the proxies
+        connect back to (this machine's host name means nothing inside)."""
+        return {
+            "launcher.flavour": "mpich",
+            "launcher.executable": executable,
+            "launcher.network_interface": self.bridge,
+            "launcher.extra_args": ["-launcher", "rsh", "-launcher-exec", str(self.agent)],
+        }
+
+    def run_settings(self, data_dir: Path, hydra: str | None = None) -> dict[str, object]:
         """What every ``benchfs run`` across these hosts sets: mpirun in the
-        namespaces, TCP between them, small chunks and pools, short stops."""
+        namespaces (OpenMPI's, or Hydra at path ``hydra``), TCP between them,
+        small chunks and pools, short stops."""
         return {
             "launcher.name": "mpirun",
-            "launcher.mca": self.mca(),
+            **({"launcher.mca": self.mca()} if hydra is None else self.hydra(hydra)),
             "cluster.transport": "tcp",
             "cluster.data_dir": str(data_dir),
             "cluster.chunk_size": "256k",
@@ -167,6 +182,7 @@ def namespace_hosts_fixture(
             [Host(name) for name in names],
             f"10.231.{octet}.0/24",
             agent,
+            bridge,
             mount_ns if own_mounts else None,
         )
     finally:

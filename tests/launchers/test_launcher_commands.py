@@ -131,6 +131,24 @@ def test_mpich_commands(monkeypatch: pytest.MonkeyPatch) -> None:
         MpirunLauncher(flavour="intel")  # type: ignore[arg-type]
 
 
+def test_mpich_network_interface_is_hydras_iface() -> None:
+    # The interface whose address Hydra's proxies on other hosts connect back to.
+    mpich = MpirunLauncher(flavour="mpich", network_interface="ib0", extra_args=["-v"])
+    assert mpich.command(A, ARGV) == [
+        "mpiexec", "-iface", "ib0", "-v", "-hosts", "a", "-ppn", "1", "-n", "1", *ABI, *ARGV,
+    ]  # fmt: skip
+    with pytest.raises(LaunchError, match="network_interface applies only to the mpich flavour"):
+        MpirunLauncher(flavour="openmpi", network_interface="ib0")
+    # From the config, checked against this machine's interfaces before anything starts.
+    settings = LauncherConfig(name="mpirun", flavour="mpich", network_interface="lo")
+    assert launcher_for(settings, "hosts.txt").command(A, ["x"])[:3] == ["mpiexec", "-iface", "lo"]
+    missing = LauncherConfig(name="mpirun", flavour="mpich", network_interface="bfsnosuch0")
+    with pytest.raises(LaunchError, match="has no network interface 'bfsnosuch0'"):
+        launcher_for(missing, "hosts.txt")
+    with pytest.raises(ValueError, match="network_interface"):
+        LauncherConfig(network_interface="eth0 -verbose")
+
+
 def test_srun_commands() -> None:
     srun = SrunLauncher()
     assert srun.command(A, ARGV, env=ENV) == [
