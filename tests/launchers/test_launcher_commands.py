@@ -140,8 +140,14 @@ def test_mpich_network_interface_is_hydras_iface() -> None:
     with pytest.raises(LaunchError, match="network_interface applies only to the mpich flavour"):
         MpirunLauncher(flavour="openmpi", network_interface="ib0")
     # From the config, checked against this machine's interfaces before anything starts.
-    settings = LauncherConfig(name="mpirun", flavour="mpich", network_interface="lo")
-    assert launcher_for(settings, "hosts.txt").command(A, ["x"])[:3] == ["mpiexec", "-iface", "lo"]
+    settings = LauncherConfig(
+        name="mpirun", flavour="mpich", executable="/opt/mpiexec", network_interface="lo"
+    )
+    assert launcher_for(settings, "hosts.txt").command(A, ["x"])[:3] == [
+        "/opt/mpiexec",
+        "-iface",
+        "lo",
+    ]
     missing = LauncherConfig(name="mpirun", flavour="mpich", network_interface="bfsnosuch0")
     with pytest.raises(LaunchError, match="has no network interface 'bfsnosuch0'"):
         launcher_for(missing, "hosts.txt")
