@@ -7,12 +7,12 @@ MPI4PY_MPIABI mpich [-genv LD_LIBRARY_PATH dir] [-genv VAR value]... argv``
 (``-hosts h1:a,h2:b`` without ``-ppn`` when hosts differ in rank counts).
 Hydra's proxies on the other hosts connect back to mpiexec at the address of
 this machine's host name, unless ``-iface`` names the interface whose address
-they can reach; when they cannot, Hydra 4.0.2 waits forever. mpi4py's wheel holds one
-module per MPI; without ``MPI4PY_MPIABI`` it loads the default ``libmpi.so``
-(OpenMPI on Debian), whose ranks under Hydra each run alone as rank 0 of 1.
-Its MPICH module needs ``libmpi.so.12``, which Debian calls
-``libmpich.so.12``: ``make build`` links it into ``<venv>/lib/mpich``, which
-then goes into the ranks' ``LD_LIBRARY_PATH`` (``mpich_library_dir``).
+they can reach; when they cannot, Hydra 4.0.2 waits forever. mpi4py's
+wheel holds one module per MPI; without ``MPI4PY_MPIABI`` it loads the
+default ``libmpi.so`` (OpenMPI on Debian), whose ranks under Hydra each run
+alone as rank 0 of 1. Its MPICH module needs ``libmpi.so.12``, which Debian
+calls ``libmpich.so.12``: ``make build`` links it into ``<venv>/lib/mpich``,
+which then goes into the ranks' ``LD_LIBRARY_PATH`` (``mpich_library_dir``).
 ``command()`` for one host is the same with one rank on that host.
 On this machine only (``ranks_on_this_host``, what the local launcher uses):
 ``mpirun [--allow-run-as-root] --oversubscribe -np N [-x VAR=value]... argv``,
