@@ -5,6 +5,7 @@ stops, the mount goes, and no scratch dir or shared-memory file stays."""
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 
@@ -69,17 +70,25 @@ def test_a_signal_mid_bench_cluster_stops_everything_and_removes_its_files(
 
 
 @pytest.mark.parametrize(
-    ("signum", "moment"),
-    [(signal.SIGTERM, "registered"), (signal.SIGHUP, "phase")],
-    ids=["SIGTERM-once-registered", "SIGHUP-in-a-phase"],
+    ("signum", "moment", "items"),
+    [
+        (signal.SIGTERM, "registered", 1_000_000),
+        (signal.SIGHUP, "phase", 1_000_000),
+        pytest.param(signal.SIGTERM, "mounted", 3000, marks=needs_mount),
+    ],
+    ids=["SIGTERM-once-registered", "SIGHUP-in-a-phase", "SIGTERM-on-the-mount"],
 )
 def test_a_signal_mid_bench_metadata_stops_its_cluster_and_removes_its_files(
-    tmp_path: Path, signum: int, moment: str
+    tmp_path: Path, signum: int, moment: str, items: int
 ) -> None:
-    disk, results = tmp_path / "disk", tmp_path / "results"
+    disk, results, temp = tmp_path / "disk", tmp_path / "results", tmp_path / "tmp"
     disk.mkdir()
+    temp.mkdir()
+    # Without the mount, many items keep the first side (native) going; with
+    # it, few let the first side end, so that the second one mounts.
     args = ["bench", "metadata", "--dir", str(disk), "--results-dir", str(results),
-            "--nodes", "1", "--kind", "files", "--items", "1000000", "--no-mount"]  # fmt: skip
+            "--nodes", "1", "--kind", "files", "--items", str(items),
+            "--mount" if moment == "mounted" else "--no-mount"]  # fmt: skip
     tokens: set[str] = set()
 
     def mid_run(pid: int) -> bool:
@@ -87,16 +96,22 @@ def test_a_signal_mid_bench_metadata_stops_its_cluster_and_removes_its_files(
         tokens.update(s.name.removeprefix(".benchfs-") for s in scratch)
         if moment == "registered":  # the daemon has its record in the registry
             return any(path for s in scratch for path in s.glob("g*/registry/*.json"))
+        if moment == "mounted":
+            return bool(mounts_under(disk))  # in the data dir, beside the daemons' data
         return any((s / "p0" / "phase.json").is_file() for s in scratch)  # a rank at work
 
-    stopped = interrupt(args, tmp_path, mid_run, signum)
+    stopped = interrupt(args, tmp_path, mid_run, signum, temp_dir=temp)
     assert_stopped_cleanly(stopped, signum, tmp_path)
     assert scratch_dirs(results) == []
     assert list(disk.iterdir()) == []
     assert tokens, "no run had started"
     assert [path for t in tokens for path in SHM.glob(f"benchfs-{t}*")] == []
-    # The native side's results stay, saying it was interrupted; no other side started.
-    assert [manifest(d)["status"] for d in run_dirs(results)] == ["interrupted"]
+    # Each run's record for `benchfs clean` went; this user's dir of them stays.
+    records = temp / f"benchfs-{os.geteuid()}" / "runs"
+    assert sorted(temp.rglob("*")) == [records.parent, records]
+    # The sides' results stay, the last saying it was interrupted.
+    statuses = [manifest(d)["status"] for d in run_dirs(results)]
+    assert statuses == (["completed", "interrupted"] if moment == "mounted" else ["interrupted"])
 
 
 @pytest.mark.parametrize(
@@ -107,8 +122,9 @@ def test_a_signal_mid_bench_metadata_stops_its_cluster_and_removes_its_files(
 def test_a_signal_mid_bench_scale_stops_its_daemons_and_removes_their_files(
     tmp_path: Path, signum: int, moment: str
 ) -> None:
-    disk = tmp_path / "disk"
+    disk, temp = tmp_path / "disk", tmp_path / "tmp"
     disk.mkdir()
+    temp.mkdir()
     sizes = [str(nodes) for nodes in range(2, 9)]
     args = ["bench", "scale", "--dir", str(disk), *(a for n in sizes for a in ("--nodes", n))]
     tokens: set[str] = set()
@@ -121,8 +137,9 @@ def test_a_signal_mid_bench_scale_stops_its_daemons_and_removes_their_files(
             return any(path for s in scratch for path in s.glob("g*/registry/*.json"))
         return bool(scratch) and bool(descendants(pid))
 
-    stopped = interrupt(args, tmp_path, mid_run, signum)
+    stopped = interrupt(args, tmp_path, mid_run, signum, temp_dir=temp)
     assert_stopped_cleanly(stopped, signum, tmp_path)
     assert list(disk.iterdir()) == []
+    assert list(temp.rglob("*")) == []
     assert tokens, "no cluster had started"
     assert [path for t in tokens for path in SHM.glob(f"benchfs-{t}*")] == []
