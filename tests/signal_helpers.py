@@ -30,10 +30,16 @@ class Stopped:
 
 
 def interrupt(
-    args: list[str], tmp_path: Path, mid_run: Callable[[int], object], signum: int
+    args: list[str],
+    tmp_path: Path,
+    mid_run: Callable[[int], object],
+    signum: int,
+    *,
+    temp_dir: Path | None = None,
 ) -> Stopped:
     """Start ``benchfs ARGS``; once ``mid_run(its pid)`` holds, send ``signum`` to it
-    alone (as ``kill PID`` does) and wait for it to end."""
+    alone (as ``kill PID`` does) and wait for it to end. ``temp_dir``: its TMPDIR,
+    so that what it makes in the temp dir can be looked for."""
     err = tmp_path / "stderr"
     with err.open("wb") as stderr:
         process = subprocess.Popen(
@@ -41,7 +47,7 @@ def interrupt(
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             stdin=subprocess.DEVNULL,
-            env=environment(),
+            env=environment() | ({} if temp_dir is None else {"TMPDIR": str(temp_dir)}),
             start_new_session=True,
         )
 
@@ -62,12 +68,30 @@ def interrupt(
     return Stopped(process.pid, code, err.read_text(), started)
 
 
+def running(pid: int, name: str) -> bool:
+    """Whether a process named ``name`` (its comm) descends from ``pid``."""
+    for child in descendants(pid):
+        try:
+            if Path(f"/proc/{child}/comm").read_text().strip() == name:
+                return True
+        except OSError:  # gone meanwhile
+            continue
+    return False
+
+
 def assert_stopped_cleanly(
-    stopped: Stopped, signum: int, under: Path, *, logs_on_stderr: bool = False
+    stopped: Stopped,
+    signum: int,
+    under: Path,
+    *,
+    logs_on_stderr: bool = False,
+    in_process: bool = False,
 ) -> None:
     """Exit 128 + ``signum`` with one line saying so, last (the only one
     unless the command logs on stderr), no traceback; no process of the
-    command's left, none naming ``under``, and no mount at or below ``under``."""
+    command's left, none naming ``under``, and no mount at or below ``under``.
+    ``in_process``: the signal came while the command worked in its own
+    process, so it may have had no process of its own running then."""
     lines = [line for line in stopped.stderr.splitlines() if line.strip()]
     name = signal.Signals(signum).name
     assert stopped.code == 128 + signum, stopped.stderr
@@ -75,7 +99,7 @@ def assert_stopped_cleanly(
     assert len(lines) == 1 or logs_on_stderr, stopped.stderr
     assert "Traceback" not in stopped.stderr
     assert in_session(stopped.pid) == []
-    assert stopped.started, "the command had started nothing when signalled"
+    assert stopped.started or in_process, "the command had started nothing when signalled"
     assert [pid for pid in stopped.started if alive(pid)] == []
     assert processes_mentioning(str(under)) == []
     assert str(under) not in MOUNTINFO.read_text()

@@ -32,7 +32,12 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from benchfs.cluster.processes import ManagedProcess, start_process, stop_processes
+from benchfs.cluster.processes import (
+    ManagedProcess,
+    signals_held,
+    start_process,
+    stop_processes,
+)
 from benchfs.errors import BenchfsError
 
 log = logging.getLogger(__name__)
@@ -111,8 +116,10 @@ class Lifecycle:
         and that the kernel stops if this process dies without cleaning up."""
         if threading.current_thread() is threading.main_thread():
             options.setdefault("die_with_parent", True)
-        process = start_process(argv, name=name, **options)
-        self.processes.append(process)
+        # A signal waits until the process is recorded, so that cleanup stops it.
+        with signals_held():
+            process = start_process(argv, name=name, **options)
+            self.processes.append(process)
         return process
 
     def temp_dir(self, prefix: str = "benchfs-", parent: Path | None = None) -> Path:

@@ -15,8 +15,9 @@ import ctypes
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -27,6 +28,9 @@ Ending = Literal["exited", "SIGTERM", "SIGKILL"]
 Output = Path | int | IO[Any] | None
 
 _PR_SET_PDEATHSIG = 1
+# The signals a command turns into an exception: Ctrl-C, and SIGTERM and
+# SIGHUP in a Lifecycle.
+_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def process_environment(env: Mapping[str, str]) -> dict[str, str]:
@@ -107,24 +111,64 @@ def start_process(
             targets.append(opened)
         else:
             targets.append(output)
+    popen: subprocess.Popen[bytes] | None = None
     try:
-        popen = subprocess.Popen(
-            list(argv),
-            env=None if env is None else dict(env),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=targets[0],
-            stderr=targets[1],
-            start_new_session=True,
-            preexec_fn=_die_with_parent if die_with_parent else None,
-        )
+        with signals_held():
+            popen = subprocess.Popen(
+                list(argv),
+                env=None if env is None else dict(env),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=targets[0],
+                stderr=targets[1],
+                start_new_session=True,
+                preexec_fn=_die_with_parent if die_with_parent else None,
+            )
     except OSError as failure:
         for opened in files:
             opened.close()
         if missing is not None and isinstance(failure, FileNotFoundError):
             raise error(missing) from failure
         raise error(f"{name}: cannot start {argv[0]!r}: {failure.strerror or failure}") from failure
+    except BaseException:
+        # A signal held while it started raised (Terminated, Ctrl-C): the
+        # caller never gets the process, so nobody else could stop it.
+        if popen is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(popen.pid, signal.SIGKILL)
+            popen.wait()
+        for opened in files:
+            opened.close()
+        raise
     return ManagedProcess(name, list(argv), popen, _files=files)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP only noted inside, then handed on leaving
+    to the handlers they had (in the main thread, where Python runs them).
+
+    Python runs a signal's handler wherever the main thread is, also inside
+    ``Popen``'s at-fork callbacks (those of a ``preexec_fn``), which only
+    print an exception ("Exception ignored in: ...") and go on: a SIGTERM
+    that came while a process started was lost, and the run went on. Held,
+    it arrives once the process is started (and, around the recording of
+    it too, once the caller knows it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    previous: dict[int, Any] = {}
+    try:
+        for signum in _HELD_SIGNALS:
+            if signal.getsignal(signum) is not None:  # None: set outside Python, kept
+                previous[signum] = signal.signal(signum, lambda s, _f: noted.append(s))
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        for arrived in dict.fromkeys(noted):
+            signal.raise_signal(arrived)
 
 
 # Loaded here, not in the forked child: dlopen there could wait forever on a

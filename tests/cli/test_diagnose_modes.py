@@ -1,14 +1,17 @@
-"""`benchfs diagnose` in full (non-quick) mode and with --deadline, as a real subprocess."""
+"""`benchfs diagnose` in full (non-quick) mode, with --deadline and stopped by a signal,
+as a real subprocess."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from signal_helpers import assert_stopped_cleanly, interrupt, running
 
 pytestmark = pytest.mark.skipif(
     shutil.which("fio") is None or shutil.which("iostat") is None, reason="needs fio and iostat"
@@ -70,3 +73,25 @@ def test_a_deadline_below_one_second_is_refused() -> None:
     done = _diagnose("--deadline", "0.5", "--quick")
     assert done.returncode == 2
     assert "--deadline" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("signum", "tool"),
+    [(signal.SIGTERM, "fio"), (signal.SIGHUP, "iostat")],
+    ids=["SIGTERM-in-fio", "SIGHUP-in-iostat"],
+)
+def test_a_signal_mid_diagnose_stops_fio_and_iostat_and_removes_the_test_files(
+    tmp_path: Path, signum: int, tool: str
+) -> None:
+    work, temp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    temp.mkdir()
+    # Mid-run: the first test's iostat (started before its fio) or fio running;
+    # the full plan has six timed tests of 10 s after it.
+    stopped = interrupt(
+        ["diagnose", "--dir", str(work)], tmp_path, lambda pid: running(pid, tool), signum,
+        temp_dir=temp,
+    )  # fmt: skip
+    assert_stopped_cleanly(stopped, signum, tmp_path)
+    assert list(work.iterdir()) == []  # the scratch dir and the test file
+    assert list(temp.iterdir()) == []  # fio's log dir

@@ -140,3 +140,54 @@ def test_cleanup_on_signal(tmp_path: Path, signum: int, status: int) -> None:
         runner.kill()
         runner.wait()
         remove_shm_files(prefix)
+
+
+AT_FORK_SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys
+    from benchfs.cluster.lifecycle import Lifecycle, Terminated
+    signum, armed = int(sys.argv[1]), []
+
+    def arrives_while_starting():  # Popen runs it between fork and its return
+        if armed:
+            armed.clear()
+            os.kill(os.getpid(), signum)  # Python runs the handler here, unless held
+
+    os.register_at_fork(after_in_parent=arrives_while_starting)
+    life = Lifecycle(grace_s=5)
+    try:
+        with life:
+            armed.append(True)
+            life.start(["sleep", "300"], name="sleeper")
+            print("went on", flush=True)
+    except (Terminated, KeyboardInterrupt) as stop:
+        print(type(stop).__name__, *(p.pid for p in life.processes), flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("signum", "raised"),
+    [
+        (signal.SIGTERM, "Terminated"),
+        (signal.SIGHUP, "Terminated"),
+        (signal.SIGINT, "KeyboardInterrupt"),
+    ],
+)
+def test_a_signal_while_a_process_starts_stops_the_scope_and_the_process(
+    signum: int, raised: str
+) -> None:
+    # What a handler raises inside an at-fork callback is only printed: the
+    # signal must wait until the process has started and been recorded.
+    root = str(Path(benchfs.__file__).parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", AT_FORK_SCRIPT, str(int(signum))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": root},
+    )
+    assert "Exception ignored" not in done.stderr, done.stderr
+    name, *pids = done.stdout.split()
+    assert name == raised, done.stdout + done.stderr
+    assert len(pids) == 1 and not alive(int(pids[0]))
