@@ -43,7 +43,7 @@ def serve_in_foreground(registry: Path, mountpoint: Path, settings: MountSetting
 
     check_paths(registry, mountpoint)
     # Before the FUSE device is opened: the guard must not hold it.
-    guard = MountGuard()
+    guard = MountGuard(mountpoint)
     stop = threading.Event()
     announcer = threading.Thread(
         target=announce_when_mounted,

@@ -9,15 +9,20 @@ served and exits, and the dead mount stays. The guard closes that gap.
 The mount process starts the guard (``python -m benchfs.mount.guard``, in
 its own session: signals to the mount's process group leave it alone)
 before it opens the FUSE device, and keeps the only write end of a pipe
-whose read end the guard holds. Once the mount is live the mount process
-writes the mount's unique id (benchfs/mount/mountid.py) and mount point to
-the pipe. End of file on the pipe means the mount process is gone; if the
-mount it announced is still at the mount point (the same unique id: a
-later mount there is never touched) and its connection is dead, the guard
-detaches it (``fusermount3 -u -z``) and says so on its stderr, the mount's
-log. After a clean exit the mount is already gone and the guard just
-exits. A kernel without unique mount ids (before Linux 6.8) gets no
-announcement: only the watcher unmounts there.
+whose read end the guard holds. It writes the mount point to the pipe at
+once (``0 POINT``), and once the mount is live the mount's unique id
+(benchfs/mount/mountid.py) with it (``ID POINT``). End of file on the pipe
+means the mount process is gone; if the mount it announced is still at
+the mount point (the same unique id: a later mount there is never
+touched) and its connection is dead, the guard detaches it (``fusermount3
+-u -z``) and says so on its stderr, the mount's log. After a clean exit
+the mount is already gone and the guard just exits.
+
+A guard never told the id (the mount process killed in the moment between
+the mount going live and its announcement, or a kernel without unique
+mount ids, before Linux 6.8) detaches the BenchFS mount at its point only
+if that mount's connection is dead: a live mount there, a later one
+included, answers and is left alone.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ DEAD_ERRNOS = (errno.ENOTCONN, errno.ECONNABORTED)
 class MountGuard:
     """The mount process's side: the guard process and the pipe's write end."""
 
-    def __init__(self) -> None:
+    def __init__(self, mountpoint: Path) -> None:
         read_end, self._write_end = os.pipe()  # both close-on-exec
         try:
             # No mount point in the argv: a run's leftover checks look for its
@@ -69,14 +74,19 @@ class MountGuard:
             )
         finally:
             os.close(read_end)
+        # As mountinfo will spell it: resolved now, before anything is mounted there.
+        self._write(0, str(mountpoint.resolve()))
         self._announced = False
 
     def announce(self, entry: MountEntry) -> None:
         """Tell the guard which mount to look after (once it is live)."""
         mount_id = unique_mount_id(entry.mountpoint)
         if not self._announced and mount_id is not None:
-            os.write(self._write_end, f"{mount_id} {entry.mountpoint}\n".encode())
+            self._write(mount_id, entry.mountpoint)
             self._announced = True
+
+    def _write(self, mount_id: int, mountpoint: str) -> None:
+        os.write(self._write_end, f"{mount_id} {mountpoint}\n".encode())
 
     def close(self) -> None:
         """End of file for the guard, as the mount process's death would be."""
@@ -92,13 +102,6 @@ def announce_when_mounted(guard: MountGuard, mountpoint: Path, stop: threading.E
         if entry is not None and entry.is_benchfs:
             guard.announce(entry)
             return
-
-
-def _read_until_eof(fd: int) -> bytes:
-    data = b""
-    while chunk := os.read(fd, 4096):
-        data += chunk
-    return data
 
 
 def _stat_errno(mountpoint: Path) -> int | None:
@@ -120,28 +123,34 @@ def _stat_errno(mountpoint: Path) -> int | None:
 
 def _still_ours(mountpoint: Path, mount_id: int) -> bool:
     """The BenchFS mount at ``mountpoint`` (as mountinfo spells it: no path
-    is resolved through the mount) is the one announced."""
+    is resolved through the mount) is the one announced (any, for id 0)."""
     here = [e for e in parse_mountinfo(MOUNTINFO.read_text()) if e.mountpoint == str(mountpoint)]
-    return bool(here) and here[-1].is_benchfs and unique_mount_id(str(mountpoint)) == mount_id
+    if not here or not here[-1].is_benchfs:
+        return False
+    return mount_id == 0 or unique_mount_id(str(mountpoint)) == mount_id
 
 
-def _read_announcement(fd: int) -> bytes:
-    """The announcement, once it is complete (or end of file before it)."""
-    data = b""
-    while not data.endswith(b"\n") and (chunk := os.read(fd, 4096)):
-        data += chunk
-    if data.endswith(b"\n"):
-        with contextlib.suppress(OSError):
-            Path("/proc/self/comm").write_text(ARMED_NAME)
-    return data + _read_until_eof(fd)
+def _read_announcements(fd: int) -> str | None:
+    """The last announcement (``ID POINT``) before end of file, if any; the
+    guard calls itself ``ARMED_NAME`` once told an id."""
+    data, last = b"", None
+    while chunk := os.read(fd, 4096):
+        *lines, data = (data + chunk).split(b"\n")
+        for line in lines:
+            last = line.decode(errors="surrogateescape")
+            if not last.startswith("0 "):
+                with contextlib.suppress(OSError):
+                    Path("/proc/self/comm").write_text(ARMED_NAME)
+    return last
 
 
 def guard(read_end: int) -> None:
     """Wait for the mount process's end, then detach its mount if it was left dead."""
-    words = _read_announcement(read_end).decode(errors="surrogateescape").rstrip("\n").split(" ", 1)
+    last = _read_announcements(read_end)
     os.close(read_end)
+    words = [] if last is None else last.split(" ", 1)
     if len(words) != 2 or not words[0].isdigit():
-        return  # never mounted
+        return  # told nothing
     mount_id, mountpoint = int(words[0]), Path(words[1])
     threading.Timer(LIFETIME_S, os._exit, args=(1,)).start()
     give_up = time.monotonic() + DEAD_WITHIN_S

@@ -183,7 +183,7 @@ def test_the_guard_unmounts_when_the_mount_process_and_its_watcher_are_killed(
 
 def test_a_guard_leaves_a_later_mount_at_its_point_alone(fresh_mount: Mounted) -> None:
     point = fresh_mount.point
-    stale = MountGuard()
+    stale = MountGuard(point)
     try:
         first = find_mount(point)
         assert first is not None
@@ -224,6 +224,45 @@ def test_a_guard_leaves_a_later_mount_at_its_point_alone(fresh_mount: Mounted) -
         if stale.process.poll() is None:
             stale.process.kill()
         stale.process.wait()
+
+
+def test_a_guard_never_told_the_mounts_id_detaches_it_once_dead(fresh_mount: Mounted) -> None:
+    """As when the mount process dies between the mount going live and its
+    announcement, or on a kernel without unique mount ids: the guard knows
+    only the mount point, and detaches the BenchFS mount there once it is
+    dead (a live one answers and is left alone)."""
+    point = fresh_mount.point
+    blind = MountGuard(point)  # told the mount point, never the id
+    try:
+        process = fresh_mount.process
+        assert process is not None
+        # No one else to unmount it: the mount's own guard and fusermount3's watcher gone.
+        own_guards = mount_guards(process.pid)
+        assert len(own_guards) == 1, own_guards
+        kill_all(own_guards)
+        kill_all(fusermount_watchers(point))
+        wait_for(lambda: not fusermount_watchers(point), "fusermount3 death")
+        wait_for(lambda: not any(map(running, own_guards)), "the mount's own guard's death")
+        assert not armed(blind.process.pid)
+        # Alive, the mount answers: the blind guard's end leaves it be.
+        spare = MountGuard(point)
+        spare.close()
+        assert spare.process.wait(timeout=HANG_GUARD_S) == 0
+        assert fresh_mount.is_mounted()
+        process.popen.send_signal(signal.SIGKILL)
+        process.popen.wait(timeout=HANG_GUARD_S)
+        assert fresh_mount.is_mounted()  # dead, and still there
+        blind.close()
+        assert blind.process.wait(timeout=HANG_GUARD_S) == 0
+        assert not fresh_mount.is_mounted()
+        assert os.listdir(point) == []
+    finally:
+        blind.close()
+        if blind.process.poll() is None:
+            blind.process.kill()
+        blind.process.wait()
+        if find_mount(point) is not None:
+            unmount_now(point, lazy=True)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
