@@ -259,7 +259,9 @@ class DaemonGroup:
                 watch=self.processes,
             )
         except LaunchError as error:
-            raise LaunchError(self._with_logs(str(error))) from None
+            # Running but silent (a launcher whose remote side cannot reach
+            # it, as Hydra's proxies that cannot connect back): what it said.
+            raise LaunchError(self._with_logs(str(error), running_too=True)) from None
         self.records = read_records(self.registry_dir)
 
     def records_by_node_id(self) -> list[benchfs_native.RegistryRecord]:
@@ -280,10 +282,12 @@ class DaemonGroup:
             return self._with_logs(f"{who} {describe_status(code)} during the run")
         return None
 
-    def _with_logs(self, message: str) -> str:
+    def _with_logs(self, message: str, *, running_too: bool = False) -> str:
+        """``message`` with the log tail of every command that ended (and of
+        those still running, when ``running_too``)."""
         tails = []
         for command, process in zip(self.commands, self.processes, strict=True):
-            if process.returncode is not None:
+            if running_too or process.returncode is not None:
                 tail = log_tail(self.log_path(command))
                 if tail:
                     tails.append(f"{command.name} logged: {tail}")

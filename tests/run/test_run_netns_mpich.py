@@ -23,8 +23,10 @@ from run_helpers import (
     summary,
 )
 
+import benchfs.run.cluster
 from benchfs.cluster.hostfile import format_hostfile
 from benchfs.config import apply_overrides, load_config
+from benchfs.errors import LaunchError
 from benchfs.mount.cleanup import mounts_under
 from benchfs.run.observer import PointResult
 from benchfs.run.orchestrate import run_plan
@@ -144,3 +146,38 @@ def test_three_namespace_hosts_mount_through_hydra_and_unmount(
     for host in hosts.hosts:
         assert mounts_under(tmp_path, hosts.mountinfo(host)) == [], host
     check_nothing_left(hosts, point, tmp_path)
+
+
+def test_without_the_hosts_interface_the_error_says_what_hydra_said(
+    three_namespace_hosts: NamespaceHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Hydra's proxies cannot reach mpiexec at this machine's host name from
+    # inside the namespaces, and mpiexec waits on: the registration deadline
+    # ends the run, and the error carries what the proxies reported.
+    for key, value in ROOT_ENV.items():
+        monkeypatch.setenv(key, value)
+    # The stop and clean-up jobs go through Hydra too and wait out their deadline.
+    monkeypatch.setattr(benchfs.run.cluster, "NODE_JOB_DEADLINE_S", 5.0)
+    hosts = three_namespace_hosts
+    assert HYDRA is not None
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text(format_hostfile(hosts.hosts))
+    settings = hosts.run_settings(tmp_path / "data", hydra=HYDRA)
+    del settings["launcher.network_interface"]
+    plan = apply_overrides(
+        load_config(None),
+        {
+            **settings,
+            "cluster.deadlines.register_s": 10,
+            "preflight.enabled": False,
+            "output.results_dir": str(tmp_path / "results"),
+        },
+    )
+    with pytest.raises(LaunchError) as failed:
+        run_plan(plan, nodes_spec=str(hostfile))
+    message = str(failed.value)
+    assert "waiting for 3 daemons to register" in message
+    assert "(0 of 3 registered)" in message
+    assert "unable to connect" in message, message
+    assert processes_mentioning(str(hosts.agent)) == []
+    assert mounts_under(tmp_path) == []
