@@ -33,6 +33,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from benchfs.cluster.processes import (
+    HELD_SIGNALS,
     ManagedProcess,
     signals_held,
     start_process,
@@ -109,7 +110,6 @@ class Lifecycle:
         self._previous: dict[int, Any] = {}
         self._held: list[int] = []
         self._caught: list[int] = []
-        self._open = False
 
     def start(self, argv: Sequence[str], *, name: str, **options: Any) -> ManagedProcess:
         """Start a process (``start_process`` options) that this scope will stop,
@@ -142,7 +142,6 @@ class Lifecycle:
             for signum in HANDLED_SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._raise_terminated)
             _open_scopes.append(self._caught)
-            self._open = True
         return self
 
     def __exit__(
@@ -155,9 +154,8 @@ class Lifecycle:
         try:
             self.cleanup()
         finally:
-            if self._open:
+            if any(caught is self._caught for caught in _open_scopes):  # opened on the main thread
                 _open_scopes[:] = [c for c in _open_scopes if c is not self._caught]
-                self._open = False
             try:
                 self._restore_signals(held)
             except Terminated as during_cleanup:
@@ -198,7 +196,7 @@ class Lifecycle:
     def _hold_signals(self) -> bool:
         if threading.current_thread() is not threading.main_thread():
             return False
-        for signum in (signal.SIGINT, *HANDLED_SIGNALS):
+        for signum in HELD_SIGNALS:
             previous = signal.signal(signum, self._note_signal)
             self._previous.setdefault(signum, previous)
         return True

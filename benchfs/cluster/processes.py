@@ -30,7 +30,7 @@ Output = Path | int | IO[Any] | None
 _PR_SET_PDEATHSIG = 1
 # The signals a command turns into an exception: Ctrl-C, and SIGTERM and
 # SIGHUP in a Lifecycle.
-_HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def process_environment(env: Mapping[str, str]) -> dict[str, str]:
@@ -160,7 +160,7 @@ def signals_held() -> Iterator[None]:
     noted: list[int] = []
     previous: dict[int, Any] = {}
     try:
-        for signum in _HELD_SIGNALS:
+        for signum in HELD_SIGNALS:
             if signal.getsignal(signum) is not None:  # None: set outside Python, kept
                 previous[signum] = signal.signal(signum, lambda s, _f: noted.append(s))
         yield
