@@ -18,7 +18,7 @@ from benchfs.launchers.base import (
     register_launcher,
     require_argv,
 )
-from benchfs.launchers.mpirun import Flavour, hydra_executable, mpich_library_dir
+from benchfs.launchers.mpirun import Flavour, configured_executable, mpich_library_dir
 
 
 @register_launcher
@@ -43,7 +43,7 @@ class LocalLauncher(Launcher):
     def from_settings(cls, settings: LauncherConfig) -> LocalLauncher:
         mpich = settings.flavour == "mpich"
         return cls(
-            mpirun=settings.executable or (hydra_executable() if mpich else None),
+            mpirun=configured_executable(settings),
             flavour=settings.flavour,
             library_dir=mpich_library_dir() if mpich else None,
         )

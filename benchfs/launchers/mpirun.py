@@ -56,6 +56,14 @@ def hydra_executable() -> str:
     return next((name for name in names if shutil.which(name)), "mpiexec")
 
 
+def configured_executable(settings: LauncherConfig) -> str | None:
+    """``launcher.executable``; unset, MPICH's launcher by its own name
+    (``hydra_executable``), and None (the launcher's default) for OpenMPI."""
+    if settings.executable:
+        return settings.executable
+    return hydra_executable() if settings.flavour == "mpich" else None
+
+
 def mpich_library_dir() -> str | None:
     """``<venv>/lib/mpich`` when it holds ``libmpi.so.12``, else None."""
     return str(MPICH_LIBRARY_DIR) if (MPICH_LIBRARY_DIR / "libmpi.so.12").exists() else None
@@ -112,7 +120,7 @@ class MpirunLauncher(Launcher):
             require_interface(settings.network_interface)
         return cls(
             flavour=settings.flavour,
-            executable=settings.executable or (hydra_executable() if mpich else None),
+            executable=configured_executable(settings),
             mca=dict(settings.mca),
             extra_args=tuple(settings.extra_args),
             library_dir=mpich_library_dir() if mpich else None,
