@@ -20,11 +20,30 @@ from typing import Any, Self
 import pytest
 from cluster.proc_helpers import alive
 
+from benchfs.tools.locate import search_dirs
+
 SHM = Path("/dev/shm")
 needs_fio_and_iostat = pytest.mark.skipif(
     shutil.which("fio") is None or shutil.which("iostat") is None, reason="needs fio and iostat"
 )
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def tool_search(tool: str) -> str:
+    """Where benchfs looks for ``tool`` when no path is set (PATH, then
+    ``benchfs.tools.locate.search_dirs``), as one search path."""
+    return os.pathsep.join(part for part in (os.environ.get("PATH"), *search_dirs(tool)) if part)
+
+
+IOR_SEARCH = tool_search("ior")
+# IOR and mdtest at their smallest, each with a phase its summary must hold.
+small_ior_and_mdtest = pytest.mark.parametrize(
+    ("tool", "args", "phase"),
+    [
+        ("ior", "-a,POSIX,-w,-r,-F,-t,64k,-b,1m", "write"),
+        ("mdtest", "-n,20,-F,-u", "File creation"),
+    ],
+)
 
 
 def mount_missing() -> str | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_helpers import benchfs_run, environment, manifest, run_dirs, small_args, summary
+from run_helpers import (
+    IOR_SEARCH,
+    benchfs_run,
+    environment,
+    manifest,
+    run_dirs,
+    small_args,
+    summary,
+)
 
 from analysis.loaders.traces import load_traces
 
@@ -177,9 +184,6 @@ def test_io500_quick_on_benchfs_and_on_a_posix_directory_then_compared(tmp_path:
     assert all("not a valid IO500 result: io500-quick is a short" in note for note in notes)
 
 
-IOR_SEARCH = os.pathsep.join(
-    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
-)
 needs_ior_and_mdtest = pytest.mark.skipif(
     not all(shutil.which(tool, path=IOR_SEARCH) for tool in ("ior", "mdtest", "mpirun")),
     reason="ior, mdtest or mpirun not found (PATH, $IOR_BIN_DIR, /opt/ior/bin)",

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from cluster.proc_helpers import alive
 from run_helpers import (
+    IOR_SEARCH,
     assert_nothing_left,
     benchfs_run,
     environment,
@@ -25,6 +26,7 @@ from run_helpers import (
     run_dirs,
     running_phase,
     small_args,
+    small_ior_and_mdtest,
     summary,
     wait_for,
 )
@@ -196,23 +198,12 @@ def test_fio_runs_on_every_node_s_mount(tmp_path: Path) -> None:
     assert_nothing_left(tmp_path, token_of(run_dir))
 
 
-SEARCH = os.pathsep.join(
-    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
-)
-
-
 @needs_mount
-@pytest.mark.parametrize(
-    ("tool", "args", "phase"),
-    [
-        ("ior", "-a,POSIX,-w,-r,-F,-t,64k,-b,1m", "write"),
-        ("mdtest", "-n,20,-F,-u", "File creation"),
-    ],
-)
+@small_ior_and_mdtest
 def test_ior_and_mdtest_run_as_one_job_in_each_node_s_mount_point_when_found(
     tmp_path: Path, tool: str, args: str, phase: str
 ) -> None:
-    binary = shutil.which(tool, path=SEARCH)
+    binary = shutil.which(tool, path=IOR_SEARCH)
     if binary is None or shutil.which("iostat") is None:
         pytest.skip(f"{tool} or iostat not found ({tool}: PATH, $IOR_BIN_DIR, /opt/ior/bin)")
     done = benchfs_run(mount_args(

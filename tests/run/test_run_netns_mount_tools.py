@@ -18,7 +18,16 @@ from pathlib import Path
 
 import pytest
 from launchers.netns_hosts import NamespaceHosts, namespace_inode
-from run_helpers import ROOT_ENV, RunWatcher, assert_nothing_left, manifest, needs_mount, summary
+from run_helpers import (
+    IOR_SEARCH,
+    ROOT_ENV,
+    RunWatcher,
+    assert_nothing_left,
+    manifest,
+    needs_mount,
+    summary,
+    tool_search,
+)
 from test_run_io500 import HARD_FILES, PHASES
 
 from benchfs.cluster.hostfile import format_hostfile
@@ -30,12 +39,7 @@ from benchfs.run.orchestrate import run_plan
 
 MiB = 1 << 20
 TASKS_PER_NODE = 2
-SEARCH = os.pathsep.join(
-    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
-)
-IO500_SEARCH = os.pathsep.join(
-    part for part in (os.environ.get("PATH"), os.environ.get("IO500_BIN_DIR")) if part
-)
+IO500_SEARCH = tool_search("io500")
 IO500 = shutil.which("io500", path=IO500_SEARCH)
 CASES = {
     # File per process, each rank reading back the file of a rank on the next host (-C).
@@ -147,7 +151,7 @@ def test_a_tool_on_the_mount_across_three_namespace_hosts_through_mpirun(
     case: str,
 ) -> None:
     tool, args = CASES[case]
-    binary = shutil.which(tool, path=SEARCH)
+    binary = shutil.which(tool, path=IOR_SEARCH)
     if binary is None or shutil.which("iostat") is None:
         pytest.skip(f"{tool} or iostat not found ({tool}: PATH, $IOR_BIN_DIR, /opt/ior/bin)")
     for key, value in ROOT_ENV.items():
@@ -201,7 +205,7 @@ def test_the_io500_suite_s_tools_on_the_mount_across_three_namespace_hosts(
     suite_tool: str,
 ) -> None:
     if suite_tool == "ior":
-        ior, mdtest = shutil.which("ior", path=SEARCH), shutil.which("mdtest", path=SEARCH)
+        ior, mdtest = shutil.which("ior", path=IOR_SEARCH), shutil.which("mdtest", path=IOR_SEARCH)
         if ior is None or mdtest is None:
             pytest.skip("ior or mdtest not found (PATH, $IOR_BIN_DIR, /opt/ior/bin)")
         binaries, tool_path = [ior, mdtest], str(Path(ior).parent)
@@ -256,7 +260,7 @@ def test_the_io500_suite_s_tools_on_the_mount_across_three_namespace_hosts(
 def test_a_failing_tool_on_the_mount_across_hosts_fails_the_run_and_leaves_nothing(
     three_hosts_with_own_mounts: NamespaceHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    binary = shutil.which("ior", path=SEARCH)
+    binary = shutil.which("ior", path=IOR_SEARCH)
     if binary is None or shutil.which("iostat") is None:
         pytest.skip("ior or iostat not found (ior: PATH, $IOR_BIN_DIR, /opt/ior/bin)")
     for key, value in ROOT_ENV.items():

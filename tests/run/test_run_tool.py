@@ -6,7 +6,6 @@ tool as one line naming it."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,12 +13,14 @@ from pathlib import Path
 
 import pytest
 from run_helpers import (
+    IOR_SEARCH,
     benchfs_run,
     environment,
     manifest,
     needs_fio_and_iostat,
     run_dirs,
     small_args,
+    small_ior_and_mdtest,
     summary,
 )
 
@@ -148,22 +149,11 @@ def test_a_failing_tool_names_its_exit_status_and_keeps_what_it_said(tmp_path: P
     assert record["tool"]["command_lines"]["local0"][-1] == "--rw=sideways"
 
 
-SEARCH = os.pathsep.join(
-    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
-)
-
-
-@pytest.mark.parametrize(
-    ("tool", "args", "phase"),
-    [
-        ("ior", "-a,POSIX,-w,-r,-F,-t,64k,-b,1m", "write"),
-        ("mdtest", "-n,20,-F,-u", "File creation"),
-    ],
-)
+@small_ior_and_mdtest
 def test_ior_and_mdtest_run_under_benchfs_run_when_found(
     tmp_path: Path, tool: str, args: str, phase: str
 ) -> None:
-    binary = shutil.which(tool, path=SEARCH)
+    binary = shutil.which(tool, path=IOR_SEARCH)
     if binary is None or shutil.which("mpirun") is None or shutil.which("iostat") is None:
         pytest.skip(
             f"{tool}, mpirun or iostat not found ({tool}: PATH, $IOR_BIN_DIR, /opt/ior/bin)"

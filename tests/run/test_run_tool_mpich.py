@@ -15,7 +15,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from run_helpers import benchfs_run, manifest, needs_mount, run_dirs, small_args, summary
+from run_helpers import (
+    benchfs_run,
+    manifest,
+    needs_mount,
+    run_dirs,
+    small_args,
+    small_ior_and_mdtest,
+    summary,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300), needs_mount]
 HYDRA = shutil.which("mpiexec.hydra") or shutil.which("mpiexec.mpich")
@@ -27,13 +35,7 @@ def _built_against_mpich(binary: str) -> bool:
     return "libmpich" in linked
 
 
-@pytest.mark.parametrize(
-    ("tool", "args", "phase"),
-    [
-        ("ior", "-a,POSIX,-w,-r,-F,-t,64k,-b,1m", "write"),
-        ("mdtest", "-n,20,-F,-u", "File creation"),
-    ],
-)
+@small_ior_and_mdtest
 def test_ior_and_mdtest_built_against_mpich_run_through_hydra_on_the_mount(
     tmp_path: Path, tool: str, args: str, phase: str
 ) -> None:

@@ -5,11 +5,11 @@ they are found; a missing or failing tool named with what it said."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+from run_helpers import IOR_SEARCH
 
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
@@ -27,9 +27,6 @@ DEADLINE_S = 300.0  # only guards against a hang
 FIO_ARGS = ["--name=seq", "--rw=write", "--bs=64k", "--size=4m", "--ioengine=psync",
             "--name=seq", "--rw=read", "--bs=64k", "--size=4m", "--ioengine=psync",
             "--stonewall"]  # fmt: skip
-SEARCH = os.pathsep.join(
-    part for part in (os.environ.get("PATH"), os.environ.get("IOR_BIN_DIR"), "/opt/ior/bin") if part
-)
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
@@ -116,11 +113,11 @@ def test_fio_without_a_job_is_refused_before_it_runs() -> None:
 
 
 needs_ior = pytest.mark.skipif(
-    shutil.which("ior", path=SEARCH) is None or shutil.which("mpirun") is None,
+    shutil.which("ior", path=IOR_SEARCH) is None or shutil.which("mpirun") is None,
     reason="ior or mpirun not found (PATH, $IOR_BIN_DIR, /opt/ior/bin)",
 )
 needs_mdtest = pytest.mark.skipif(
-    shutil.which("mdtest", path=SEARCH) is None or shutil.which("mpirun") is None,
+    shutil.which("mdtest", path=IOR_SEARCH) is None or shutil.which("mpirun") is None,
     reason="mdtest or mpirun not found (PATH, $IOR_BIN_DIR, /opt/ior/bin)",
 )
 
@@ -129,7 +126,7 @@ needs_mdtest = pytest.mark.skipif(
 def test_ior_runs_as_one_mpi_job_and_its_json_summary_gives_the_phases(tmp_path: Path) -> None:
     args = ["-a", "POSIX", "-w", "-r", "-F", "-t", "64k", "-b", "1m"]
     workload = WorkloadConfig(
-        tool="ior", tool_args=args, tool_path=shutil.which("ior", path=SEARCH)
+        tool="ior", tool_args=args, tool_path=shutil.which("ior", path=IOR_SEARCH)
     )
     run = _run(workload, tmp_path, [Host("n0")])
     assert run.version.startswith("IOR-")
@@ -144,7 +141,7 @@ def test_ior_runs_as_one_mpi_job_and_its_json_summary_gives_the_phases(tmp_path:
 
 @needs_mdtest
 def test_mdtest_runs_as_one_mpi_job_and_its_text_gives_the_phases(tmp_path: Path) -> None:
-    path = shutil.which("mdtest", path=SEARCH)
+    path = shutil.which("mdtest", path=IOR_SEARCH)
     run = _run(WorkloadConfig(tool="mdtest", tool_args=["-n", "20", "-F", "-u"], tool_path=path),
                tmp_path, [Host("n0")])  # fmt: skip
     assert run.version.startswith("mdtest-")
