@@ -29,6 +29,14 @@ class Stopped:
     started: list[int]  # its descendants while it ran
 
 
+def command_temp_dir(tmp_path: Path) -> Path:
+    """A TMPDIR for the command (``interrupt(temp_dir=...)``), where fio's
+    logs and default scratch dirs go: the test checks it is left empty."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    return temp
+
+
 def interrupt(
     args: list[str],
     tmp_path: Path,

@@ -18,7 +18,7 @@ from run_helpers import (
     run_dirs,
     scratch_dirs,
 )
-from signal_helpers import assert_stopped_cleanly, interrupt, running
+from signal_helpers import assert_stopped_cleanly, command_temp_dir, interrupt, running
 
 from benchfs.cluster.processes import descendants
 from benchfs.mount.cleanup import mounts_under
@@ -81,9 +81,8 @@ def test_a_signal_mid_bench_cluster_stops_everything_and_removes_its_files(
 def test_a_signal_mid_bench_metadata_stops_its_cluster_and_removes_its_files(
     tmp_path: Path, signum: int, moment: str, items: int
 ) -> None:
-    disk, results, temp = tmp_path / "disk", tmp_path / "results", tmp_path / "tmp"
+    disk, results, temp = tmp_path / "disk", tmp_path / "results", command_temp_dir(tmp_path)
     disk.mkdir()
-    temp.mkdir()
     # Without the mount, many items keep the first side (native) going; with
     # it, few let the first side end, so that the second one mounts.
     args = ["bench", "metadata", "--dir", str(disk), "--results-dir", str(results),
@@ -122,9 +121,8 @@ def test_a_signal_mid_bench_metadata_stops_its_cluster_and_removes_its_files(
 def test_a_signal_mid_bench_scale_stops_its_daemons_and_removes_their_files(
     tmp_path: Path, signum: int, moment: str
 ) -> None:
-    disk, temp = tmp_path / "disk", tmp_path / "tmp"
+    disk, temp = tmp_path / "disk", command_temp_dir(tmp_path)
     disk.mkdir()
-    temp.mkdir()
     sizes = [str(nodes) for nodes in range(2, 9)]
     args = ["bench", "scale", "--dir", str(disk), *(a for n in sizes for a in ("--nodes", n))]
     tokens: set[str] = set()

@@ -10,17 +10,10 @@ from pathlib import Path
 
 import pytest
 from run_helpers import needs_fio_and_iostat
-from signal_helpers import assert_stopped_cleanly, interrupt, running
+from signal_helpers import assert_stopped_cleanly, command_temp_dir, interrupt, running
 from test_rpc_bench import EXAMPLES, needs_examples, needs_perftest
 
 from benchfs.cluster.processes import descendants
-
-
-def _temp_dir(tmp_path: Path) -> Path:
-    """The command's TMPDIR, where fio's logs and the default scratch dirs go."""
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    return temp
 
 
 @needs_fio_and_iostat
@@ -32,7 +25,7 @@ def _temp_dir(tmp_path: Path) -> Path:
 def test_a_signal_mid_bench_storage_stops_fio_and_removes_its_files(
     tmp_path: Path, signum: int, moment: str
 ) -> None:
-    disk, temp = tmp_path / "disk", _temp_dir(tmp_path)
+    disk, temp = tmp_path / "disk", command_temp_dir(tmp_path)
     disk.mkdir()
     args = ["bench", "storage", "--dir", str(disk), "--seq-size", "256m", "--rand-size", "16m",
             "--queue-depth", "8", "--trace-repeats", "0", "--rounds", "1000"]  # fmt: skip
@@ -60,7 +53,7 @@ def test_a_signal_mid_bench_storage_stops_fio_and_removes_its_files(
 def test_a_signal_mid_bench_rpc_stops_its_daemon_and_tools(
     tmp_path: Path, signum: int, tool: str
 ) -> None:
-    temp = _temp_dir(tmp_path)
+    temp = command_temp_dir(tmp_path)
     args = ["bench", "rpc", "--transport", "tcp", "--examples-dir", str(EXAMPLES),
             "--lat-iterations", "2000", "--bw-iterations", "100", "--rounds", "1000"]  # fmt: skip
     # Mid-run: the daemon registered (a reference runs only once the client is
@@ -90,7 +83,7 @@ def _measuring(pid: int) -> bool:
 def test_a_signal_mid_bench_analysis_stops_its_child_and_removes_the_traces(
     tmp_path: Path, signum: int, moment: str
 ) -> None:
-    temp = _temp_dir(tmp_path)
+    temp = command_temp_dir(tmp_path)
     args = ["bench", "analysis", "--events", "2000000"]
 
     def mid_run(pid: int) -> bool:

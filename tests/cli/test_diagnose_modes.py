@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from signal_helpers import assert_stopped_cleanly, interrupt, running
+from signal_helpers import assert_stopped_cleanly, command_temp_dir, interrupt, running
 
 pytestmark = pytest.mark.skipif(
     shutil.which("fio") is None or shutil.which("iostat") is None, reason="needs fio and iostat"
@@ -83,9 +83,8 @@ def test_a_deadline_below_one_second_is_refused() -> None:
 def test_a_signal_mid_diagnose_stops_fio_and_iostat_and_removes_the_test_files(
     tmp_path: Path, signum: int, tool: str
 ) -> None:
-    work, temp = tmp_path / "work", tmp_path / "tmp"
+    work, temp = tmp_path / "work", command_temp_dir(tmp_path)
     work.mkdir()
-    temp.mkdir()
     # Mid-run: the first test's iostat (started before its fio) or fio running;
     # the full plan has six timed tests of 10 s after it.
     stopped = interrupt(

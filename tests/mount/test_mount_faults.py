@@ -116,6 +116,25 @@ def alive(pid: int) -> bool:
     return True
 
 
+def leave_unguarded(mount_pid: int, point: Path) -> None:
+    """Kill the mount's own guard and fusermount3's watcher: nothing but a
+    test's guard is left to unmount it."""
+    guards = mount_guards(mount_pid)
+    assert len(guards) == 1, guards
+    kill_all(guards)
+    kill_all(fusermount_watchers(point))
+    wait_for(lambda: not fusermount_watchers(point), "fusermount3 death")
+    wait_for(lambda: not any(map(running, guards)), "the mount's own guard's death")
+
+
+def end_guard(guard: MountGuard) -> None:
+    """A test's guard ended, however the test went."""
+    guard.close()
+    if guard.process.poll() is None:
+        guard.process.kill()
+    guard.process.wait()
+
+
 def test_a_daemon_killed_under_a_busy_mount_gives_eio_and_the_mount_unmounts(
     fresh_mount: Mounted,
 ) -> None:
@@ -204,12 +223,7 @@ def test_a_guard_leaves_a_later_mount_at_its_point_alone(fresh_mount: Mounted) -
             second = find_mount(point)
             assert second is not None
             assert unique_mount_id(str(point)) != first_id
-            later_guards = mount_guards(later.pid)
-            assert len(later_guards) == 1, later_guards
-            kill_all(later_guards)
-            kill_all(fusermount_watchers(point))
-            wait_for(lambda: not fusermount_watchers(point), "fusermount3 death")
-            wait_for(lambda: not any(map(running, later_guards)), "the later guard's death")
+            leave_unguarded(later.pid, point)
             later.popen.send_signal(signal.SIGKILL)
             later.popen.wait(timeout=HANG_GUARD_S)
             stale.close()
@@ -220,10 +234,7 @@ def test_a_guard_leaves_a_later_mount_at_its_point_alone(fresh_mount: Mounted) -
                 kill_group(later)
             assert unmount_now(point, lazy=True) is None
     finally:
-        stale.close()
-        if stale.process.poll() is None:
-            stale.process.kill()
-        stale.process.wait()
+        end_guard(stale)
 
 
 def test_a_guard_never_told_the_mounts_id_detaches_it_once_dead(fresh_mount: Mounted) -> None:
@@ -236,13 +247,7 @@ def test_a_guard_never_told_the_mounts_id_detaches_it_once_dead(fresh_mount: Mou
     try:
         process = fresh_mount.process
         assert process is not None
-        # No one else to unmount it: the mount's own guard and fusermount3's watcher gone.
-        own_guards = mount_guards(process.pid)
-        assert len(own_guards) == 1, own_guards
-        kill_all(own_guards)
-        kill_all(fusermount_watchers(point))
-        wait_for(lambda: not fusermount_watchers(point), "fusermount3 death")
-        wait_for(lambda: not any(map(running, own_guards)), "the mount's own guard's death")
+        leave_unguarded(process.pid, point)
         assert not armed(blind.process.pid)
         # Alive, the mount answers: the blind guard's end leaves it be.
         spare = MountGuard(point)
@@ -257,10 +262,7 @@ def test_a_guard_never_told_the_mounts_id_detaches_it_once_dead(fresh_mount: Mou
         assert not fresh_mount.is_mounted()
         assert os.listdir(point) == []
     finally:
-        blind.close()
-        if blind.process.poll() is None:
-            blind.process.kill()
-        blind.process.wait()
+        end_guard(blind)
         if find_mount(point) is not None:
             unmount_now(point, lazy=True)
 
