@@ -27,8 +27,9 @@ def wait_until(
     While not done, ``pending`` returns what is still missing (e.g.
     ``"missing n3, n7"``); on the deadline the error reads ``timed out after
     60 s waiting for <what>: <missing>``. A process in ``watch`` that exits
-    meanwhile ends the wait at once with an error naming it: a dead daemon is
-    reported now, not at the deadline.
+    meanwhile, or whose output says it cannot finish (``stuck_when``), ends
+    the wait at once with an error naming it: a dead daemon is reported now,
+    not at the deadline.
     """
     deadline = time.monotonic() + deadline_s
     while True:
@@ -41,6 +42,12 @@ def wait_until(
                 raise LaunchError(
                     f"{process.describe()} {describe_status(code)} while waiting for {what}"
                     f" ({missing})"
+                )
+            stuck = process.stuck()
+            if stuck is not None:
+                raise LaunchError(
+                    f"{process.describe()} cannot finish, while waiting for {what} ({missing}):"
+                    f" {stuck}"
                 )
         remaining = deadline - time.monotonic()
         if remaining <= 0:

@@ -22,12 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from benchfs.cluster.stuck import OutputWatch, StuckOutput
 from benchfs.errors import BenchfsError, LaunchError
 
 Ending = Literal["exited", "SIGTERM", "SIGKILL"]
 Output = Path | int | IO[Any] | None
 
 _PR_SET_PDEATHSIG = 1
+# How often a wait on a watched process (``stuck_when``) reads its output.
+_STUCK_POLL_S = 0.1
 # The signals a command turns into an exception: Ctrl-C, and SIGTERM and
 # SIGHUP in a Lifecycle.
 HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -51,6 +54,7 @@ class ManagedProcess:
     popen: subprocess.Popen[bytes]
     ending: Ending | None = None
     _files: list[IO[Any]] = field(default_factory=list, repr=False)
+    watch: OutputWatch | None = field(default=None, repr=False)
 
     @property
     def pid(self) -> int:
@@ -62,6 +66,11 @@ class ManagedProcess:
 
     def describe(self) -> str:
         return f"{self.name} (pid {self.pid})"
+
+    def stuck(self) -> str | None:
+        """What its output said when it can no longer finish though it runs
+        on (see ``benchfs.cluster.stuck``); None while nothing such was seen."""
+        return None if self.watch is None else self.watch.check()
 
     def close_files(self) -> None:
         for handle in self._files:
@@ -90,6 +99,7 @@ def start_process(
     die_with_parent: bool = False,
     error: type[BenchfsError] = LaunchError,
     missing: str | None = None,
+    stuck_when: StuckOutput | None = None,
 ) -> ManagedProcess:
     """Start ``argv`` in a new session (its own process group), stdin closed.
 
@@ -100,13 +110,15 @@ def start_process(
     dies first (Linux; tied to the starting thread, so start from a thread
     that lives as long as the process should). When ``argv`` cannot be
     started, ``error`` is raised naming ``name`` and the program, or saying
-    ``missing`` when the program is not there.
+    ``missing`` when the program is not there. ``stuck_when`` names the line
+    of its output (files only) after which it never ends by itself: waits
+    on it (``wait_process``, ``wait_until``) then end at once.
     """
     files: list[IO[Any]] = []
     targets: list[int | IO[Any] | None] = []
     for output in (stdout, stderr):
         if isinstance(output, Path):
-            opened: IO[Any] = output.open("wb")
+            opened: IO[Any] = output.open("w+b")  # readable too, for ``stuck_when``
             files.append(opened)
             targets.append(opened)
         else:
@@ -140,7 +152,9 @@ def start_process(
         for opened in files:
             opened.close()
         raise
-    return ManagedProcess(name, list(argv), popen, _files=files)
+    written = [target for target in targets if target is not None and not isinstance(target, int)]
+    watch = None if stuck_when is None else OutputWatch(stuck_when, written)
+    return ManagedProcess(name, list(argv), popen, _files=files, watch=watch)
 
 
 @contextlib.contextmanager
@@ -211,13 +225,23 @@ def stop_process(process: ManagedProcess, grace_s: float) -> int:
 
 
 def wait_process(process: ManagedProcess, deadline_s: float) -> int:
-    """Wait for a process to exit by itself; LaunchError naming it on the deadline."""
-    try:
-        code = process.popen.wait(timeout=deadline_s)
-    except subprocess.TimeoutExpired:
-        raise LaunchError(
-            f"{process.describe()} still running after the {deadline_s:g} s deadline"
-        ) from None
+    """Wait for a process to exit by itself; LaunchError naming it on the
+    deadline, or as soon as its output says it cannot finish."""
+    end = time.monotonic() + deadline_s
+    while True:
+        remaining = max(0.0, end - time.monotonic())
+        try:
+            poll = remaining if process.watch is None else min(remaining, _STUCK_POLL_S)
+            code = process.popen.wait(timeout=poll)
+            break
+        except subprocess.TimeoutExpired:
+            stuck = process.stuck()
+            if stuck is not None:
+                raise LaunchError(f"{process.describe()} cannot finish: {stuck}") from None
+            if time.monotonic() >= end:
+                raise LaunchError(
+                    f"{process.describe()} still running after the {deadline_s:g} s deadline"
+                ) from None
     if process.ending is None:
         process.ending = "exited"
     process.close_files()

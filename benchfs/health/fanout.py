@@ -1,14 +1,14 @@
 """Run the diagnose node program (``python -m benchfs.node.diagnose``) on every host at once.
 
 Each worker prints its node's JSON result on stdout. Workers start together
-through the launcher and share one deadline; a worker that misses it is
-killed and reported as an error for its node, as is one that prints no
-result, so the other nodes still report.
+through the launcher and share one deadline; a worker that misses it (or
+whose launcher says it cannot finish) is killed and reported as an error
+for its node, as is one that prints no result, so the other nodes still
+report.
 """
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -20,8 +20,8 @@ from typing import IO, Any
 from analysis.layout import STDERR_SUFFIX, node_file_name
 from analysis.loaders._jsontext import decode_embedded_object
 from benchfs.cluster.hostfile import Host
-from benchfs.cluster.processes import ManagedProcess, kill_group, start_process
-from benchfs.errors import ToolError
+from benchfs.cluster.processes import ManagedProcess, kill_group, start_process, wait_process
+from benchfs.errors import LaunchError, ToolError
 from benchfs.health.model import NodeMeasurement
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import PreflightArgs, diagnose_worker
@@ -69,6 +69,7 @@ def run_on_nodes(
                     stderr=stderr,
                     die_with_parent=True,
                     error=ToolError,
+                    stuck_when=launcher.stuck_output(),
                 )
                 started.append((host, process, stdout, stderr))
             stop_at = time.monotonic() + deadline_s
@@ -93,10 +94,13 @@ def _collect(
 ) -> NodeMeasurement:
     error: str | None = None
     try:
-        process.popen.wait(timeout=max(0.0, stop_at - time.monotonic()))
-    except subprocess.TimeoutExpired:
+        wait_process(process, max(0.0, stop_at - time.monotonic()))
+    except LaunchError:
         kill_group(process)
-        error = f"diagnose worker on {host.name} did not finish within {deadline_s:g} s"
+        stuck = process.stuck()
+        error = f"diagnose worker on {host.name} " + (
+            f"cannot finish: {stuck}" if stuck else f"did not finish within {deadline_s:g} s"
+        )
     stdout.seek(0)
     stderr.seek(0)
     out, err = stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")

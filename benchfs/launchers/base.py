@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from benchfs.cluster.hostfile import Host
+from benchfs.cluster.stuck import StuckOutput
 from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
 
@@ -57,6 +58,11 @@ class Launcher(ABC):
     ) -> list[str]:
         """argv that runs an MPI job of ``count`` ranks of ``argv`` on this machine."""
         raise LaunchError(f"launcher {self.name!r} cannot start ranks on this machine")
+
+    def stuck_output(self) -> StuckOutput | None:
+        """The line this launcher prints when its job can no longer finish
+        but it keeps running (None: it ends by itself when its job fails)."""
+        return None
 
     @abstractmethod
     def command(

@@ -7,7 +7,8 @@ MPI4PY_MPIABI mpich [-genv LD_LIBRARY_PATH dir] [-genv VAR value]... argv``
 (``-hosts h1:a,h2:b`` without ``-ppn`` when hosts differ in rank counts).
 Hydra's proxies on the other hosts connect back to mpiexec at the address of
 this machine's host name, unless ``-iface`` names the interface whose address
-they can reach; when they cannot, Hydra 4.0.2 waits forever. mpi4py's
+they can reach; when they cannot, Hydra 4.0.2 waits forever, so waits on it
+end at the proxies' "unable to connect to server" line. mpi4py's
 wheel holds one module per MPI; without ``MPI4PY_MPIABI`` it loads the
 default ``libmpi.so`` (OpenMPI on Debian), whose ranks under Hydra each run
 alone as rank 0 of 1. Its MPICH module needs ``libmpi.so.12``, which Debian
@@ -22,6 +23,7 @@ so a local cluster can run more ranks than the machine has cores.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import sys
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from benchfs.cluster.hostfile import Host
+from benchfs.cluster.stuck import StuckOutput
 from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import (
@@ -45,6 +48,9 @@ from benchfs.launchers.base import (
 Flavour = Literal["openmpi", "mpich"]
 # Where ``make build`` links MPICH's library under the name mpi4py asks for.
 MPICH_LIBRARY_DIR = Path(sys.prefix) / "lib" / "mpich"
+# What a proxy that cannot reach mpiexec prints before it exits; mpiexec
+# waits for it forever.
+HYDRA_UNREACHED = re.compile(r"^\[proxy:[^]]*\] .*unable to connect to server")
 
 
 def hydra_executable() -> str:
@@ -164,6 +170,17 @@ class MpirunLauncher(Launcher):
             host_list = ",".join(f"{h.name}:{n}" for h, n in zip(hosts, counts, strict=True))
             placement = ["-hosts", host_list, "-n", total]
         return [*self.prologue(), *placement, *self.env_options(env), *require_argv(argv)]
+
+    def stuck_output(self) -> StuckOutput | None:
+        # OpenMPI's mpirun exits when its daemons cannot reach it; Hydra's waits.
+        if self.flavour != "mpich":
+            return None
+        now = f" (now {self.network_interface!r})" if self.network_interface else ""
+        return StuckOutput(
+            HYDRA_UNREACHED,
+            "Hydra's proxies cannot reach mpiexec on this machine: launcher.network_interface "
+            f"must name this machine's interface on the hosts' network{now}",
+        )
 
     def prologue(self) -> list[str]:
         """The executable and the options that do not depend on the hosts."""

@@ -192,7 +192,7 @@ class Cluster:
         self.group = group
         self.life.on_exit(lambda: self.collect(group))
         self.observer.step(f"starting {len(slots)} daemons on {len(hosts)} hosts")
-        group.start(self.life, env=process_environment(self.env))
+        group.start(self.life, process_environment(self.env), launcher.stuck_output())
         self.observer.step(f"waiting for {len(slots)} daemons to register")
         group.wait_registered(cluster.deadlines.register_s)
 
@@ -213,7 +213,7 @@ class Cluster:
         group = MountGroup(commands, args, log_dir, removes_here=removes_here)
         self.mounts = group
         self.observer.step(f"mounting BenchFS on {len(group.nodes)} nodes")
-        group.start(self.life, env=process_environment(self.env))
+        group.start(self.life, process_environment(self.env), launcher.stuck_output())
         group.wait_live(config.cluster.deadlines.mount_s)
         return group
 
@@ -284,6 +284,7 @@ class Cluster:
             env=process_environment(self.env),
             stdout=log,
             stderr=subprocess.STDOUT,
+            stuck_when=self.launcher.stuck_output(),
         )
         try:
             code = wait_process(process, deadline_s + NODE_JOB_DEADLINE_S)

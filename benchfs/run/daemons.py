@@ -23,6 +23,7 @@ from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
+from benchfs.cluster.stuck import StuckOutput
 from benchfs.config.model import ClusterConfig
 from benchfs.daemon.settings import (
     DaemonSettings,
@@ -235,7 +236,12 @@ class DaemonGroup:
     def log_path(self, command: DaemonCommand) -> Path:
         return self.log_dir / command.log_name
 
-    def start(self, life: Lifecycle, env: Mapping[str, str] | None = None) -> None:
+    def start(
+        self,
+        life: Lifecycle,
+        env: Mapping[str, str] | None = None,
+        stuck_when: StuckOutput | None = None,
+    ) -> None:
         make_private_dir(self.log_dir)
         make_private_dir(self.registry_dir)
         # The job's secret beside the registry: only processes that can read
@@ -245,7 +251,12 @@ class DaemonGroup:
             log = self.log_path(command)
             self.processes.append(
                 life.start(
-                    command.argv, name=command.name, env=env, stdout=log, stderr=subprocess.STDOUT
+                    command.argv,
+                    name=command.name,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stuck_when=stuck_when,
                 )
             )
 

@@ -28,7 +28,7 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +38,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
 from benchfs.cluster.private import make_private_dir, user_temp_root
-from benchfs.cluster.processes import process_environment
+from benchfs.cluster.processes import (
+    process_environment,
+    start_process,
+    stop_process,
+    wait_process,
+)
 from benchfs.config.model import LauncherConfig
-from benchfs.errors import BenchfsError
+from benchfs.errors import BenchfsError, LaunchError
 from benchfs.launchers.base import launcher_class
 from benchfs.launchers.programs import host_job
 from benchfs.mount.cleanup import benchfs_mounts, mounts_under, unmount_all_under, unmount_now
@@ -51,6 +56,7 @@ from benchfs.results.manifest import finish_manifest, load_manifest, write_manif
 STOP_GRACE_S = 3.0
 # For the sweep of a dead run's other hosts, the launcher's start-up included.
 SWEEP_DEADLINE_S = 120.0
+SWEEP_STOP_GRACE_S = 5.0
 # Stands for the run's marker in the paths given to the per-host sweep.
 SWEEP_RUN = "{run}"
 
@@ -257,26 +263,28 @@ def sweep_hosts(remote: RemoteHosts, token: str, paths: list[str], result: Clean
         return
     env = process_environment(os.environ)
     what = f"the sweep of {len(hosts)} hosts through {remote.launcher}"
-    try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            timeout=SWEEP_DEADLINE_S,
-            start_new_session=True,
-        )
-    except subprocess.TimeoutExpired:
-        result.problems.append(f"{what} did not end within {SWEEP_DEADLINE_S:g} s")
-        return
-    except OSError as error:
-        result.problems.append(f"{what} could not start: {error.strerror or error}")
-        return
-    result.hosts += [line for line in done.stdout.splitlines() if line.strip()]
-    if done.returncode != 0:
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:]) or "no output"
-        result.problems.append(f"{what} exited with {done.returncode}: {tail}")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            process = start_process(
+                argv, name=what, env=env, stdout=out, stderr=err,
+                stuck_when=launcher.stuck_output(),
+            )  # fmt: skip
+        except LaunchError as error:
+            result.problems.append(str(error))
+            return
+        try:
+            code = wait_process(process, SWEEP_DEADLINE_S)
+        except LaunchError as error:
+            stop_process(process, SWEEP_STOP_GRACE_S)
+            result.problems.append(str(error))
+            return
+        out.seek(0)
+        err.seek(0)
+        said, complaints = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    result.hosts += [line for line in said.splitlines() if line.strip()]
+    if code != 0:
+        tail = " | ".join(complaints.strip().splitlines()[-3:]) or "no output"
+        result.problems.append(f"{what} exited with {code}: {tail}")
 
 
 def clean_run(record: RunRecord) -> Cleaned:

@@ -34,6 +34,7 @@ from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
+from benchfs.cluster.stuck import StuckOutput
 from benchfs.config.model import RunConfig
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
@@ -131,7 +132,12 @@ class MountGroup:
     def log_path(self, command: MountCommand) -> Path:
         return self.log_dir / command.log_name
 
-    def start(self, life: Lifecycle, env: Mapping[str, str] | None = None) -> None:
+    def start(
+        self,
+        life: Lifecycle,
+        env: Mapping[str, str] | None = None,
+        stuck_when: StuckOutput | None = None,
+    ) -> None:
         make_private_dir(self.log_dir)
         make_private_dir(self.args.ready_dir)
         if self.removes_here:
@@ -146,6 +152,7 @@ class MountGroup:
                     env=env,
                     stdout=self.log_path(command),
                     stderr=subprocess.STDOUT,
+                    stuck_when=stuck_when,
                 )
             )
 

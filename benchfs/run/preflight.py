@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.private import make_private_dir
-from benchfs.cluster.processes import kill_group, start_process
+from benchfs.cluster.processes import kill_group, start_process, wait_process
 from benchfs.config.model import PreflightConfig, RunConfig
 from benchfs.errors import LaunchError
 from benchfs.health.fanout import node_directory
@@ -117,25 +118,29 @@ def _make_remote_dirs(
     first run does not take a missing directory for a failed node; a failure here shows
     as that node's preflight error."""
     started = []
-    for host in hosts:
-        # umask 077: the directories it creates are this user's only.
-        mkdir = ["sh", "-c", 'umask 077 && exec mkdir -p -- "$1"', "sh", str(directory)]
-        argv = launcher.command(host, mkdir, env=env)
-        with suppress(LaunchError):
-            started.append(
-                start_process(
-                    argv,
-                    name=f"mkdir on {host.name}",
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+    with ExitStack() as files:
+        for host in hosts:
+            # umask 077: the directories it creates are this user's only.
+            mkdir = ["sh", "-c", 'umask 077 && exec mkdir -p -- "$1"', "sh", str(directory)]
+            argv = launcher.command(host, mkdir, env=env)
+            # Read only for what the launcher says when it cannot finish.
+            output = files.enter_context(tempfile.TemporaryFile())
+            with suppress(LaunchError):
+                started.append(
+                    start_process(
+                        argv,
+                        name=f"mkdir on {host.name}",
+                        stdout=output,
+                        stderr=subprocess.STDOUT,
+                        stuck_when=launcher.stuck_output(),
+                    )
                 )
-            )
-    deadline = time.monotonic() + MKDIR_DEADLINE_S
-    for process in started:
-        try:
-            process.popen.wait(timeout=max(deadline - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            kill_group(process)
+        deadline = time.monotonic() + MKDIR_DEADLINE_S
+        for process in started:
+            try:
+                wait_process(process, max(deadline - time.monotonic(), 0.1))
+            except LaunchError:
+                kill_group(process)
 
 
 def preflight_step(

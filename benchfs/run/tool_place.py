@@ -135,7 +135,8 @@ class MountPlace:
         make_private_dir(self.log_dir)
         stdout, stderr = self.log_dir / f"{action}.out", self.log_dir / f"{action}.log"
         what = f"{action} of {self.name} on {host.name}"
-        process = self.life.start(argv, name=what, env=self.env, stdout=stdout, stderr=stderr)
+        process = self.life.start(argv, name=what, env=self.env, stdout=stdout, stderr=stderr,
+                                  stuck_when=self.launcher.stuck_output())  # fmt: skip
         try:
             code = wait_process(process, self.deadline_s)
         except LaunchError as error:

@@ -152,7 +152,8 @@ class ToolContext:
         )
         key = recorded_as or name
         self.run.commands[key], self.run.launched[key] = argv, launched
-        process = self.life.start(launched, name=name, env=self.env, stdout=stdout, stderr=stderr)
+        process = self.life.start(launched, name=name, env=self.env, stdout=stdout, stderr=stderr,
+                                  stuck_when=self.launcher.stuck_output())  # fmt: skip
         return ToolJob("", process, stderr)
 
 
@@ -202,8 +203,9 @@ def _start_fio(plan: ToolPlan, context: ToolContext) -> list[ToolJob]:
         stderr = layout.tool_stderr("fio", host.name)
         stdout = layout.tool_stdout("fio", host.name)
         name = f"fio on {host.name}"
+        stuck_when = context.launcher.stuck_output()
         process = context.life.start(launched, name=name, env=context.env, stdout=stdout,
-                                     stderr=stderr)  # fmt: skip
+                                     stderr=stderr, stuck_when=stuck_when)  # fmt: skip
         jobs.append(ToolJob(host.name, process, stderr))
     return jobs
 
@@ -216,6 +218,11 @@ def wait_for_jobs(tool: str, jobs: list[ToolJob], deadline_s: float, layout: Run
     try:
         while failed is None and any(job.process.popen.poll() is None for job in jobs):
             failed = next((job for job in jobs if job.process.popen.poll() not in (None, 0)), None)
+            for job in jobs:
+                stuck = job.process.stuck()
+                if stuck is not None:
+                    where = f" on {job.where}" if job.where else ""
+                    raise ToolError(f"{tool}{where} cannot finish: {stuck}; {kept}")
             if time.monotonic() > ends:
                 raise ToolError(
                     f"{tool} did not finish within {deadline_s:g} s "

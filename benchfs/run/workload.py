@@ -163,6 +163,7 @@ def run_workload(
         env=process_environment(env),
         stdout=log,
         stderr=subprocess.STDOUT,
+        stuck_when=cluster.launcher.stuck_output(),
     )
     try:
         _watch(ranks, cluster, config, spec, observer, log)
@@ -205,6 +206,9 @@ def _watch(
                 ranks.popen.wait(timeout=STOP_MARGIN_S)
             code = ranks.returncode
             raise LaunchError(dead if not code else f"{dead}; {rank_failure(spec, log, code)}")
+        stuck = ranks.stuck()
+        if stuck is not None:
+            raise LaunchError(f"workload ranks cannot start: {stuck}")
         status = read_status(spec.phase_file)
         if status is None:
             if time.monotonic() - started > deadlines.register_s + deadlines.rpc_s:

@@ -33,6 +33,7 @@ from typing import IO, Any, Self
 from analysis.loaders.iostat import IostatFormatError, IostatReport, parse_iostat_json
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.processes import ManagedProcess, kill_group, start_process
+from benchfs.cluster.stuck import StuckOutput
 from benchfs.errors import BenchfsError, ToolError
 from benchfs.launchers.base import Launcher
 
@@ -79,6 +80,7 @@ class Iostat:
         raw_output: Path | None = None,
         env: Mapping[str, str] | None = None,
         strict: bool = False,
+        stuck_when: StuckOutput | None = None,
     ) -> None:
         self.argv = list(argv)
         self.where = where
@@ -86,6 +88,7 @@ class Iostat:
         self.report: IostatReport | None = None
         self._env = env
         self._strict = strict
+        self._stuck_when = stuck_when
         self._process: ManagedProcess | None = None
         self._stdout: IO[bytes] | None = None
         self._stderr: IO[bytes] | None = None
@@ -106,6 +109,7 @@ class Iostat:
                 stderr=self._stderr,
                 die_with_parent=True,
                 error=ToolError,
+                stuck_when=self._stuck_when,
                 # Only here is iostat itself started (through a launcher, the launcher is).
                 missing=f"iostat not found: {self.argv[0]} is not on PATH"
                 if self._strict
@@ -115,6 +119,10 @@ class Iostat:
             self._close_files()
             raise
         return self
+
+    def stuck(self) -> str | None:
+        """What its launcher said when it cannot finish (see ``benchfs.cluster.stuck``)."""
+        return None if self._process is None else self._process.stuck()
 
     def reports_written(self) -> int:
         """Reports iostat has written so far, the since-boot one included.
@@ -127,12 +135,17 @@ class Iostat:
         return os.pread(fd, os.fstat(fd).st_size, 0).count(b'"timestamp"')
 
     def wait_for_reports(self, count: int, deadline_s: float) -> bool:
-        """Wait until ``count`` reports are written; False if iostat exited or
-        the deadline passed first."""
+        """Wait until ``count`` reports are written; False if iostat exited,
+        its launcher said it cannot finish, or the deadline passed first."""
         end = time.monotonic() + deadline_s
         while self.reports_written() < count:
             process = self._process
-            if process is None or process.returncode is not None or time.monotonic() > end:
+            if (
+                process is None
+                or process.returncode is not None
+                or process.stuck() is not None
+                or time.monotonic() > end
+            ):
                 return self.reports_written() >= count
             time.sleep(_POLL_S)
         return True
@@ -253,7 +266,9 @@ class IostatWatch(Iostat):
         self.host = host
         tool = iostat_argv(devices, interval_s)
         argv = launcher.command(host, tool, env={"S_TIME_FORMAT": "ISO", **(env or {})})
-        super().__init__(argv, where=host.name, raw_output=raw_output)
+        super().__init__(
+            argv, where=host.name, raw_output=raw_output, stuck_when=launcher.stuck_output()
+        )
 
 
 class IostatWatches:
@@ -293,8 +308,10 @@ class IostatWatches:
         end = time.monotonic() + REPORT_DEADLINE_S  # one deadline for all hosts
         for watch in self.started:
             if not watch.wait_for_reports(count, max(0.0, end - time.monotonic())):
+                stuck = watch.stuck()
                 self.notes.append(
-                    f"iostat on {watch.host.name}: {missing} within {REPORT_DEADLINE_S:.0f} s"
+                    f"iostat on {watch.host.name}: {missing}"
+                    + (f": {stuck}" if stuck else f" within {REPORT_DEADLINE_S:.0f} s")
                 )
 
 

@@ -155,6 +155,27 @@ def test_mpich_network_interface_is_hydras_iface() -> None:
         LauncherConfig(network_interface="eth0 -verbose")
 
 
+def test_only_hydra_has_a_line_after_which_its_job_never_ends() -> None:
+    # Hydra 4.0.2's proxies print these and exit; mpiexec waits for them forever.
+    said = [
+        '[proxy:0:2@n2] HYDU_sock_connect (utils/sock/sock.c:141): unable to connect from "n2"'
+        ' to "login" (Connection refused)',
+        "[proxy:0:2@n2] main (pm/pmiserv/pmip.c:149): unable to connect to server login at"
+        " port 36145 (check for firewalls!)",
+        "a rank: unable to connect to server db1",  # not Hydra's: the job goes on
+    ]
+    stuck = MpirunLauncher(flavour="mpich").stuck_output()
+    assert stuck is not None
+    assert [bool(stuck.pattern.search(line)) for line in said] == [False, True, False]
+    assert "launcher.network_interface must name" in stuck.advice
+    chosen = MpirunLauncher(flavour="mpich", network_interface="ib0").stuck_output()
+    assert chosen is not None and chosen.advice.endswith("(now 'ib0')")
+    # The others exit by themselves when their job cannot start.
+    assert MpirunLauncher().stuck_output() is None
+    assert SrunLauncher().stuck_output() is None
+    assert LocalLauncher().stuck_output() is None
+
+
 def test_srun_commands() -> None:
     srun = SrunLauncher()
     assert srun.command(A, ARGV, env=ENV) == [

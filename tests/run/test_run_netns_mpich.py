@@ -8,6 +8,7 @@ host (each host's ranks see the mount made there and no other host's)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -23,7 +24,6 @@ from run_helpers import (
     summary,
 )
 
-import benchfs.run.cluster
 from benchfs.cluster.hostfile import format_hostfile
 from benchfs.config import apply_overrides, load_config
 from benchfs.errors import LaunchError
@@ -148,36 +148,43 @@ def test_three_namespace_hosts_mount_through_hydra_and_unmount(
     check_nothing_left(hosts, point, tmp_path)
 
 
-def test_without_the_hosts_interface_the_error_says_what_hydra_said(
+def test_without_the_hosts_interface_every_job_ends_at_what_hydra_said(
     three_namespace_hosts: NamespaceHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Hydra's proxies cannot reach mpiexec at this machine's host name from
-    # inside the namespaces, and mpiexec waits on: the registration deadline
-    # ends the run, and the error carries what the proxies reported.
+    # inside the namespaces, print so and exit, and mpiexec waits on. Every
+    # job through Hydra (preflight, daemons, their stop and clean-up) ends at
+    # the proxies' line, not at its deadline, and says what to set.
     for key, value in ROOT_ENV.items():
         monkeypatch.setenv(key, value)
-    # The stop and clean-up jobs go through Hydra too and wait out their deadline.
-    monkeypatch.setattr(benchfs.run.cluster, "NODE_JOB_DEADLINE_S", 5.0)
     hosts = three_namespace_hosts
     assert HYDRA is not None
     hostfile = tmp_path / "hosts"
     hostfile.write_text(format_hostfile(hosts.hosts))
     settings = hosts.run_settings(tmp_path / "data", hydra=HYDRA)
     del settings["launcher.network_interface"]
+    results = tmp_path / "results"
     plan = apply_overrides(
         load_config(None),
-        {
-            **settings,
-            "cluster.deadlines.register_s": 10,
-            "preflight.enabled": False,
-            "output.results_dir": str(tmp_path / "results"),
-        },
+        {**settings, "cluster.deadlines.register_s": 600, "output.results_dir": str(results)},
     )
     with pytest.raises(LaunchError) as failed:
         run_plan(plan, nodes_spec=str(hostfile))
     message = str(failed.value)
-    assert "waiting for 3 daemons to register" in message
-    assert "(0 of 3 registered)" in message
-    assert "unable to connect" in message, message
+    (recorded_path,) = results.glob("*/manifest.json")
+    recorded = json.loads(recorded_path.read_text())
+    kept = recorded["preflight"]["kept"]
+    assert f"cannot finish, while waiting for {len(kept)} daemons to register" in message
+    assert f"(0 of {len(kept)} registered)" in message
+    assert "unable to connect to server" in message
+    assert "launcher.network_interface must name this machine's interface" in message
+    assert "timed out" not in message
+    assert [
+        decision["evidence"]["error"].split(": ")[0]
+        for decision in recorded["preflight"]["decisions"]
+    ] == [f"diagnose worker on {host.name} cannot finish" for host in hosts.hosts]
+    ended = [note.split(" (pid")[0] for note in recorded["notes"] if "cannot finish" in note]
+    assert ended == [f"stop daemons on {len(kept)} hosts", f"clean up on {len(kept)} hosts"]
+    assert not [note for note in recorded["notes"] if "still running after" in note]
     assert processes_mentioning(str(hosts.agent)) == []
     assert mounts_under(tmp_path) == []
