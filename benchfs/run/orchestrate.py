@@ -51,7 +51,7 @@ from benchfs.launchers.base import Launcher
 from benchfs.launchers.select import launcher_for
 from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
 from benchfs.results.rundir import create_run_dir
-from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch
+from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch, forwarded_environment
 from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
@@ -170,7 +170,10 @@ def run_point(
     spec = None
     try:
         observer.step("preflight")
-        outcome = preflight_step(config, hosts_given, launcher, run_dir, env=env)
+        # Only what the nodes' programs need: a launcher puts these on its command line.
+        outcome = preflight_step(
+            config, hosts_given, launcher, run_dir, env=forwarded_environment(env)
+        )
         hosts = outcome.hosts
         record.preflight(outcome.record, hosts, outcome.excluded)
         for line in outcome.lines:
@@ -256,7 +259,7 @@ def run_point(
         spec_path = spec.write(state_dir / "spec.json")
         watches = IostatWatches(
             [
-                IostatWatch(host, launcher, raw_output=layout.iostat_file(host.name), env=env)
+                IostatWatch(host, launcher, raw_output=layout.iostat_file(host.name))
                 for host in hosts
             ]
         )

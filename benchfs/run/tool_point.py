@@ -45,8 +45,7 @@ def run_tool_point(
     ``workload.keep_files``)."""
     run = ToolRun(plan.tool, str(plan.binary))
     watches = IostatWatches(
-        [IostatWatch(host, launcher, raw_output=layout.iostat_file(host.name), env=env)
-         for host in hosts]
+        [IostatWatch(host, launcher, raw_output=layout.iostat_file(host.name)) for host in hosts]
     )  # fmt: skip
     stragglers: list[str] = []
     watches.start()

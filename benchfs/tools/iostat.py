@@ -261,11 +261,11 @@ class IostatWatch(Iostat):
         *,
         interval_s: int = 1,
         raw_output: Path | None = None,
-        env: Mapping[str, str] | None = None,
     ) -> None:
         self.host = host
         tool = iostat_argv(devices, interval_s)
-        argv = launcher.command(host, tool, env={"S_TIME_FORMAT": "ISO", **(env or {})})
+        # Nothing of the run's environment: a launcher would put it on its command line.
+        argv = launcher.command(host, tool, env={"S_TIME_FORMAT": "ISO"})
         super().__init__(
             argv, where=host.name, raw_output=raw_output, stuck_when=launcher.stuck_output()
         )

@@ -4,7 +4,9 @@ remote agent, UCX over tcp between them, as on a cluster."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from launchers.netns_hosts import NamespaceHosts, namespace_inode
@@ -15,6 +17,22 @@ from benchfs.config import apply_overrides, load_config
 from benchfs.run.orchestrate import run_plan
 
 MiB = 1 << 20
+# In this process's environment, not a variable the nodes need: no command
+# line may carry it (any user of a node can read them, /proc/PID/cmdline).
+CANARY = ("BFS_TEST_PRIVATE", "not-for-command-lines-4d1f")
+
+
+def record_command_lines(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every command line started from now on (the processes still start)."""
+    started: list[list[str]] = []
+
+    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, args: Any, *rest: Any, **options: Any) -> None:
+            started.append([str(token) for token in args])
+            super().__init__(args, *rest, **options)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    return started
 
 
 @pytest.mark.root
@@ -29,6 +47,8 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
 ) -> None:
     for key, value in ROOT_ENV.items():
         monkeypatch.setenv(key, value)
+    monkeypatch.setenv(*CANARY)
+    started = record_command_lines(monkeypatch)
     hosts = three_namespace_hosts.hosts
     hostfile = tmp_path / "hosts"
     hostfile.write_text(format_hostfile(hosts))
@@ -81,6 +101,9 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
     # Stopped gracefully through the launcher: each daemon drained and said so.
     log = (point.run_dir / "logs" / "daemons" / "daemons-mpirun.log").read_text()
     assert log.count("stopped (SIGTERM") == 3, log
+    # Through mpirun with the variables the nodes need (-x), and nothing else of the environment.
+    assert any(argv[0] == "mpirun" and "-x" in argv for argv in started), started
+    assert [argv for argv in started if any(CANARY[1] in token for token in argv)] == []
     assert scratch_dirs(results) == []
     data = tmp_path / "data"
     assert not data.exists() or list(data.iterdir()) == []
