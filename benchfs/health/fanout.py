@@ -12,7 +12,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -45,17 +45,24 @@ def run_on_nodes(
 ) -> list[NodeMeasurement]:
     """Start the worker on every host, wait for all (one deadline), parse their results.
 
+    On this machine each node works in its own ``<directory>/<node>``; those
+    this call creates it removes again when they are empty, whatever the outcome.
+
     ``raw_dir`` keeps each worker's output as ``<node>.json`` (and what it
     said on stderr as ``<node>.stderr``), the names of a results directory's
     ``preflight/``.
     """
     started: list[tuple[Host, ManagedProcess, IO[bytes], IO[bytes]]] = []
+    made: list[Path] = []
     with ExitStack() as files:
+        # Registered first, so it runs last: after every worker has ended.
+        files.callback(_remove_if_empty, made)
         try:
             for host in hosts:
                 node_dir = node_directory(directory, host, launcher)
                 if launcher.capabilities.runs_here and directory.is_dir() and not node_dir.exists():
                     node_dir.mkdir(mode=0o700)
+                    made.append(node_dir)
                 argv = diagnose_worker(
                     launcher, host, node_dir, quick=quick, preflight=preflight, env=env
                 )
@@ -81,6 +88,14 @@ def run_on_nodes(
             for _host, process, _out, _err in started:
                 if process.returncode is None:
                     kill_group(process)
+
+
+def _remove_if_empty(directories: Sequence[Path]) -> None:
+    """Remove the nodes' directories this run made; one a killed worker left
+    files in stays, with them."""
+    for path in directories:
+        with suppress(OSError):
+            path.rmdir()
 
 
 def _collect(

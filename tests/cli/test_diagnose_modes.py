@@ -1,9 +1,10 @@
-"""`benchfs diagnose` in full (non-quick) mode, with --deadline and stopped by a signal,
-as a real subprocess."""
+"""`benchfs diagnose` in full (non-quick) mode, on several local nodes, with --deadline and
+stopped by a signal, as a real subprocess."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,43 @@ def test_deadline_kills_every_node_and_names_it(tmp_path: Path) -> None:
         name: f"diagnose worker on {name} did not finish within 1 s"
         for name in ("local0", "local1")
     }
+
+
+@pytest.mark.slow
+def test_local_nodes_work_in_directories_that_go_with_the_run(tmp_path: Path) -> None:
+    """Each local node works in its own ``DIR/NODE``: those the run made are
+    removed after it, one that was there before stays."""
+    work = tmp_path / "work"
+    (work / "local0").mkdir(parents=True)
+    done = _diagnose(
+        "--nodes", "local:2", "--dir", str(work), "--quick", "--json", "--deadline", "600"
+    )
+    document = json.loads(done.stdout)
+    assert done.returncode == document["exit_code"] in (0, 1), done.stderr
+    directories = {node["node"]: node["measurement"]["directory"] for node in document["nodes"]}
+    assert directories == {name: str(work / name) for name in ("local0", "local1")}
+    assert list(work.iterdir()) == [work / "local0"]
+    assert list((work / "local0").iterdir()) == []
+
+
+def test_local_nodes_that_cannot_run_leave_no_directories(tmp_path: Path) -> None:
+    work, bare = tmp_path / "work", tmp_path / "bare"
+    work.mkdir()
+    bare.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "benchfs", "diagnose", "--nodes", "local:2", "--dir", str(work),
+         "--quick", "--json"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PATH": str(bare)},  # no fio: every worker fails
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    errors = {
+        node["node"]: node["measurement"]["error"] for node in json.loads(done.stdout)["nodes"]
+    }
+    assert errors == dict.fromkeys(
+        ("local0", "local1"), "fio not found on PATH (install the fio package)"
+    )
+    assert list(work.iterdir()) == []
 
 
 def test_a_deadline_below_one_second_is_refused() -> None:

@@ -57,3 +57,11 @@ def test_errors_name_their_cause(tmp_path: Path) -> None:
         phase(tmp_path, "append", 0)
     with pytest.raises(ValueError, match="rank"):
         phase(tmp_path, "write", 2)
+    with pytest.raises(TypeError, match="transfer_size must be an int"):
+        bn.run_posix_phase(
+            directory=str(tmp_path), phase="write", **{**LAYOUT, "transfer_size": "64k"}
+        )
+    with pytest.raises(TypeError, match="unexpected keyword argument 'transfer'"):
+        phase(tmp_path, "write", 0, transfer=65536)
+    with pytest.raises(TypeError, match=r"\bseed\b"):
+        phase(tmp_path, "write", 0, seed=1.5)

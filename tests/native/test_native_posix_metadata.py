@@ -98,6 +98,27 @@ def test_errors_name_their_path_or_argument(tmp_path: Path) -> None:
         phase(tmp_path, "create", prefix="../md", items=1)
 
 
+def test_arguments_cross_as_one_dict_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    """The keyword arguments reach the engine as one dict: a key omitted
+    takes its default, and an unknown, missing or mistyped key is a Python
+    error naming it, as for a signature that lists them."""
+    made = phase(tmp_path, "create", prefix="md", items=2)
+    assert (made["kind"], made["dir"]) == ("file", "md/tree.0")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'itemz'"):
+        phase(tmp_path, "stat", prefix="md", itemz=2)
+    with pytest.raises(TypeError, match="missing required keyword argument: 'items'"):
+        phase(tmp_path, "stat", prefix="md")
+    with pytest.raises(TypeError, match=r"run_posix_metadata_phase\(\).*\bitems\b"):
+        phase(tmp_path, "stat", prefix="md", items="2")
+    with pytest.raises(TypeError, match=r"\bkind\b"):
+        phase(tmp_path, "stat", prefix="md", items=2, kind=3)
+    with pytest.raises(ValueError, match="kind"):
+        phase(tmp_path, "stat", prefix="md", items=2, kind="files")
+    with pytest.raises(OverflowError, match=r"\brank\b"):
+        phase(tmp_path, "stat", prefix="md", items=2, rank=-1)
+    assert phase(tmp_path, "remove", prefix="md", items=2, progress_path=None)["ops"] == 2
+
+
 def test_read_verification_finds_the_file_whose_bytes_changed(tmp_path: Path) -> None:
     """mdtest -X: every file holds its own item's bytes; a read with verify
     counts the files whose bytes are not theirs and goes on."""

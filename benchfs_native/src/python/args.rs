@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use pyo3::exceptions::PyOverflowError;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 
@@ -12,7 +12,8 @@ use super::error::{BoundaryError, BoundaryResult};
 use crate::membership::Expected;
 use crate::trace::TraceConfig;
 
-/// A Python int in `0..=max`, else `ValueError` naming the argument.
+/// A Python int in `0..=max`, else `ValueError` (`TypeError` for what is
+/// no int) naming the argument.
 pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, name: &str, max: u64) -> BoundaryResult<u64> {
     let out_of_range =
         || BoundaryError::argument(format!("{name} must be between 0 and {max}, got {obj}"));
@@ -22,6 +23,9 @@ pub(crate) fn int_arg(obj: &Bound<'_, PyAny>, name: &str, max: u64) -> BoundaryR
             .filter(|&v| v <= max)
             .ok_or_else(out_of_range),
         Err(e) if e.is_instance_of::<PyOverflowError>(obj.py()) => Err(out_of_range()),
+        Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => {
+            Err(PyTypeError::new_err(format!("{name} must be an int, got {}", obj.repr()?)).into())
+        }
         Err(e) => Err(e.into()),
     }
 }

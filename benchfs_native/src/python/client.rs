@@ -13,6 +13,7 @@ use super::args::{self, int_arg, seconds};
 use super::buffer::BorrowedBytes;
 use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
+use super::keywords::keyword_arguments;
 use super::metadata::{MetadataArgs, metadata_dict};
 use super::phase::{PhaseArgs, phase_dict, phase_spec};
 use crate::rpc::client::{Client, ClientOptions, SetAttr};
@@ -456,134 +457,27 @@ impl PyClient {
     }
 
     /// One rank's IOR-style phase, run entirely in the engine.
-    #[pyo3(signature = (
-        *,
-        phase,
-        file_name,
-        transfer_size,
-        block_size,
-        segments = 1,
-        rank = 0,
-        ranks = 1,
-        file_per_process = true,
-        read_rank_shift = 0,
-        verify = false,
-        seed = 0,
-        stonewall_s = 0.0,
-        first_op = 0,
-        max_ops = 0,
-        fsync = false,
-        max_errors = 0,
-        progress_path = None,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (**arguments))]
     fn run_phase<'py>(
         &mut self,
         py: Python<'py>,
-        phase: &str,
-        file_name: String,
-        transfer_size: &Bound<'py, PyAny>,
-        block_size: &Bound<'py, PyAny>,
-        segments: u64,
-        rank: u32,
-        ranks: u32,
-        file_per_process: bool,
-        read_rank_shift: u32,
-        verify: bool,
-        seed: u64,
-        stonewall_s: f64,
-        first_op: u64,
-        max_ops: u64,
-        fsync: bool,
-        max_errors: u64,
-        progress_path: Option<PathBuf>,
+        arguments: Option<&Bound<'py, PyDict>>,
     ) -> BoundaryResult<Bound<'py, PyDict>> {
-        let spec = phase_spec(PhaseArgs {
-            phase,
-            file_name,
-            transfer_size,
-            block_size,
-            segments,
-            rank,
-            ranks,
-            file_per_process,
-            read_rank_shift,
-            verify,
-            seed,
-            stonewall_s,
-            first_op,
-            max_ops,
-            fsync,
-            max_errors,
-            progress_path,
-        })?;
+        let args: PhaseArgs<'py> = keyword_arguments(py, "run_phase", arguments)?;
+        let spec = phase_spec(args)?;
         let r = self.run(py, |c| c.run_phase(&spec))?;
-        phase_dict(py, phase, &r)
+        phase_dict(py, &spec, &r)
     }
 
     /// One rank's mdtest-style metadata phase, run entirely in the engine.
-    #[pyo3(signature = (
-        *,
-        phase,
-        prefix,
-        items,
-        kind = "file",
-        rank = 0,
-        ranks = 1,
-        first_item = 0,
-        unique_dir = true,
-        write_bytes = 0,
-        read_bytes = 0,
-        stonewall_s = 0.0,
-        verify = false,
-        seed = 0,
-        progress_path = None,
-        tree_depth = 0,
-        branch_factor = 1,
-        items_per_dir = 0,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (**arguments))]
     fn run_metadata_phase<'py>(
         &mut self,
         py: Python<'py>,
-        phase: String,
-        prefix: String,
-        items: u64,
-        kind: &str,
-        rank: u32,
-        ranks: u32,
-        first_item: u64,
-        unique_dir: bool,
-        write_bytes: u64,
-        read_bytes: u64,
-        stonewall_s: f64,
-        verify: bool,
-        seed: u64,
-        progress_path: Option<PathBuf>,
-        tree_depth: u32,
-        branch_factor: u32,
-        items_per_dir: u64,
+        arguments: Option<&Bound<'py, PyDict>>,
     ) -> BoundaryResult<Bound<'py, PyDict>> {
-        let spec = MetadataArgs {
-            phase,
-            kind,
-            prefix,
-            rank,
-            ranks,
-            items,
-            first_item,
-            unique_dir,
-            write_bytes,
-            read_bytes,
-            stonewall_s,
-            verify,
-            seed,
-            progress_path,
-            tree_depth,
-            branch_factor,
-            items_per_dir,
-        }
-        .spec()?;
+        let args: MetadataArgs = keyword_arguments(py, "run_metadata_phase", arguments)?;
+        let spec = args.spec()?;
         let r = self.run(py, |c| c.run_metadata_phase(&spec))?;
         metadata_dict(py, &spec, &r)
     }

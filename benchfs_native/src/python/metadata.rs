@@ -1,5 +1,6 @@
-//! The arguments and the result dict of `Client.run_metadata_phase` (the
-//! method itself is on `PyClient`, in `client`).
+//! One rank's mdtest-style phase across the boundary: its arguments to a
+//! [`MetadataSpec`] and its [`MetadataResult`] to the dict Python sees,
+//! shared by the client's metadata phase and the POSIX target's.
 
 use std::path::PathBuf;
 
@@ -8,31 +9,50 @@ use pyo3::types::PyDict;
 
 use super::args::seconds_or_zero;
 use super::error::{BoundaryError, BoundaryResult};
+use super::keywords::keyword_struct;
 use super::phase::set_latency;
 use crate::rpc::client::{ItemKind, MetadataOp, MetadataResult, MetadataSpec};
 
-/// The engine's arguments of one metadata phase.
-pub(super) struct MetadataArgs<'a> {
-    pub phase: String,
-    pub kind: &'a str,
-    pub prefix: String,
-    pub rank: u32,
-    pub ranks: u32,
-    pub items: u64,
-    pub first_item: u64,
-    pub unique_dir: bool,
-    pub write_bytes: u64,
-    pub read_bytes: u64,
-    pub stonewall_s: f64,
-    pub verify: bool,
-    pub seed: u64,
-    pub progress_path: Option<PathBuf>,
-    pub tree_depth: u32,
-    pub branch_factor: u32,
-    pub items_per_dir: u64,
+keyword_struct! {
+    /// One metadata phase's arguments as Python gave them (the keyword
+    /// arguments of `Client.run_metadata_phase` and
+    /// `run_posix_metadata_phase`).
+    pub(super) struct MetadataArgs {
+        phase: String,
+        prefix: String,
+        items: u64,
+        #[pyo3(default = "file".to_owned())]
+        kind: String,
+        #[pyo3(default)]
+        rank: u32,
+        #[pyo3(default = 1)]
+        ranks: u32,
+        #[pyo3(default)]
+        first_item: u64,
+        #[pyo3(default = true)]
+        unique_dir: bool,
+        #[pyo3(default)]
+        write_bytes: u64,
+        #[pyo3(default)]
+        read_bytes: u64,
+        #[pyo3(default)]
+        stonewall_s: f64,
+        #[pyo3(default)]
+        verify: bool,
+        #[pyo3(default)]
+        seed: u64,
+        #[pyo3(default)]
+        progress_path: Option<PathBuf>,
+        #[pyo3(default)]
+        tree_depth: u32,
+        #[pyo3(default = 1)]
+        branch_factor: u32,
+        #[pyo3(default)]
+        items_per_dir: u64,
+    }
 }
 
-impl MetadataArgs<'_> {
+impl MetadataArgs {
     /// The spec, or an error naming the argument.
     pub(super) fn spec(self) -> BoundaryResult<MetadataSpec> {
         let op: MetadataOp = self.phase.parse()?;

@@ -11,7 +11,10 @@
 //!   contract for Python-owned memory).
 //! * [`store`], [`client`], [`daemon`], [`bench`], [`placement`],
 //!   [`registry`], [`build_info`], [`posix`], [`mount`]: one class or function family
-//!   each; [`phase`]: a phase's arguments and result, shared by two of them.
+//!   each; [`phase`] and [`metadata`]: a data or metadata phase's
+//!   arguments and result, shared by the client and the POSIX target;
+//!   [`keywords`]: such a phase's many keyword arguments read as one
+//!   struct.
 //!
 //! Every call that does I/O releases the GIL (`Python::detach`).
 
@@ -23,6 +26,7 @@ mod client;
 mod daemon;
 mod error;
 mod json;
+mod keywords;
 mod metadata;
 mod mount;
 mod phase;

@@ -9,33 +9,51 @@ use pyo3::types::{PyBytes, PyDict};
 
 use super::args::{int_arg, seconds_or_zero};
 use super::error::{BoundaryError, BoundaryResult};
+use super::keywords::keyword_struct;
 use crate::latency::LatencySummary;
 use crate::rpc::client::{PhaseResult, PhaseSpec};
 
-/// A phase's arguments as Python gave them.
-pub(crate) struct PhaseArgs<'a, 'py> {
-    pub phase: &'a str,
-    pub file_name: String,
-    pub transfer_size: &'a Bound<'py, PyAny>,
-    pub block_size: &'a Bound<'py, PyAny>,
-    pub segments: u64,
-    pub rank: u32,
-    pub ranks: u32,
-    pub file_per_process: bool,
-    pub read_rank_shift: u32,
-    pub verify: bool,
-    pub seed: u64,
-    pub stonewall_s: f64,
-    pub first_op: u64,
-    pub max_ops: u64,
-    pub fsync: bool,
-    pub max_errors: u64,
-    pub progress_path: Option<PathBuf>,
+keyword_struct! {
+    /// A phase's arguments as Python gave them (the keyword arguments of
+    /// `Client.run_phase` and `run_posix_phase`); the sizes stay Python
+    /// ints until [`phase_spec`] checks their range.
+    pub(crate) struct PhaseArgs<'py> {
+        phase: String,
+        file_name: String,
+        transfer_size: Bound<'py, PyAny>,
+        block_size: Bound<'py, PyAny>,
+        #[pyo3(default = 1)]
+        segments: u64,
+        #[pyo3(default)]
+        rank: u32,
+        #[pyo3(default = 1)]
+        ranks: u32,
+        #[pyo3(default = true)]
+        file_per_process: bool,
+        #[pyo3(default)]
+        read_rank_shift: u32,
+        #[pyo3(default)]
+        verify: bool,
+        #[pyo3(default)]
+        seed: u64,
+        #[pyo3(default)]
+        stonewall_s: f64,
+        #[pyo3(default)]
+        first_op: u64,
+        #[pyo3(default)]
+        max_ops: u64,
+        #[pyo3(default)]
+        fsync: bool,
+        #[pyo3(default)]
+        max_errors: u64,
+        #[pyo3(default)]
+        progress_path: Option<PathBuf>,
+    }
 }
 
 /// The engine's description of the phase, every argument checked.
-pub(crate) fn phase_spec(a: PhaseArgs<'_, '_>) -> BoundaryResult<PhaseSpec> {
-    let write = match a.phase {
+pub(crate) fn phase_spec(a: PhaseArgs<'_>) -> BoundaryResult<PhaseSpec> {
+    let write = match a.phase.as_str() {
         "write" => true,
         "read" => false,
         other => {
@@ -50,8 +68,8 @@ pub(crate) fn phase_spec(a: PhaseArgs<'_, '_>) -> BoundaryResult<PhaseSpec> {
         file_name: a.file_name,
         rank: a.rank,
         ranks: a.ranks,
-        transfer_size: int_arg(a.transfer_size, "transfer_size", 1 << 30)?,
-        block_size: int_arg(a.block_size, "block_size", 1 << 50)?,
+        transfer_size: int_arg(&a.transfer_size, "transfer_size", 1 << 30)?,
+        block_size: int_arg(&a.block_size, "block_size", 1 << 50)?,
         segments: a.segments,
         file_per_process: a.file_per_process,
         read_rank_shift: a.read_rank_shift,
@@ -66,13 +84,14 @@ pub(crate) fn phase_spec(a: PhaseArgs<'_, '_>) -> BoundaryResult<PhaseSpec> {
     })
 }
 
+/// The `PhaseResult` dict.
 pub(crate) fn phase_dict<'py>(
     py: Python<'py>,
-    phase: &str,
+    spec: &PhaseSpec,
     r: &PhaseResult,
 ) -> BoundaryResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("phase", phase)?;
+    d.set_item("phase", if spec.write { "write" } else { "read" })?;
     d.set_item("path", &r.path)?;
     d.set_item("bytes", r.bytes)?;
     d.set_item("ops", r.ops)?;
