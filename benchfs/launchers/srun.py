@@ -1,10 +1,17 @@
 """Slurm's ``srun``, for runs inside an allocation.
 
-One process: ``srun --overlap -w host -N1 -n1 [--export=ALL,VAR=value] argv``.
-Ranks: ``srun --overlap -w h1,h2 -N2 -n N --ntasks-per-node=k ... argv``; when
-hosts differ in rank counts, ``-w`` repeats each host once per rank with
+One process: ``srun --overlap --quit-on-interrupt -w host -N1 -n1
+[--export=ALL,VAR=value] argv``: a single SIGINT, which stops a watch such as
+iostat's, ends the step (srun by default only prints the step's state and
+wants a second one within a second).
+Ranks: ``srun --overlap --mpi=pmix -w h1,h2 -N2 -n N --ntasks-per-node=k ... argv``;
+when hosts differ in rank counts, ``-w`` repeats each host once per rank with
 ``--distribution=arbitrary``. ``--overlap`` lets job steps share the nodes,
 so daemons and workload ranks run side by side (drop it with overlap=False).
+``--mpi=pmix``: the workload's OpenMPI ranks find one another through the
+PMIx server slurmstepd runs for the step; under a site's ``MpiDefault=none``
+each would otherwise abort in MPI_Init. An ``--mpi`` in ``extra_args`` comes
+later on the line and wins.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ class SrunLauncher(Launcher):
     name = "srun"
     executable: str = "srun"
     overlap: bool = True
+    mpi: str = "pmix"
     extra_args: Sequence[str] = ()
 
     @classmethod
@@ -42,7 +50,7 @@ class SrunLauncher(Launcher):
         self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
     ) -> list[str]:
         return [
-            *self._prologue(),
+            *self._prologue(["--quit-on-interrupt"]),
             "-w",
             host.name,
             "-N1",
@@ -69,10 +77,12 @@ class SrunLauncher(Launcher):
                 host.name for host, count in zip(hosts, counts, strict=True) for _ in range(count)
             )
             placement = ["-w", repeated, nodes, total, "--distribution=arbitrary"]
-        return [*self._prologue(), *placement, *self._export(env), *require_argv(argv)]
+        mpi = [f"--mpi={self.mpi}"]
+        return [*self._prologue(mpi), *placement, *self._export(env), *require_argv(argv)]
 
-    def _prologue(self) -> list[str]:
-        return [self.executable, *(["--overlap"] if self.overlap else []), *self.extra_args]
+    def _prologue(self, own: Sequence[str]) -> list[str]:
+        overlap = ["--overlap"] if self.overlap else []
+        return [self.executable, *overlap, *own, *self.extra_args]
 
     def _export(self, env: Mapping[str, str] | None) -> list[str]:
         plain, secret = split_secrets(env)

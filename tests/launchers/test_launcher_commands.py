@@ -179,16 +179,19 @@ def test_only_hydra_has_a_line_after_which_its_job_never_ends() -> None:
 def test_srun_commands() -> None:
     srun = SrunLauncher()
     assert srun.command(A, ARGV, env=ENV) == [
-        "srun", "--overlap", "-w", "a", "-N1", "-n1",
+        "srun", "--overlap", "--quit-on-interrupt", "-w", "a", "-N1", "-n1",
         "--export=ALL,UCX_TLS=tcp,BENCHFS_NODE=a", *ARGV,
     ]  # fmt: skip
     assert srun.ranks_command([A, B], 2, ARGV) == [
-        "srun", "--overlap", "-w", "a,b", "-N2", "-n4", "--ntasks-per-node=2", *ARGV,
+        "srun", "--overlap", "--mpi=pmix", "-w", "a,b", "-N2", "-n4", "--ntasks-per-node=2",
+        *ARGV,
     ]  # fmt: skip
-    assert SrunLauncher(overlap=False, extra_args=["--mpi=pmix"]).ranks_command(
+    # An --mpi of the site's in extra_args comes after benchfs's, and srun takes the last.
+    assert SrunLauncher(overlap=False, extra_args=["--mpi=pmi2"]).ranks_command(
         [A, B], None, ARGV
     ) == [
-        "srun", "--mpi=pmix", "-w", "a,a,b,b,b", "-N2", "-n5", "--distribution=arbitrary", *ARGV,
+        "srun", "--mpi=pmix", "--mpi=pmi2", "-w", "a,a,b,b,b", "-N2", "-n5",
+        "--distribution=arbitrary", *ARGV,
     ]  # fmt: skip
     with pytest.raises(LaunchError, match="contains ','"):
         srun.command(A, ARGV, env={"UCX_TLS": "tcp,self"})
@@ -249,7 +252,9 @@ def test_launcher_from_config_section() -> None:
     assert isinstance(mpich, MpirunLauncher)
     assert mpich.library_dir == mpich_library_dir()
     srun = launcher_for(LauncherConfig(name="srun", executable="/opt/srun"), "slurm")
-    assert srun.command(A, ["x"]) == ["/opt/srun", "--overlap", "-w", "a", "-N1", "-n1", "x"]
+    assert srun.command(A, ["x"]) == [
+        "/opt/srun", "--overlap", "--quit-on-interrupt", "-w", "a", "-N1", "-n1", "x",
+    ]  # fmt: skip
 
 
 def test_capabilities_say_what_a_launcher_can_do() -> None:

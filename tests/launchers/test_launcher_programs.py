@@ -43,7 +43,7 @@ def test_workload_ranks_commands() -> None:
     ]  # fmt: skip
     srun = workload_job(get_launcher("srun"), HOSTS, 3, spec, python=PY)
     assert srun == [
-        "srun", "--overlap", "-w", "n1,n2", "-N2", "-n6", "--ntasks-per-node=3",
+        "srun", "--overlap", "--mpi=pmix", "-w", "n1,n2", "-N2", "-n6", "--ntasks-per-node=3",
         PY, "-m", "benchfs.node.rank", "/s/p0/spec.json",
     ]  # fmt: skip
 

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 import pytest
 from fixtures.slowdisk import slow_disk_factory
 from launchers.netns_hosts import NamespaceHosts, namespace_hosts_fixture
+from launchers.slurm_cluster import SlurmCluster, slurm_cluster_fixture
 
 __all__ = [
     "slow_disk_factory",
+    "slurm_on_three_namespace_hosts",
     "three_hosts_with_own_mounts",
     "three_namespace_hosts",
     "two_hosts_sharing_mounts",
@@ -37,3 +39,12 @@ def three_hosts_with_own_mounts(
     a mount made on a host is seen by every process there and on no other
     host, as on separate machines (root only)."""
     yield from namespace_hosts_fixture(tmp_path_factory, count=3, own_mounts=True)
+
+
+@pytest.fixture
+def slurm_on_three_namespace_hosts(
+    three_namespace_hosts: NamespaceHosts, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SlurmCluster]:
+    """Slurm with the three namespace hosts as its nodes: slurmctld and munged
+    here, a slurmd in each namespace (root and the Slurm packages only)."""
+    yield from slurm_cluster_fixture(three_namespace_hosts, tmp_path_factory)

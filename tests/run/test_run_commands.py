@@ -152,7 +152,7 @@ def test_mpich_and_srun_daemons() -> None:
         get_launcher("srun"), slots, HOSTS, 1, Path("/c"), env={"UCX_TLS": "tcp"}, python=PY
     )
     assert srun.argv == [
-        "srun", "--overlap", "-w", "n1,n2", "-N2", "-n2", "--ntasks-per-node=1",
+        "srun", "--overlap", "--mpi=pmix", "-w", "n1,n2", "-N2", "-n2", "--ntasks-per-node=1",
         "--export=ALL,UCX_TLS=tcp", PY, "-m", "benchfs.node.daemon", "--config-dir", "/c",
     ]  # fmt: skip
 
