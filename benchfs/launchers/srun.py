@@ -1,9 +1,10 @@
 """Slurm's ``srun``, for runs inside an allocation.
 
 One process: ``srun --overlap --quit-on-interrupt -w host -N1 -n1
-[--export=ALL,VAR=value] argv``: a single SIGINT, which stops a watch such as
-iostat's, ends the step (srun by default only prints the step's state and
-wants a second one within a second).
+[--export=ALL,VAR=value] [env VAR=a,b] argv``: a single SIGINT, which stops
+a watch such as iostat's, ends the step (srun by default only prints the
+step's state and wants a second one within a second). srun splits
+``--export`` on commas, so a value holding one is set by ``env``.
 Ranks: ``srun --overlap --mpi=pmix -w h1,h2 -N2 -n N --ntasks-per-node=k ... argv``;
 when hosts differ in rank counts, ``-w`` repeats each host once per rank with
 ``--distribution=arbitrary``. ``--overlap`` lets job steps share the nodes,
@@ -21,9 +22,9 @@ from dataclasses import dataclass
 
 from benchfs.cluster.hostfile import Host
 from benchfs.config.model import LauncherConfig
-from benchfs.errors import LaunchError
 from benchfs.launchers.base import (
     Launcher,
+    env_prefix,
     rank_counts,
     register_launcher,
     require_argv,
@@ -55,7 +56,7 @@ class SrunLauncher(Launcher):
             host.name,
             "-N1",
             "-n1",
-            *self._export(env),
+            *self._environment(env),
             *require_argv(argv),
         ]
 
@@ -78,19 +79,18 @@ class SrunLauncher(Launcher):
             )
             placement = ["-w", repeated, nodes, total, "--distribution=arbitrary"]
         mpi = [f"--mpi={self.mpi}"]
-        return [*self._prologue(mpi), *placement, *self._export(env), *require_argv(argv)]
+        return [*self._prologue(mpi), *placement, *self._environment(env), *require_argv(argv)]
 
     def _prologue(self, own: Sequence[str]) -> list[str]:
         overlap = ["--overlap"] if self.overlap else []
         return [self.executable, *overlap, *own, *self.extra_args]
 
-    def _export(self, env: Mapping[str, str] | None) -> list[str]:
+    def _environment(self, env: Mapping[str, str] | None) -> list[str]:
+        """``--export=ALL,VAR=value,...`` and, for values holding a comma
+        (``UCX_TLS=rc,sm,self``), ``env VAR=value`` before the program:
+        srun splits ``--export`` on commas and has no escape for them."""
         plain, secret = split_secrets(env)
-        if not plain and not secret:
-            return []
-        for key, value in plain.items():
-            if "," in value:  # srun splits --export on commas; there is no escape
-                raise LaunchError(f"srun cannot export {key}={value!r}: the value contains ','")
+        listed = [f"{key}={value}" for key, value in plain.items() if "," not in value]
         # A secret by name: srun takes its value from its own environment.
-        exported = [*(f"{k}={v}" for k, v in plain.items()), *secret]
-        return ["--export=ALL," + ",".join(exported)]
+        exported = ["--export=ALL," + ",".join([*listed, *secret])] if listed or secret else []
+        return [*exported, *env_prefix({k: v for k, v in plain.items() if "," in v})]

@@ -193,8 +193,14 @@ def test_srun_commands() -> None:
         "srun", "--mpi=pmix", "--mpi=pmi2", "-w", "a,a,b,b,b", "-N2", "-n5",
         "--distribution=arbitrary", *ARGV,
     ]  # fmt: skip
-    with pytest.raises(LaunchError, match="contains ','"):
-        srun.command(A, ARGV, env={"UCX_TLS": "tcp,self"})
+    # srun splits --export on commas: such a value is set by env on the node.
+    assert srun.command(A, ARGV, env={"UCX_TLS": "rc,sm,self", "BENCHFS_NODE": "a"})[7:] == [
+        "--export=ALL,BENCHFS_NODE=a", "env", "UCX_TLS=rc,sm,self", *ARGV,
+    ]  # fmt: skip
+    assert srun.ranks_command([A], 1, ARGV, env={"UCX_TLS": "tcp,self"})[-len(ARGV) - 2 :] == [
+        "env", "UCX_TLS=tcp,self", *ARGV,
+    ]  # fmt: skip
+    assert "--export" not in " ".join(srun.ranks_command([A], 1, ARGV, env={"X": "a,b"}))
 
 
 @pytest.mark.parametrize("launcher", [LocalLauncher(), MpirunLauncher(), SrunLauncher()])

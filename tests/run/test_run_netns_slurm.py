@@ -30,8 +30,8 @@ pytestmark = [pytest.mark.root, pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 class SlurmStepWatcher(NamespaceWatcher):
-    """Notes, for each process a run records, its network namespace and the
-    Slurm job and node its step environment names."""
+    """Notes, for each process a run records, its network namespace, the
+    Slurm job and node its step environment names, and its UCX_TLS."""
 
     @staticmethod
     def _note(paths: Iterator[Path], key: str, into: dict[str, str]) -> None:
@@ -48,7 +48,8 @@ class SlurmStepWatcher(NamespaceWatcher):
             except (OSError, ValueError, KeyError):
                 continue  # not written yet, or the process is already gone
             job, node = variables.get("SLURM_JOB_ID"), variables.get("SLURMD_NODENAME")
-            into.setdefault(str(record[key]), f"{namespace} job {job} node {node}")
+            tls = variables.get("UCX_TLS")
+            into.setdefault(str(record[key]), f"{namespace} job {job} node {node} tls {tls}")
 
 
 def test_three_namespace_hosts_through_srun_in_one_allocation(
@@ -61,7 +62,6 @@ def test_three_namespace_hosts_through_srun_in_one_allocation(
         tmp_path,
         "--nodes", "slurm",
         "--set", "launcher.name=srun",
-        "--set", "cluster.transport=tcp",
         "--set", f"workload.tasks_per_node={TASKS_PER_NODE}",
         "--set", "workload.verify=true",
     )  # fmt: skip
@@ -70,13 +70,17 @@ def test_three_namespace_hosts_through_srun_in_one_allocation(
         done, job = cluster.salloc(
             TASKS_PER_NODE,
             [sys.executable, "-m", "benchfs", "run", *args],
-            env={**os.environ, **ROOT_ENV},
+            # UCX over tcp between the hosts, chosen as users do on a cluster:
+            # UCX_TLS in the environment, whose commas srun's --export cannot carry.
+            env={**os.environ, **ROOT_ENV, "UCX_TLS": "tcp,self"},
             timeout=240,
         )
     assert done.returncode == 0, done.stdout + done.stderr
 
     # Every daemon and rank ran on its own host, as a step of the one job.
-    where = {name: f"net:[{namespace_inode(name)}] job {job} node {name}" for name in names}
+    where = {
+        name: f"net:[{namespace_inode(name)}] job {job} node {name} tls tcp,self" for name in names
+    }
     assert watcher.seen["daemons"] == where
     assert watcher.seen["ranks"] == {
         str(rank): where[names[rank // TASKS_PER_NODE]] for rank in range(3 * TASKS_PER_NODE)
