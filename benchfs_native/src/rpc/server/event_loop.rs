@@ -27,7 +27,7 @@ use super::buffers::BufPool;
 use super::channels::Channels;
 use super::data_buf::DataBuf;
 use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
-use super::idle::IdlePolicy;
+use super::idle::{Idle, IdlePolicy};
 use super::on_ring::OnRing;
 use super::pool::StoragePool;
 use super::sessions::ConnectGate;
@@ -270,6 +270,7 @@ impl<'w> Server<'w> {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
         let mut idle = 0u32;
         let mut idle_since = Instant::now();
+        let mut next = Idle::Spin;
         let mut turns = 0u32;
         let mut next_stall_check = Instant::now() + STALL_CHECK;
         loop {
@@ -309,14 +310,23 @@ impl<'w> Server<'w> {
             }
             if idle == 0 {
                 idle_since = Instant::now();
+                next = Idle::Spin;
             }
             idle += 1;
             // Spin for a bounded time, reading the clock now and then.
-            if !idle.is_multiple_of(SPIN_CLOCK_EVERY)
-                || self.idle.spin_on(idle_since, &mut self.stats)
-            {
-                std::hint::spin_loop();
-                continue;
+            if idle.is_multiple_of(SPIN_CLOCK_EVERY) {
+                next = self.idle.next(idle_since, &mut self.stats);
+            }
+            match next {
+                Idle::Spin => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                Idle::Yield => {
+                    std::thread::yield_now();
+                    continue;
+                }
+                Idle::Sleep => {}
             }
             idle = 0;
             self.idle.sleeping();

@@ -1,6 +1,13 @@
 //! When the idle event loop stops spinning and sleeps.
 //!
-//! Every idle spell spins [`SPIN_TIME`] first. After bulk data (a request
+//! Every idle spell spins [`SPIN_TIME`] first, then spins on up to
+//! [`YIELD_TIME`] yielding its CPU on every turn ([`Idle::Yield`]): a
+//! client whose next request comes a little later than a spinning
+//! client's (a FUSE mount: the program's call and the mount's reply lie
+//! between two requests) finds the loop awake instead of paying a wake-up
+//! for every request, and a thread that wants the CPU meanwhile gets it at
+//! the next turn (docs/PERFORMANCE.md, "The daemon's yielding spin and the
+//! mount"). After bulk data (a request
 //! that moved at least [`BULK_BYTES`]), the loop spins on, up to the
 //! daemon's `bulk_spin` (off by default: paired runs on a loaded 2-core
 //! machine showed no gain; see docs/PERFORMANCE.md), while no thread on the machine waits for a CPU
@@ -20,6 +27,10 @@ use crate::sys::RunQueue;
 /// finds it awake; short enough to leave a small machine's cores to the
 /// storage threads when nothing comes.
 pub const SPIN_TIME: Duration = Duration::from_micros(50);
+/// How long the loop stays awake in all, yielding its CPU after
+/// [`SPIN_TIME`]: longer than a FUSE mount's turn-around between a reply and
+/// its next request at queue depth 1.
+pub const YIELD_TIME: Duration = Duration::from_micros(200);
 /// Payload bytes of a request that count as bulk data (UCX sends 1 MiB
 /// and more by rendezvous, 4 KiB eagerly).
 pub const BULK_BYTES: u64 = 64 << 10;
@@ -29,6 +40,17 @@ pub const PROBE_EVERY: Duration = Duration::from_micros(200);
 pub const DEFAULT_BULK_SPIN: Duration = Duration::ZERO;
 /// Largest `bulk_spin`.
 pub const MAX_BULK_SPIN: Duration = Duration::from_secs(1);
+
+/// What the idle loop does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Idle {
+    /// Poll again at once.
+    Spin,
+    /// Poll again after giving the CPU to any thread that waits for it.
+    Yield,
+    /// Sleep until woken.
+    Sleep,
+}
 
 /// The loop's idle state between sleeps.
 #[derive(Debug)]
@@ -64,13 +86,24 @@ impl IdlePolicy {
         self.bulk |= bytes >= BULK_BYTES;
     }
 
-    /// Whether the loop, idle since `since`, keeps spinning.
-    pub(super) fn spin_on(&mut self, since: Instant, stats: &mut ServerStats) -> bool {
+    /// What the loop, idle since `since`, does next.
+    pub(super) fn next(&mut self, since: Instant, stats: &mut ServerStats) -> Idle {
         let now = Instant::now();
         let idle = now.saturating_duration_since(since);
         if idle < SPIN_TIME {
-            return true;
+            return Idle::Spin;
         }
+        if self.bulk_spin_on(now, idle, stats) {
+            return Idle::Spin;
+        }
+        if idle < YIELD_TIME {
+            return Idle::Yield;
+        }
+        Idle::Sleep
+    }
+
+    /// After bulk data, within `bulk_spin`: whether no thread waits for a CPU.
+    fn bulk_spin_on(&mut self, now: Instant, idle: Duration, stats: &mut ServerStats) -> bool {
         if !self.bulk || idle >= self.bulk_spin {
             return false;
         }
@@ -114,16 +147,21 @@ mod tests {
         let mut stats = ServerStats::new();
         for spin in [DEFAULT_BULK_SPIN, ON] {
             let mut policy = IdlePolicy::new(spin);
-            assert!(policy.spin_on(Instant::now(), &mut stats));
+            assert_eq!(policy.next(Instant::now(), &mut stats), Idle::Spin);
         }
     }
 
     #[test]
-    fn without_bulk_data_the_loop_sleeps_after_the_short_spin() {
+    fn after_the_short_spin_it_yields_then_sleeps() {
         let mut stats = ServerStats::new();
         let mut policy = IdlePolicy::new(ON);
         policy.moved(4096);
-        assert!(!policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats));
+        assert_eq!(
+            policy.next(idle_for(SPIN_TIME * 2), &mut stats),
+            Idle::Yield
+        );
+        assert_eq!(policy.next(idle_for(YIELD_TIME), &mut stats), Idle::Sleep);
+        // Without bulk data the run queue is never read.
         assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 0);
     }
 
@@ -132,7 +170,11 @@ mod tests {
         let mut stats = ServerStats::new();
         let mut policy = IdlePolicy::new(Duration::ZERO);
         policy.moved(1 << 20);
-        assert!(!policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats));
+        assert_eq!(
+            policy.next(idle_for(SPIN_TIME * 2), &mut stats),
+            Idle::Yield
+        );
+        assert_eq!(policy.next(idle_for(YIELD_TIME), &mut stats), Idle::Sleep);
         assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 0);
     }
 
@@ -141,14 +183,16 @@ mod tests {
         let mut stats = ServerStats::new();
         let mut policy = IdlePolicy::new(ON);
         policy.moved(1 << 20);
-        // Whatever the machine's load: the answer is the look's.
-        let spun = policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats);
+        // Whatever the machine's load: the answer is the look's (a CPU
+        // taken by others: the yielding spin).
+        let next = policy.next(idle_for(SPIN_TIME * 2), &mut stats);
         assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 1);
-        assert_eq!(spun, stats.bulk_spin_free == 1);
-        assert!(!policy.spin_on(idle_for(ON), &mut stats));
+        let free = stats.bulk_spin_free == 1;
+        assert_eq!(next, if free { Idle::Spin } else { Idle::Yield });
+        assert_eq!(policy.next(idle_for(ON), &mut stats), Idle::Sleep);
         // Asleep, then woken: only new bulk data lengthens the spin again.
         policy.sleeping();
-        assert!(!policy.spin_on(idle_for(SPIN_TIME * 2), &mut stats));
+        assert_eq!(policy.next(idle_for(YIELD_TIME), &mut stats), Idle::Sleep);
         assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 1);
     }
 }
