@@ -31,7 +31,7 @@ class StuckOutput:
 
 class OutputWatch:
     """The first line matching a ``StuckOutput`` in the files a process
-    writes (opened readable), each byte read once."""
+    writes, each byte read once (a file not opened for reading is skipped)."""
 
     def __init__(self, stuck: StuckOutput, files: Sequence[IO[Any]]) -> None:
         self.stuck = stuck
@@ -49,7 +49,10 @@ class OutputWatch:
         return None if self.line is None else f"{self.line} ({self.stuck.advice})"
 
     def _scan(self, index: int, fd: int) -> bool:
-        data = os.pread(fd, _READ_BYTES, self._offsets[index])
+        try:
+            data = os.pread(fd, _READ_BYTES, self._offsets[index])
+        except OSError:  # not readable (a caller's write-only file): not watched
+            return False
         self._offsets[index] += len(data)
         *lines, self._partial[index] = (self._partial[index] + data).split(b"\n")
         for raw in lines:

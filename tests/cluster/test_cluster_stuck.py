@@ -84,3 +84,13 @@ def test_without_the_line_a_process_runs_to_its_end_or_its_deadline(tmp_path: Pa
         assert unwatched.stuck() is None
     finally:
         stop_process(unwatched, grace_s=5)
+
+
+def test_a_file_it_cannot_read_is_not_watched_and_the_wait_still_ends(tmp_path: Path) -> None:
+    with (tmp_path / "w.log").open("wb") as write_only:
+        process = start_process(
+            ["sh", "-c", f"echo '{LINE}'"], name="launcher", stdout=write_only,
+            stuck_when=UNREACHED,
+        )  # fmt: skip
+        assert wait_process(process, NEVER_S) == 0
+        assert process.stuck() is None
