@@ -6,11 +6,11 @@
 //! client's (a FUSE mount: the program's call and the mount's reply lie
 //! between two requests) finds the loop awake instead of paying a wake-up
 //! for every request, and a thread that wants the CPU meanwhile gets it at
-//! the next turn (docs/PERFORMANCE.md, "The daemon's yielding spin and the
-//! mount"). After bulk data (a request
-//! that moved at least [`BULK_BYTES`]), the loop spins on, up to the
-//! daemon's `bulk_spin` (off by default: paired runs on a loaded 2-core
-//! machine showed no gain; see docs/PERFORMANCE.md), while no thread on the machine waits for a CPU
+//! the next turn (docs/PERFORMANCE.md, "The daemon's yielding spin").
+//! After bulk data (a request that moved at least [`BULK_BYTES`]), the
+//! loop spins on, up to the daemon's `bulk_spin` (off by default: paired
+//! runs on a loaded 2-core machine showed no gain; see docs/PERFORMANCE.md),
+//! while no thread on the machine waits for a CPU
 //! ([`RunQueue`], read at most every [`PROBE_EVERY`]): a client streaming
 //! large transfers sends its next ones as its replies reach it, and a
 //! refill that finds the loop asleep costs a wake-up on both sides and
