@@ -84,13 +84,16 @@ def environment() -> dict[str, str]:
     return {**os.environ, **ROOT_ENV}
 
 
-def benchfs_run(args: list[str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def benchfs_run(
+    args: list[str], timeout: float = 180, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "benchfs", "run", *args],
         capture_output=True,
         text=True,
         env=environment(),
         timeout=timeout,
+        cwd=cwd,
     )
 
 

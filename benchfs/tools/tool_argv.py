@@ -53,13 +53,20 @@ def mdtest_argv(binary: Path, args: Sequence[str], target: Path) -> list[str]:
 def fio_argv(
     binary: Path, args: Sequence[str], directory: Path, job_file: Path | None = None
 ) -> list[str]:
-    """fio in ``directory``, its JSON report on stdout; the job file (if any) last."""
+    """fio in ``directory``, its JSON report on stdout; the job file (if any) last.
+
+    The files fio makes beside the data (a verifying job's
+    ``*-verify.state``) go to ``directory`` too: by default they land in
+    the working directory, where every node of a shared one would write
+    the same names.
+    """
     for token in args:
         option = token.split("=", 1)[0]
-        if option in ("--output", "--output-format", "--directory", "--filename"):
+        if option in ("--output", "--output-format", "--directory", "--filename", "--aux-path"):
             why = "it reports in JSON" if option.startswith("--output") else "it runs in the target"
             raise ConfigError(f"{ARGS_SETTING}: fio {option} is set by benchfs ({why})")
-    argv = [str(binary), "--output-format=json", f"--directory={directory}", *args]
+    argv = [str(binary), "--output-format=json", f"--directory={directory}",
+            f"--aux-path={directory}", *args]  # fmt: skip
     return [*argv, str(job_file)] if job_file is not None else argv
 
 

@@ -48,7 +48,10 @@ def test_fio_writes_and_verifies_every_byte(
         "--output-format=json",
         f"--output={out}",
     ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    # cwd: fio leaves its verify state files there.
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr + (out.read_text() if out.exists() else "")
     text = out.read_text()
     # fio puts warnings before the JSON document.

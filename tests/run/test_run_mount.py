@@ -173,7 +173,9 @@ def test_fio_runs_on_every_node_s_mount(tmp_path: Path) -> None:
         f'[workload]\ninterface = "mount"\ntool = "fio"\ntool_args = {json.dumps(FIO_ARGS)}\n'
         "[cluster]\nlocal_nodes = 2\n"
     )
-    done = benchfs_run(["--config", str(config), *small_args(tmp_path, "--label", "fio")])
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = benchfs_run(["--config", str(config), *small_args(tmp_path, "--label", "fio")], cwd=cwd)
     if done.returncode != 0 and "Function not implemented" in done.stderr:
         pytest.skip("the engine's namespace has no directories yet (mkdir: ENOSYS)")
     assert done.returncode == 0, done.stderr
@@ -187,6 +189,9 @@ def test_fio_runs_on_every_node_s_mount(tmp_path: Path) -> None:
     # write jobs' crc32c verification (fio fails the job on a mismatch).
     assert phases["write"]["bytes"] == 4 << 20
     assert phases["read"]["bytes"] == 8 << 20
+    # The write jobs' verify state files went to each node's directory, not
+    # into the working directory that every node shares.
+    assert list(cwd.iterdir()) == []
     record = manifest(run_dir)
     assert record["status"] == "completed" and record["interface"] == "mount"
     root = record["mount"]["root"]

@@ -78,11 +78,10 @@ def test_fio_runs_under_benchfs_run_and_compares_with_a_builtin_run(tmp_path: Pa
     assert sorted(tool["command_lines"]) == ["local0", "local1"]
     for node, argv in tool["command_lines"].items():
         assert argv[0] == tool["binary"]
-        assert argv[1:3] == [
-            "--output-format=json",
-            f"--directory={record['target']['directory']}/{node}",
-        ]
-        assert argv[3:] == FIO_ARGS
+        directory = f"{record['target']['directory']}/{node}"
+        assert argv[1:4] == ["--output-format=json", f"--directory={directory}",
+                             f"--aux-path={directory}"]  # fmt: skip
+        assert argv[4:] == FIO_ARGS
         assert f"workload/tool/fio-{node}.json" in tool["outputs"]
         assert (run_dir / "workload" / "tool" / f"fio-{node}.json").is_file()
         assert (run_dir / "iostat" / f"{node}.json").is_file()

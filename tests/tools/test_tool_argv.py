@@ -35,10 +35,11 @@ def test_mdtest_argv_works_in_the_target() -> None:
 def test_fio_argv_reports_json_in_the_node_directory_with_the_job_file_last() -> None:
     argv = fio_argv(Path("/usr/bin/fio"), ["--runtime=5"], Path("/mnt/t/n0"), Path("/j.fio"))
     assert argv == [
-        "/usr/bin/fio", "--output-format=json", "--directory=/mnt/t/n0", "--runtime=5", "/j.fio"
+        "/usr/bin/fio", "--output-format=json", "--directory=/mnt/t/n0",
+        "--aux-path=/mnt/t/n0", "--runtime=5", "/j.fio"
     ]  # fmt: skip
     assert fio_argv(Path("fio"), ["--name=a", "--rw=write"], Path("/d")) == [
-        "fio", "--output-format=json", "--directory=/d", "--name=a", "--rw=write"
+        "fio", "--output-format=json", "--directory=/d", "--aux-path=/d", "--name=a", "--rw=write"
     ]  # fmt: skip
 
 
@@ -52,6 +53,7 @@ def test_fio_argv_reports_json_in_the_node_directory_with_the_job_file_last() ->
         (lambda: fio_argv(BIN, ["--output=/x"], Path("/t")), "fio --output is set by benchfs"),
         (lambda: fio_argv(BIN, ["--directory=/x"], Path("/t")),
          "fio --directory is set by benchfs"),
+        (lambda: fio_argv(BIN, ["--aux-path=/x"], Path("/t")), "fio --aux-path is set by benchfs"),
     ],
 )  # fmt: skip
 def test_arguments_that_move_the_tool_or_its_output_are_refused(build, message) -> None:  # type: ignore[no-untyped-def]
