@@ -7,10 +7,11 @@ turns (the engine first in even rounds, last in odd ones):
 
 - 4 KiB round trip: echoed pings, one outstanding, against
   ``ucx_perftest -t ucp_am_lat`` (its half round trip doubled) and the
-  binding's ``am_pingpong --recv-copy``. UCX 1.13's ``ucp_am_lat`` never
-  reads the payload it receives; an RPC must deliver it, and
-  ``--recv-copy`` copies each received 4 KiB out on both sides, so that
-  one is the like-for-like reference.
+  binding's ``am_pingpong --recv-copy``. Plain ``ucp_am_lat`` never reads
+  the payload it receives; an RPC must deliver it. ``--recv-copy`` copies
+  each received 4 KiB out on both sides, and so does ``ucp_am_lat -y``
+  where the perftest has it (UCX 1.15 and later; ``--perftest`` may name
+  such a build): those are the like-for-like references.
 - 1 MiB bandwidth: one-way pings, a window of 16, against
   ``ucx_perftest -t ucp_am_bw`` and ``am_pingpong``'s bulk window. 1 MiB
   goes by rendezvous in all three: the receiver fetches every message into
@@ -28,6 +29,7 @@ reported beside the buffer pool it was given.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import statistics
@@ -47,7 +49,7 @@ from benchfs.daemon.settings import DaemonSettings, write_daemon_config
 from benchfs.errors import LaunchError
 from benchfs.launchers.programs import daemon_argv
 from benchfs.tools.ucx_examples import Examples, core_to_core_ns, find_examples, run_am_pingpong
-from benchfs.tools.ucx_perftest import run_perftest
+from benchfs.tools.ucx_perftest import PERFTEST, Perftest, probe_perftest, run_perftest
 
 # The transports compared: UCX's own choice (shared memory on one host) and tcp.
 MeasuredTransport = Literal["auto", "tcp"]
@@ -74,9 +76,15 @@ class Reference:
 
 PERFTEST_LAT = Reference(
     "ucx_perftest",
-    "ucx_perftest -t ucp_am_lat, half round trip doubled (UCX 1.13: the payload is never read)",
+    "ucx_perftest -t ucp_am_lat, half round trip doubled (the payload is never read)",
     reads_payload=False,
     like_for_like=False,
+)
+PERFTEST_LAT_COPY = Reference(
+    "ucx_perftest_copy",
+    "ucx_perftest -t ucp_am_lat -y, half round trip doubled (each received 4 KiB copied out)",
+    reads_payload=True,
+    like_for_like=True,
 )
 PINGPONG_COPY = Reference(
     "am_pingpong_recv_copy",
@@ -199,6 +207,8 @@ class RpcBenchReport:
     load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
     # The daemon's idle policy: its bulk_spin_us and how its run queue looks went.
     idle_policy: dict[str, int] = field(default_factory=dict)
+    perftest: Perftest | None = None
+    engine_ucx: str = ""  # the libucp the engine runs with
 
     def to_dict(self) -> dict[str, Any]:
         daemon = None
@@ -213,6 +223,8 @@ class RpcBenchReport:
             "loadavg_start": list(self.load_start),
             "loadavg_end": list(self.load_end),
             "idle_policy": self.idle_policy,
+            "engine_ucx_version": self.engine_ucx,
+            "perftest": None if self.perftest is None else self.perftest.to_dict(),
         }
 
 
@@ -227,6 +239,7 @@ class RpcBenchSettings:
     # The daemon's bulk_spin_us (None: the daemon's default).
     bulk_spin_us: int | None = None
     examples_dir: Path | None = None  # default: the source tree's release build
+    perftest: str = PERFTEST  # a path or a name on PATH
 
 
 def run_rpc_bench(
@@ -237,7 +250,8 @@ def run_rpc_bench(
 ) -> list[RpcBenchReport]:
     settings = settings or RpcBenchSettings()
     examples = find_examples(settings.examples_dir)
-    return [_one_transport(t, settings, examples, on_step) for t in transports]
+    perftest = probe_perftest(settings.perftest)
+    return [_one_transport(t, settings, examples, perftest, on_step) for t in transports]
 
 
 def _tool_env(transport: MeasuredTransport) -> dict[str, str]:
@@ -266,11 +280,13 @@ def _one_transport(
     transport: MeasuredTransport,
     settings: RpcBenchSettings,
     examples: Examples,
+    perftest: Perftest,
     on_step: Callable[[str], None],
 ) -> RpcBenchReport:
     import benchfs_native
 
-    report = RpcBenchReport(transport=transport, rounds=settings.rounds)
+    report = RpcBenchReport(transport=transport, rounds=settings.rounds, perftest=perftest,
+                            engine_ucx=benchfs_native.build_info()["ucx"])  # fmt: skip
     report.load_start = os.getloadavg()
     env = _tool_env(transport)
     s = settings
@@ -280,6 +296,15 @@ def _one_transport(
         client = benchfs_native.Client(
             registry, 1, transport=transport, name="bench-rpc", max_in_flight=64
         )
+        # The like-for-like references first; perftest -y where it has it.
+        copying = (PERFTEST_LAT_COPY,) if perftest.copies else ()
+        rtt_references = (PINGPONG_COPY, *copying, PERFTEST_LAT)
+        rtt_perftests = [
+            (ref.key, functools.partial(
+                run_perftest, "ucp_am_lat", 4096, s.lat_iterations, env=env, timeout_s=300,
+                binary=perftest.binary, recv_copy=ref.reads_payload))
+            for ref in rtt_references[1:]
+        ]  # fmt: skip
         with client:
             rtt: list[CaseRound] = []
             bw: list[CaseRound] = []
@@ -289,8 +314,7 @@ def _one_transport(
                 on_step(f"[{transport}] round {r + 1}: 4 KiB round trip")
                 placement, got = _bracketed(examples, [
                     ("engine", lambda: client.bench_ping(0, 4096, s.lat_iterations, echo=True)),
-                    ("perftest", lambda: run_perftest(
-                        "ucp_am_lat", 4096, s.lat_iterations, env=env, timeout_s=300)),
+                    *rtt_perftests,
                     ("copy", lambda: run_am_pingpong(
                         examples.am_pingpong, lat_iterations=s.lat_iterations, bw_iterations=10,
                         bw_size=4096, recv_copy=True, env=env)),
@@ -298,14 +322,15 @@ def _one_transport(
                 engine_p99.append(got["engine"]["p99_us"])
                 rtt.append(CaseRound(engine_first, placement, got["engine"]["p50_us"], {
                     PINGPONG_COPY.key: got["copy"].rtt_p50_us,
-                    PERFTEST_LAT.key: got["perftest"].rtt_p50_us,
+                    **{ref.key: got[ref.key].rtt_p50_us for ref in rtt_references[1:]},
                 }))  # fmt: skip
                 on_step(f"[{transport}] round {r + 1}: 1 MiB bandwidth")
                 placement, got = _bracketed(examples, [
                     ("engine", lambda: client.bench_ping(
                         0, MiB, s.bw_iterations, warmup=100, echo=False, window=s.bw_window)),
                     ("perftest", lambda: run_perftest(
-                        "ucp_am_bw", MiB, s.bw_iterations, env=env, timeout_s=300)),
+                        "ucp_am_bw", MiB, s.bw_iterations, env=env, timeout_s=300,
+                        binary=perftest.binary)),
                     # am_pingpong always runs its ping-pong first: a short one here.
                     ("binding", lambda: run_am_pingpong(
                         examples.am_pingpong, lat_iterations=100, bw_iterations=s.bw_iterations,
@@ -316,8 +341,7 @@ def _one_transport(
                     PINGPONG_BW.key: got["binding"].bandwidth_MiBps,
                 }))  # fmt: skip
             report.cases = [
-                RpcCase("4 KiB RTT p50", "us", False, RTT_TARGET,
-                        (PINGPONG_COPY, PERFTEST_LAT), tuple(rtt)),
+                RpcCase("4 KiB RTT p50", "us", False, RTT_TARGET, rtt_references, tuple(rtt)),
                 RpcCase("1 MiB bandwidth", "MiB/s", True, BW_TARGET,
                         (PERFTEST_BW, PINGPONG_BW), tuple(bw)),
             ]  # fmt: skip

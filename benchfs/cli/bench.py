@@ -196,6 +196,14 @@ def cluster(
         ),
     ] = True,
     results_dir: ResultsDirOption = Path("results"),
+    perftest: Annotated[
+        str,
+        typer.Option(
+            "--perftest",
+            help="The ucx_perftest to compare with (a path or a name on PATH); one with -y "
+            "(UCX 1.15 and later) also runs its 4 KiB round trip copying each payload out.",
+        ),
+    ] = "ucx_perftest",
     bulk_spin_us: Annotated[
         int | None,
         typer.Option(
@@ -325,6 +333,14 @@ def rpc(
             "(default: benchfs_native/target/release/examples; `make examples` builds them).",
         ),
     ] = None,
+    perftest: Annotated[
+        str,
+        typer.Option(
+            "--perftest",
+            help="The ucx_perftest to compare with (a path or a name on PATH); one with -y "
+            "(UCX 1.15 and later) also runs its 4 KiB round trip copying each payload out.",
+        ),
+    ] = "ucx_perftest",
     bulk_spin_us: Annotated[
         int | None,
         typer.Option(
@@ -349,6 +365,7 @@ def rpc(
         bw_iterations=bw_iterations,
         examples_dir=examples_dir,
         bulk_spin_us=bulk_spin_us,
+        perftest=perftest,
     )
     with err_console.status("starting") as progress:
         reports = run_rpc_bench(

@@ -65,7 +65,7 @@ def _version_text() -> str:
     info = benchfs_native.build_info()
     return (
         f"benchfs {__version__} (engine {info['version']}, {info['profile']} build, "
-        f"git {info['git_revision']}, {info['rustc']})"
+        f"git {info['git_revision']}, {info['rustc']}, UCX {info['ucx']})"
     )
 
 

@@ -2,13 +2,17 @@
 
 It is the yardstick for the RPC layer: ``ucp_am_lat`` (active message
 ping-pong; perftest reports *half* a round trip) and ``ucp_am_bw`` (one-way
-active messages). The server listens on a TCP port for the out-of-band
-exchange and accepts exactly one peer, so readiness is read from
-/proc/net/tcp instead of probing the port.
+active messages). An eager payload is left unread unless the perftest has
+and is given ``-y`` (UCX 1.15 and later: each received payload copied
+out, as an RPC must deliver it). The server listens on a TCP port for the
+out-of-band exchange and accepts exactly one peer, so readiness is read
+from /proc/net/tcp instead of probing the port.
 """
 
 from __future__ import annotations
 
+import re
+import shutil
 import socket
 import subprocess
 import time
@@ -22,7 +26,12 @@ from benchfs.errors import ToolError
 from benchfs.tools.process import run_tool
 
 PerftestName = Literal["ucp_am_lat", "ucp_am_bw"]
+PERFTEST = "ucx_perftest"
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
+_COPY_OPTION = re.compile(r"^\s*-y\s", re.MULTILINE)
+# `ucx_info -v`'s first line: "# Version 1.13.1" (1.13), "# Library version: 1.15.0" (1.15).
+_UCX_VERSION = re.compile(r"^# (?:Library version:|Version) (\S+)", re.MULTILINE)
+MISSING = "ucx_perftest not found (install ucx-utils)"
 
 
 @dataclass(frozen=True)
@@ -39,11 +48,51 @@ class PerftestResult:
         return 2 * self.half_rtt_p50_us
 
 
+@dataclass(frozen=True)
+class Perftest:
+    """A ucx_perftest binary, the UCX it runs with and whether it can copy payloads out."""
+
+    binary: str
+    ucx_version: str  # "unknown" without a ucx_info beside it or on PATH
+    copies: bool  # has -y
+
+    def to_dict(self) -> dict[str, str | bool]:
+        return {"binary": self.binary, "ucx_version": self.ucx_version, "copies": self.copies}
+
+
+def probe_perftest(binary: str = PERFTEST) -> Perftest:
+    """``binary`` (a path, or a name on PATH) found, its UCX and its options read."""
+    found = shutil.which(binary)
+    if found is None:
+        raise ToolError(MISSING if binary == PERFTEST else f"ucx_perftest {binary} not found")
+    usage = run_tool([found, "-h"], tool="ucx_perftest", where="-h", timeout_s=30.0)
+    copies = _COPY_OPTION.search(usage.stdout + usage.stderr) is not None
+    return Perftest(found, _ucx_version(Path(found)), copies)
+
+
+def _ucx_version(perftest: Path) -> str:
+    """What the ``ucx_info`` installed with ``perftest`` (else on PATH) says of its UCX."""
+    beside = perftest.parent / "ucx_info"
+    info = str(beside) if beside.is_file() else shutil.which("ucx_info")
+    if info is None:
+        return "unknown"
+    said = run_tool([info, "-v"], tool="ucx_info", where="-v", timeout_s=30.0)
+    found = _UCX_VERSION.search(said.stdout)
+    return found.group(1) if found else "unknown"
+
+
 def client_argv(
-    test: PerftestName, size: int, iterations: int, port: int, cpu: int | None = None
+    test: PerftestName,
+    size: int,
+    iterations: int,
+    port: int,
+    cpu: int | None = None,
+    *,
+    binary: str = PERFTEST,
+    recv_copy: bool = False,
 ) -> list[str]:
     return [
-        "ucx_perftest",
+        binary,
         *_pin(cpu),
         "localhost",
         "-p",
@@ -56,11 +105,12 @@ def client_argv(
         str(iterations),
         "-f",
         "-v",
+        *(["-y"] if recv_copy else []),
     ]
 
 
-def server_argv(port: int, cpu: int | None = None) -> list[str]:
-    return ["ucx_perftest", *_pin(cpu), "-p", str(port)]
+def server_argv(port: int, cpu: int | None = None, *, binary: str = PERFTEST) -> list[str]:
+    return [binary, *_pin(cpu), "-p", str(port)]
 
 
 def _pin(cpu: int | None) -> list[str]:
@@ -76,27 +126,33 @@ def run_perftest(
     env: Mapping[str, str] | None = None,
     timeout_s: float = 120.0,
     cpus: tuple[int, int] | None = None,
+    binary: str = PERFTEST,
+    recv_copy: bool = False,
 ) -> PerftestResult:
     """One server and one client run of ``test``; the parsed final report.
 
     ``cpus``: (client CPU, server CPU) to pin each process to one CPU.
+    ``recv_copy``: ``-y``, each received payload copied out (the server
+    takes the test's parameters from the client).
     """
     client_cpu, server_cpu = cpus if cpus is not None else (None, None)
     port = free_port()
-    where = f"{test} {size} B x {iterations}"
+    where = f"{test} {size} B x {iterations}" + (" -y" if recv_copy else "")
     server = start_process(
-        server_argv(port, server_cpu),
+        server_argv(port, server_cpu, binary=binary),
         name=f"ucx_perftest server for {where}",
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         error=ToolError,
-        missing="ucx_perftest not found (install ucx-utils)",
+        missing=MISSING,
     )
     try:
         _wait_listening(port, server, deadline=time.monotonic() + 10.0, where=where)
+        argv = client_argv(test, size, iterations, port, client_cpu, binary=binary,
+                           recv_copy=recv_copy)  # fmt: skip
         result = run_tool(
-            client_argv(test, size, iterations, port, client_cpu),
+            argv,
             tool="ucx_perftest",
             where=where,
             timeout_s=timeout_s,

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "benchfs_native/target/release/examples"
 ROUNDS = 2
+# A ucx_perftest with -y (UCX 1.15 and later; Debian's 1.13 has none), where one is built.
+COPYING_PERFTEST = Path(os.environ.get("BENCHFS_COPYING_PERFTEST", "/opt/ucx/bin/ucx_perftest"))
 needs_perftest = pytest.mark.skipif(
     shutil.which("ucx_perftest") is None, reason="ucx_perftest (ucx-utils)"
 )
@@ -42,17 +44,20 @@ def _benchfs(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )
 
 
-@pytest.fixture(scope="module")
-def tcp_report() -> dict[str, Any]:
+def _tcp_report(*extra: str) -> dict[str, Any]:
     done = _benchfs(
         "rpc", "--json", "--transport", "tcp", "--examples-dir", str(EXAMPLES),
-        "--rounds", str(ROUNDS), "--lat-iterations", "200", "--bw-iterations", "10",
-        "--bulk-spin-us", "300",
+        "--rounds", str(ROUNDS), "--lat-iterations", "200", "--bw-iterations", "10", *extra,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (result,) = json.loads(done.stdout)
     assert isinstance(result, dict)
     return result
+
+
+@pytest.fixture(scope="module")
+def tcp_report() -> dict[str, Any]:
+    return _tcp_report("--bulk-spin-us", "300")
 
 
 @needs_perftest
@@ -65,8 +70,17 @@ def test_bench_rpc_json_names_each_reference_and_what_it_reads(tcp_report: dict[
     assert (rtt["higher_is_better"], rtt["target"]) == (False, 1.5)
     assert (bw["higher_is_better"], bw["target"]) == (True, 0.95)
     rtt_refs = {c["key"]: c for c in rtt["comparisons"]}
-    assert set(rtt_refs) == {"ucx_perftest", "am_pingpong_recv_copy"}
-    # perftest 1.13's ucp_am_lat never reads the payload; the --recv-copy ping-pong does.
+    perftest = tcp_report["perftest"]
+    assert perftest["binary"] == shutil.which("ucx_perftest")
+    has_y = (
+        "\n     -y "
+        in subprocess.run(["ucx_perftest", "-h"], capture_output=True, text=True, check=True).stdout
+    )
+    assert perftest["copies"] is has_y
+    assert perftest["ucx_version"] == tcp_report["engine_ucx_version"]  # both the system's
+    copying = {"ucx_perftest_copy"} if has_y else set()
+    assert set(rtt_refs) == {"ucx_perftest", "am_pingpong_recv_copy", *copying}
+    # Plain ucp_am_lat never reads the payload; the --recv-copy ping-pong does.
     assert rtt_refs["ucx_perftest"]["reads_payload"] is False
     assert rtt_refs["ucx_perftest"]["like_for_like"] is False
     assert rtt_refs["am_pingpong_recv_copy"]["like_for_like"] is True
@@ -87,6 +101,25 @@ def test_bench_rpc_json_names_each_reference_and_what_it_reads(tcp_report: dict[
     idle = tcp_report["idle_policy"]
     assert idle["bulk_spin_us"] == 300
     assert idle["bulk_spin_free"] >= 0 and idle["bulk_spin_busy"] >= 0
+
+
+@needs_examples
+def test_bench_rpc_compares_with_a_perftest_that_copies_where_one_is_built() -> None:
+    if not COPYING_PERFTEST.is_file():
+        pytest.skip(f"no ucx_perftest with -y at {COPYING_PERFTEST} ($BENCHFS_COPYING_PERFTEST)")
+    report = _tcp_report("--perftest", str(COPYING_PERFTEST))
+    assert report["perftest"]["binary"] == str(COPYING_PERFTEST)
+    assert report["perftest"]["copies"] is True
+    rtt = next(case for case in report["cases"] if case["name"] == "4 KiB RTT p50")
+    refs = {c["key"]: c for c in rtt["comparisons"]}
+    assert set(refs) == {"ucx_perftest", "ucx_perftest_copy", "am_pingpong_recv_copy"}
+    copying = refs["ucx_perftest_copy"]
+    assert (copying["reads_payload"], copying["like_for_like"]) == (True, True)
+    for number, row in enumerate(rtt["rounds"], start=1):
+        assert row["round"] == number and row["ucx_perftest_copy"] > 0 and row["ucx_perftest"] > 0
+    assert refs["ucx_perftest_copy"]["ratio"]["per_round"] == pytest.approx(
+        [r["engine"] / r["ucx_perftest_copy"] for r in rtt["rounds"] if r["counted"]], abs=1e-3
+    )
 
 
 @needs_perftest
@@ -162,3 +195,9 @@ def test_bench_rpc_without_perftest_says_what_to_install() -> None:
     )  # fmt: skip
     assert no_tool.returncode == 2
     assert no_tool.stderr.strip() == "error: ucx_perftest not found (install ucx-utils)"
+    elsewhere = _benchfs(
+        "rpc", "--transport", "tcp", "--rounds", "1", "--examples-dir", str(EXAMPLES),
+        "--perftest", "/no/such/ucx_perftest",
+    )  # fmt: skip
+    assert elsewhere.returncode == 2
+    assert elsewhere.stderr.strip() == "error: ucx_perftest /no/such/ucx_perftest not found"

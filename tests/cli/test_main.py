@@ -29,6 +29,7 @@ def test_version_names_package_and_native_build() -> None:
     assert f"benchfs {benchfs.__version__}" in result.output
     assert info["profile"] in result.output
     assert info["git_revision"] in result.output
+    assert f"UCX {info['ucx']}" in result.output
 
 
 def test_help_lists_commands() -> None:

@@ -61,3 +61,4 @@ def test_build_info() -> None:
     assert b["profile"] in ("debug", "release")
     assert re.fullmatch(r"[0-9a-f]{4,40}(-dirty)?|unknown", b["git_revision"]), b
     assert b["rustc"].startswith("rustc ")
+    assert re.fullmatch(r"\d+\.\d+\.\d+", b["ucx"]), b

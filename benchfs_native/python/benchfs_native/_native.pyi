@@ -45,7 +45,8 @@ __all__ = [
 __version__: str
 
 def build_info() -> BuildInfo:
-    """Version, cargo profile and git revision the extension was built from."""
+    """Version, cargo profile and git revision the extension was built from,
+    and the UCX library it runs with."""
 
 @final
 class ChunkStore:

@@ -14,6 +14,7 @@ class BuildInfo(TypedDict):
     profile: str
     git_revision: str
     rustc: str
+    ucx: str  # the libucp loaded at run time, e.g. "1.13.1"
 
 
 class FileStat(TypedDict):

@@ -5,7 +5,8 @@ use pyo3::types::PyDict;
 
 use super::error::BoundaryResult;
 
-/// Version, cargo profile and git revision the extension was built from.
+/// Version, cargo profile and git revision the extension was built from,
+/// and the UCX library it runs with (UCX's figures move between releases).
 #[pyfunction]
 pub(crate) fn build_info(py: Python<'_>) -> BoundaryResult<Bound<'_, PyDict>> {
     let b = crate::build_info::build_info();
@@ -14,5 +15,7 @@ pub(crate) fn build_info(py: Python<'_>) -> BoundaryResult<Bound<'_, PyDict>> {
     d.set_item("profile", b.profile)?;
     d.set_item("git_revision", b.git_revision)?;
     d.set_item("rustc", b.rustc)?;
+    let (major, minor, release) = benchfs_ucx::Context::library_version();
+    d.set_item("ucx", format!("{major}.{minor}.{release}"))?;
     Ok(d)
 }
