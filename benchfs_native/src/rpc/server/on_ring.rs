@@ -121,14 +121,14 @@ impl Storage {
 #[derive(Debug)]
 pub(super) struct OnRing {
     pub(super) done: Completions,
-    jobs: std::collections::HashMap<u32, Job>,
+    jobs: rustc_hash::FxHashMap<u32, Job>,
 }
 
 impl OnRing {
     pub(super) fn new() -> crate::error::Result<OnRing> {
         Ok(OnRing {
             done: Completions::new()?,
-            jobs: std::collections::HashMap::new(),
+            jobs: rustc_hash::FxHashMap::default(),
         })
     }
 

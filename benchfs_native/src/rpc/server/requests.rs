@@ -59,8 +59,8 @@ impl Server<'_> {
         };
         let mut meta = Meta::new(route, header.op, arrival);
         self.stats.request(header.op);
-        let request = match wire::decode_request(msg.header(), &self.limits) {
-            Ok((_, r)) => r,
+        let request = match wire::decode_request_body(msg.header(), &header, &self.limits) {
+            Ok(r) => r,
             Err(e) => {
                 self.stats.reject(Rejected::Body);
                 self.error_reply(meta, libc::EBADMSG, &format!("{}: {e}", header.op));

@@ -30,9 +30,12 @@ pub use codec::DecodeError;
 pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, encode_dir_entries};
 pub use header::{Header, Route, decode_header};
 pub use op::Op;
-pub use reply::{Attr, FileKind, Reply, StatFsReply, decode_reply, encode_reply};
+pub use reply::{
+    Attr, FileKind, Reply, StatFsReply, decode_reply, decode_reply_body, encode_reply,
+};
 pub use request::{
-    CountStep, Record, Request, RmdirStep, check_target, decode_request, encode_request,
+    CountStep, Record, Request, RmdirStep, check_target, decode_request, decode_request_body,
+    encode_request,
 };
 pub use shared::{SHARED_ATTR_LEN, SharedAttr};
 

@@ -443,6 +443,18 @@ pub fn decode_reply<'a>(
     limits: &Limits,
 ) -> Result<(Header, Reply<'a>), DecodeError> {
     let h = decode_header(buf, limits)?;
+    Ok((h, decode_reply_body(buf, &h, limits)?))
+}
+
+/// Decodes the body of a reply whose header `h` was decoded from `buf`
+/// already (a receiver that reads the header first to route the reply
+/// does not decode it twice).
+pub fn decode_reply_body<'a>(
+    buf: &'a [u8],
+    h: &Header,
+    limits: &Limits,
+) -> Result<Reply<'a>, DecodeError> {
+    let h = *h;
     if !h.is_reply() {
         return Err(DecodeError::new(
             8,
@@ -452,14 +464,11 @@ pub fn decode_reply<'a>(
     }
     if h.status != 0 {
         let message = var_str(buf, &h, "message")?;
-        return Ok((
-            h,
-            Reply::Error {
-                op: h.op,
-                errno: h.status,
-                message,
-            },
-        ));
+        return Ok(Reply::Error {
+            op: h.op,
+            errno: h.status,
+            message,
+        });
     }
     let mut r = Reader {
         buf,
@@ -588,5 +597,5 @@ pub fn decode_reply<'a>(
         }
         Op::Shutdown => Reply::Shutdown,
     };
-    Ok((h, reply))
+    Ok(reply)
 }

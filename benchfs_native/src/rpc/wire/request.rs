@@ -674,6 +674,17 @@ pub fn decode_request<'a>(
     limits: &Limits,
 ) -> Result<(Header, Request<'a>), DecodeError> {
     let h = decode_header(buf, limits)?;
+    Ok((h, decode_request_body(buf, &h, limits)?))
+}
+
+/// Decodes the body of a request whose header `h` was decoded from `buf`
+/// already (the server reads the header first to check the channel).
+pub fn decode_request_body<'a>(
+    buf: &'a [u8],
+    h: &Header,
+    limits: &Limits,
+) -> Result<Request<'a>, DecodeError> {
+    let h = *h;
     if h.is_reply() {
         return Err(DecodeError::new(
             8,
@@ -933,7 +944,7 @@ pub fn decode_request<'a>(
             force: h.flags & FLAG_FORCE != 0,
         },
     };
-    Ok((h, req))
+    Ok(req)
 }
 
 /// What makes a link_count request malformed.

@@ -7,7 +7,7 @@
 //! naming the node and what the ping showed, and no call is repeated into
 //! it until it answers again (any reply clears the mark).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::{Duration, Instant};
 
 use super::super::connect::Conn;
@@ -21,11 +21,11 @@ pub(super) const PING_LIMIT: Duration = Duration::from_secs(2);
 #[derive(Debug, Default)]
 pub(super) struct Liveness {
     /// Nodes with a ping in flight.
-    probing: HashSet<u32>,
+    probing: FxHashSet<u32>,
     /// Nodes that did not answer their ping: why, in words.
-    unresponsive: HashMap<u32, String>,
+    unresponsive: FxHashMap<u32, String>,
     /// When each node last answered.
-    answered: HashMap<u32, Instant>,
+    answered: FxHashMap<u32, Instant>,
 }
 
 impl Liveness {

@@ -28,11 +28,12 @@ mod liveness;
 mod pending;
 mod reply;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::time::{Duration, Instant};
 
 use benchfs_ucx::{Request as UcxRequest, SendOptions};
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::connect::Conn;
 use super::retry::{self, Transience};
@@ -58,7 +59,8 @@ pub struct Window {
     rpc_deadline: Duration,
     max_retries: u16,
     limits: Limits,
-    active: HashMap<u64, Pending>,
+    /// By request id, which this window chose itself: a fast hash does.
+    active: FxHashMap<u64, Pending>,
     parked: Vec<Pending>,
     done: VecDeque<Outcome>,
     next_id: u64,
@@ -95,7 +97,7 @@ impl Window {
             rpc_deadline,
             max_retries,
             limits: Limits::default(),
-            active: HashMap::with_capacity(max_in_flight * 2),
+            active: FxHashMap::with_capacity_and_hasher(max_in_flight * 2, FxBuildHasher),
             parked: Vec::new(),
             done: VecDeque::new(),
             next_id: 1,

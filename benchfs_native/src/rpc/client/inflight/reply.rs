@@ -33,8 +33,8 @@ impl Window {
             errno: libc::EBADMSG,
             detail,
         };
-        let reply = match wire::decode_reply(msg.header(), &self.limits) {
-            Ok((_, r)) => r,
+        let reply = match wire::decode_reply_body(msg.header(), &h, &self.limits) {
+            Ok(r) => r,
             Err(e) => return self.fail(conn, p, bad(format!("undecodable reply: {e}")), now),
         };
         let want = p.call.label.op;
