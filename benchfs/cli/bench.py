@@ -196,14 +196,6 @@ def cluster(
         ),
     ] = True,
     results_dir: ResultsDirOption = Path("results"),
-    perftest: Annotated[
-        str,
-        typer.Option(
-            "--perftest",
-            help="The ucx_perftest to compare with (a path or a name on PATH); one with -y "
-            "(UCX 1.15 and later) also runs its 4 KiB round trip copying each payload out.",
-        ),
-    ] = "ucx_perftest",
     bulk_spin_us: Annotated[
         int | None,
         typer.Option(
