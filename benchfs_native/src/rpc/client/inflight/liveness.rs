@@ -7,8 +7,9 @@
 //! naming the node and what the ping showed, and no call is repeated into
 //! it until it answers again (any reply clears the mark).
 
-use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::{Duration, Instant};
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::super::connect::Conn;
 
