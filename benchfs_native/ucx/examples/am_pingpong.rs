@@ -8,7 +8,7 @@
 //! ```
 //! `--recv-copy`: both sides copy each received 4 KiB payload into a
 //! receive buffer, as an RPC must deliver it (UCX 1.13's `ucp_am_lat`
-//! never reads the payload; later perftests copy it by default).
+//! never reads the payload; from UCX 1.15 its `-y` copies it out too).
 //! `--cpu` / `--peer-cpu` pin this process and the responder to one CPU
 //! each (as `ucx_perftest -c` does for each of its processes); unpinned by
 //! default, like perftest.
