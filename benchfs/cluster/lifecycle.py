@@ -25,12 +25,13 @@ import functools
 import logging
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 from benchfs.cluster.processes import (
     HELD_SIGNALS,
@@ -39,6 +40,7 @@ from benchfs.cluster.processes import (
     start_process,
     stop_processes,
 )
+from benchfs.cluster.stuck import StuckOutput
 from benchfs.errors import BenchfsError
 
 log = logging.getLogger(__name__)
@@ -48,6 +50,17 @@ HANDLED_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 # The signals caught by each open scope that handles them, outermost first.
 _open_scopes: list[list[int]] = []
+
+
+class LoggedCommand(Protocol):
+    """A process to start whose output (stdout and stderr) goes to one log."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def argv(self) -> list[str]: ...
+    @property
+    def log_name(self) -> str: ...
 
 
 class Terminated(BaseException):
@@ -121,6 +134,22 @@ class Lifecycle:
             process = start_process(argv, name=name, **options)
             self.processes.append(process)
         return process
+
+    def start_logged(
+        self,
+        commands: Iterable[LoggedCommand],
+        log_dir: Path,
+        env: Mapping[str, str] | None = None,
+        stuck_when: StuckOutput | None = None,
+    ) -> list[ManagedProcess]:
+        """One process per command (see ``start``), its output in
+        ``log_dir / command.log_name``."""
+        return [
+            self.start(command.argv, name=command.name, env=env,
+                       stdout=log_dir / command.log_name, stderr=subprocess.STDOUT,
+                       stuck_when=stuck_when)
+            for command in commands
+        ]  # fmt: skip
 
     def temp_dir(self, prefix: str = "benchfs-", parent: Path | None = None) -> Path:
         """A new private directory (in ``parent``, default the temp dir), removed at exit."""

@@ -11,7 +11,6 @@ registry is read by the engine's own reader (``benchfs_native.read_registry``).
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -247,18 +246,7 @@ class DaemonGroup:
         # The job's secret beside the registry: only processes that can read
         # it (or are given $BENCHFS_SESSION_KEY) open sessions with the daemons.
         benchfs_native.ensure_session_key(str(self.registry_dir))
-        for command in self.commands:
-            log = self.log_path(command)
-            self.processes.append(
-                life.start(
-                    command.argv,
-                    name=command.name,
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stuck_when=stuck_when,
-                )
-            )
+        self.processes += life.start_logged(self.commands, self.log_dir, env, stuck_when)
 
     def wait_registered(self, deadline_s: float) -> None:
         """Every daemon registered, or an error naming the missing ones / the dead one."""

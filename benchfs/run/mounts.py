@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,17 +143,7 @@ class MountGroup:
             make_private_dir(self.args.mount_root, exist_ok=False)
         # After the processes stop on any exit (error, Ctrl-C, SIGTERM): nothing stays mounted.
         life.on_exit(self.clean_up)
-        for command in self.commands:
-            self.processes.append(
-                life.start(
-                    command.argv,
-                    name=command.name,
-                    env=env,
-                    stdout=self.log_path(command),
-                    stderr=subprocess.STDOUT,
-                    stuck_when=stuck_when,
-                )
-            )
+        self.processes += life.start_logged(self.commands, self.log_dir, env, stuck_when)
 
     def not_live(self) -> list[str]:
         return [n for n in self.nodes if not (self.args.ready_dir / f"{n}.json").is_file()]
