@@ -13,7 +13,8 @@
 //! * [`park_wake`]: an eventfd written only while its owner sleeps, and
 //!   why no wake-up is lost.
 //! * [`epoll`]: the epoll set the daemon's event loop sleeps in.
-//! * [`mmap`]: anonymous mappings (the registered buffer region).
+//! * [`mmap`]: anonymous mappings (the registered buffer region, the
+//!   client's transfer buffers on huge pages).
 //! * [`signals`]: installing and restoring signal handlers.
 //! * [`host`]: the host name.
 //! * [`random`]: `getrandom` (session keys, nonces, channel tokens) and

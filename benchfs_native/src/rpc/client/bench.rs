@@ -59,8 +59,12 @@ impl Client {
             len: size as u64,
             echo,
         };
-        let mut payload = SharedBuf::from_vec(vec![0xa5; size]);
-        let mut echoed = SharedBuf::zeroed(if echo { size } else { 0 });
+        // Allocated as a phase's transfer buffers are (huge pages from 1 MiB).
+        let mut payload = one_transfer_buffer(size);
+        if let Some(bytes) = payload.bytes_mut() {
+            bytes.fill(0xa5);
+        }
+        let mut echoed = one_transfer_buffer(if echo { size } else { 0 });
         let total = warmup + iterations;
         let mut issued_at = vec![Instant::now(); window];
         let mut free_slots: Vec<u64> = (0..window as u64).collect();
@@ -108,4 +112,10 @@ impl Client {
             elapsed,
         })
     }
+}
+
+fn one_transfer_buffer(len: usize) -> SharedBuf {
+    SharedBuf::transfer_set(1, len)
+        .pop()
+        .unwrap_or_else(|| SharedBuf::zeroed(len))
 }

@@ -1,28 +1,41 @@
 //! Buffers an operation shares with the UCX requests that send or fill its
 //! pieces.
 //!
-//! A [`SharedBuf`] is one heap allocation; a [`Piece`] is a region of it
-//! handed to UCX by ownership (it keeps the allocation alive). An RPC that
-//! times out leaves its request to UCX, and the piece with it, so a late
-//! rendezvous receive can never write into freed memory. The bytes are
-//! readable only while no piece exists ([`SharedBuf::bytes`]), so Rust never
-//! holds a reference to memory UCX may be writing.
+//! A [`SharedBuf`] is one allocation (a heap block, or a share of a
+//! mapping on huge pages, see [`SharedBuf::transfer_set`]); a [`Piece`] is
+//! a region of it handed to UCX by ownership (it keeps the allocation
+//! alive). An RPC that times out leaves its request to UCX, and the piece
+//! with it, so a late rendezvous receive can never write into freed memory.
+//! The bytes are readable only while no piece exists ([`SharedBuf::bytes`]),
+//! so Rust never holds a reference to memory UCX may be writing.
 
 use std::fmt;
 use std::rc::Rc;
 
 use benchfs_ucx::{IoBuf, IoBufMut};
 
+use crate::sys::AnonMapping;
+
+/// The smallest set of transfer buffers cut from huge pages: below it,
+/// rounding up to a whole huge page would cost more memory than the set.
+const HUGE_SET_MIN: usize = 1 << 20;
+
 struct Alloc {
     ptr: *mut u8,
     len: usize,
+    /// The mapping a set of buffers shares, unmapped with the last of them;
+    /// `None`: a boxed slice of exactly `len` bytes.
+    mapping: Option<Rc<AnonMapping>>,
 }
 
 impl Drop for Alloc {
     fn drop(&mut self) {
-        // Safety: `ptr`/`len` come from `Box::into_raw` of a boxed slice of
-        // exactly `len` bytes (see `SharedBuf::from_vec`), freed once here.
-        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len)) });
+        if self.mapping.is_none() {
+            // Safety: `ptr`/`len` come from `Box::into_raw` of a boxed slice
+            // of exactly `len` bytes (see `SharedBuf::from_vec`), freed once
+            // here.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len)) });
+        }
     }
 }
 
@@ -52,8 +65,39 @@ impl SharedBuf {
         let len = boxed.len();
         let ptr = Box::into_raw(boxed).cast::<u8>();
         SharedBuf {
-            alloc: Rc::new(Alloc { ptr, len }),
+            alloc: Rc::new(Alloc {
+                ptr,
+                len,
+                mapping: None,
+            }),
         }
+    }
+
+    /// `count` zeroed buffers of `len` bytes for a stream of transfers
+    /// (`pop` takes the lowest address first). A set of 1 MiB or more is
+    /// cut from one mapping on transparent huge pages (rounded up to whole
+    /// huge pages): a rendezvous receiver pins the sender's pages for every
+    /// copy, and pins a huge page as one where it pins 512 base pages.
+    /// Where no such mapping can be made the buffers come from the heap.
+    pub fn transfer_set(count: usize, len: usize) -> Vec<SharedBuf> {
+        let total = count.saturating_mul(len);
+        let mapping = (total >= HUGE_SET_MIN && len > 0)
+            .then(|| AnonMapping::huge(total).ok())
+            .flatten();
+        let Some(mapping) = mapping.map(Rc::new) else {
+            return (0..count).map(|_| SharedBuf::zeroed(len)).collect();
+        };
+        (0..count)
+            .rev()
+            .map(|i| SharedBuf {
+                alloc: Rc::new(Alloc {
+                    // In bounds: `(i + 1) * len <= total <= mapping.len()`.
+                    ptr: mapping.base().as_ptr().wrapping_add(i * len),
+                    len,
+                    mapping: Some(Rc::clone(&mapping)),
+                }),
+            })
+            .collect()
     }
 
     /// Length in bytes.
@@ -141,8 +185,9 @@ impl Piece {
     }
 }
 
-// Safety: the region lies inside a heap allocation that the piece keeps
-// alive (`Rc`) and that never moves; `len` bytes from `start` are in bounds.
+// Safety: the region lies inside an allocation (heap block or mapping)
+// that the piece keeps alive (`Rc`) and that never moves; `len` bytes
+// from `start` are in bounds.
 unsafe impl IoBuf for Piece {
     fn stable_ptr(&self) -> *const u8 {
         self.start()
@@ -184,6 +229,32 @@ mod tests {
         drop(p);
         b.bytes_mut().unwrap()[0] = 7;
         assert_eq!(b.to_vec().unwrap(), vec![7, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_transfer_set_is_disjoint_buffers_that_outlive_each_other() {
+        for (count, len) in [(4, 1 << 20), (1, 1 << 20), (3, 4096), (2, 3 << 20)] {
+            let mut set = SharedBuf::transfer_set(count, len);
+            assert_eq!(set.len(), count);
+            for (i, b) in set.iter_mut().enumerate() {
+                assert_eq!(b.len(), len);
+                let bytes = b.bytes_mut().unwrap();
+                assert!(bytes.iter().all(|&x| x == 0));
+                bytes.fill(i as u8 + 1);
+            }
+            let mut last = set.pop().unwrap();
+            let p = last.piece(0, len);
+            drop(set);
+            drop(last);
+            // The piece still holds the mapping; its bytes are its buffer's.
+            assert_eq!(p.len(), len);
+            // Safety: the piece's `len` bytes are live and no one writes them.
+            let seen = unsafe { std::slice::from_raw_parts(p.stable_ptr(), p.bytes_init()) };
+            assert!(
+                seen.iter().all(|&x| usize::from(x) == count),
+                "{count} x {len}"
+            );
+        }
     }
 
     #[test]

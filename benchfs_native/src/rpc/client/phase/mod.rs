@@ -139,7 +139,12 @@ impl Client {
         let mut sched = Scheduler::new(self.window.max_in_flight(), spec.first_op, end_op);
         let mut xfers: Vec<Option<Xfer>> =
             (0..=self.window.max_in_flight()).map(|_| None).collect();
-        let mut pool: Vec<SharedBuf> = Vec::new();
+        // Buffers for the transfers the window can hold at once, up front:
+        // one huge-page set rather than one allocation each.
+        let in_flight = usize::try_from(end_op - spec.first_op)
+            .unwrap_or(usize::MAX)
+            .min(self.window.max_in_flight());
+        let mut pool = SharedBuf::transfer_set(in_flight, ts);
         let t_start = Instant::now();
         let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t_start + d);
         let mut last_done = t_start;
