@@ -28,7 +28,7 @@ def print_rpc_report(console: Console, report: RpcBenchReport) -> None:
             q1, q3 = ratios.quartiles
             table.add_row(
                 f"{case.name} ({case.unit})",
-                ref.key if ref.like_for_like else f"{ref.key} (no read)",
+                ref.key if ref.like_for_like else f"{ref.key} ({ref.differs})",
                 number.format(case.engine_median()),
                 number.format(case.reference_median(ref.key)),
                 f"{ratios.median:.2f} [{q1:.2f}-{q3:.2f}]",

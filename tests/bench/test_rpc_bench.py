@@ -85,8 +85,17 @@ def test_bench_rpc_json_names_each_reference_and_what_it_reads(tcp_report: dict[
     assert rtt_refs["ucx_perftest"]["like_for_like"] is False
     assert rtt_refs["am_pingpong_recv_copy"]["like_for_like"] is True
     bw_refs = {c["key"]: c for c in bw["comparisons"]}
-    assert set(bw_refs) == {"ucx_perftest", "am_pingpong"}
+    assert set(bw_refs) == {"ucx_perftest", "ucx_perftest_private", "am_pingpong"}
     assert all(c["reads_payload"] for c in bw_refs.values())
+    # None sends from what the engine's client sends from, and each says how it differs.
+    differs = {k: (c["like_for_like"], c["differs"]) for k, c in bw_refs.items()}
+    assert differs == {
+        "ucx_perftest": (False, "SysV shared memory"),
+        "ucx_perftest_private": (False, "base pages"),
+        "am_pingpong": (False, "base pages"),
+    }
+    for row in bw["rounds"]:
+        assert row["ucx_perftest_private"] > 0 and row["ucx_perftest"] > 0
     e2e = tcp_report["e2e"]
     for op in ("write", "read"):
         assert 0 < e2e[f"{op}_p50_us"] <= e2e[f"{op}_p99_us"]
