@@ -21,9 +21,9 @@ turns (the engine first in even rounds, last in odd ones):
   data is sent from weighs in, and no reference sends from what the
   engine's client does (private memory on transparent huge pages, where
   the kernel gives them): UCX's default gives perftest SysV shared memory,
-  ``UCX_ALLOC_PRIO=mmap,heap`` private memory on base pages (UCX's own
-  ``thp`` method does not take 1 MiB buffers), and ``am_pingpong`` sends
-  from the heap. Each reference's ``differs`` says so.
+  ``UCX_ALLOC_PRIO=mmap,heap`` private memory on base pages (with UCX's
+  ``thp`` method first it got no huge page either), and ``am_pingpong``
+  sends from the heap. Each reference's ``differs`` says so.
 
 Each case's turn is bracketed by ``core_to_core`` (a cache line passed
 between CPUs 0 and 1; benchfs.bench.placement): a round whose placement
