@@ -81,7 +81,7 @@ impl SharedBuf {
     /// Where no such mapping can be made the buffers come from the heap.
     pub fn transfer_set(count: usize, len: usize) -> Vec<SharedBuf> {
         let total = count.saturating_mul(len);
-        let mapping = (total >= HUGE_SET_MIN && len > 0)
+        let mapping = (total >= HUGE_SET_MIN)
             .then(|| AnonMapping::huge(total).ok())
             .flatten();
         let Some(mapping) = mapping.map(Rc::new) else {
