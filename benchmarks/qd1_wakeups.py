@@ -9,9 +9,10 @@ seconds (``--block-size``, 2 GiB per rank by default). A second after
 the ranks start, ``perf sched record`` captures every CPU for
 ``--capture-s``; the run's processes are the descendants of its ``benchfs
 run`` (daemons and ranks). Per thread kind of those processes (the rank,
-the daemon's event loop, its store's ring thread, io_uring's io-wq
-workers, ...): wake-ups per transfer and the mean delay from a wake-up to
-running on a CPU. Transfers in the capture are estimated from the phase's
+the daemon's event loop, which turns its store's ring, io_uring's
+io-wq workers, a store's ring thread in builds before 2026-11-26, ...):
+wake-ups per transfer and the mean delay from a wake-up to running on a
+CPU. Transfers in the capture are estimated from the phase's
 rate (its summary) times the capture's length. The sides alternate,
 ``--rounds`` each. Needs ``perf`` and the rights to record scheduler
 events (root or ``perf_event_paranoid`` <= -1).

@@ -301,22 +301,10 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         Some(c) => Some(TraceFile::open(c, "daemon")?),
         None => None,
     };
-    let data_dir = config.data_dir.clone();
-    let store_thread = std::thread::Builder::new()
-        .name("benchfs-open".into())
-        .spawn(move || ChunkStore::open(&data_dir, store_opts))
-        .map_err(|e| Error::from_io(&e, "start a thread", "open the chunk store"))?;
     let transport = config.transport.open(&config.node_name);
-    let store = match store_thread.join() {
-        Ok(r) => r?,
-        Err(_) => {
-            return Err(Error::os(
-                libc::EIO,
-                "open the chunk store",
-                config.data_dir.display().to_string(),
-            ));
-        }
-    };
+    // Opened on this thread, which runs the event loop: the loop turns the
+    // store's ring itself.
+    let store = ChunkStore::open_driven(&config.data_dir, store_opts)?;
     let store = Arc::new(store);
     let (_context, worker) = transport?;
     let address = worker

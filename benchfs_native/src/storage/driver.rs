@@ -17,8 +17,13 @@
 //! * [`Driver::reap`] hands completions back with their operation, so
 //!   buffers return to their owner only after the kernel is done with them.
 //!
-//! The store runs this on its own thread; the bulk benchmark drives the
-//! very same methods inline on the calling thread.
+//! * [`Driver::poll`] submits and takes what has completed without
+//!   waiting, for an owner that sleeps elsewhere (in epoll, woken through
+//!   [`Driver::register_eventfd`]).
+//!
+//! The store runs this on its own thread or on the daemon's event loop;
+//! the bulk benchmark drives the very same methods inline on the calling
+//! thread.
 //!
 //! Dropping a driver waits for every operation in the kernel before any
 //! buffer is released (no use-after-free); operations still in the backlog
@@ -137,14 +142,20 @@ type Configure = fn(&mut io_uring::Builder);
 
 fn build_ring(entries: u32) -> io::Result<(IoUring, RingSetup)> {
     let attempts: [(RingSetup, Configure); 4] = [
+        // TASKRUN_FLAG: the kernel flags deferred completions in the SQ
+        // ring, so `poll` enters only when there are some.
         (RingSetup::DeferTaskrun, |b| {
-            b.setup_single_issuer().setup_defer_taskrun();
+            b.setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_taskrun_flag();
         }),
         (RingSetup::CoopTaskrun, |b| {
-            b.setup_single_issuer().setup_coop_taskrun();
+            b.setup_single_issuer()
+                .setup_coop_taskrun()
+                .setup_taskrun_flag();
         }),
         (RingSetup::CoopOnly, |b| {
-            b.setup_coop_taskrun();
+            b.setup_coop_taskrun().setup_taskrun_flag();
         }),
         (RingSetup::Plain, |_| {}),
     ];
@@ -334,9 +345,39 @@ impl<T> Driver<T> {
     /// returns at once when nothing could complete. Returns the number of
     /// operations submitted.
     pub fn submit_and_wait(&mut self, want: usize) -> io::Result<usize> {
+        let submitted = self.submit_full_batches()?;
+        let can_complete = self.in_kernel > 0 || self.wake_armed;
+        let want = if can_complete { want } else { 0 };
+        if want == 0 && self.unsubmitted.is_empty() {
+            return Ok(submitted);
+        }
+        Ok(submitted + self.enter(want)?)
+    }
+
+    /// Submits what is queued and lets the kernel post the completions it
+    /// holds back (`DEFER_TASKRUN`), without waiting: a system call only
+    /// when there is something to submit or the kernel flags such
+    /// completions. Take them with [`Driver::reap`].
+    pub fn poll(&mut self) -> io::Result<usize> {
+        let submitted = self.submit_full_batches()?;
+        if self.unsubmitted.is_empty() && !self.ring.submission().taskrun() {
+            return Ok(submitted);
+        }
+        Ok(submitted + self.enter(0)?)
+    }
+
+    /// Has the kernel write `fd` (an eventfd) when completions arrive, for
+    /// an owner that sleeps in epoll rather than in the ring. The owner
+    /// keeps `fd` open for the driver's lifetime.
+    pub fn register_eventfd(&self, fd: RawFd) -> io::Result<()> {
+        self.ring.submitter().register_eventfd(fd)
+    }
+
+    /// Moves the backlog into the SQ; while more is queued than the SQ
+    /// holds, submits full batches as they fill.
+    fn submit_full_batches(&mut self) -> io::Result<usize> {
         let mut submitted = 0;
         self.fill_sq();
-        // More queued than the SQ holds: submit full batches as they fill.
         while !self.backlog.is_empty()
             && self.in_kernel < self.max_in_kernel
             && self.ring.submission().is_full()
@@ -344,12 +385,7 @@ impl<T> Driver<T> {
             submitted += self.enter(0)?;
             self.fill_sq();
         }
-        let can_complete = self.in_kernel > 0 || self.wake_armed;
-        let want = if can_complete { want } else { 0 };
-        if want == 0 && self.unsubmitted.is_empty() {
-            return Ok(submitted);
-        }
-        Ok(submitted + self.enter(want)?)
+        Ok(submitted)
     }
 
     fn enter(&mut self, want: usize) -> io::Result<usize> {

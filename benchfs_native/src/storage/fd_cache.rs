@@ -49,7 +49,8 @@ pub struct Opened {
     pub hit: bool,
 }
 
-/// The cache. Single-threaded: it lives on the driver thread.
+/// The cache. Single-threaded: it lives with the ring (its driver thread,
+/// or the thread that turns a driven store's ring).
 #[derive(Debug)]
 pub struct FdCache {
     root: Arc<OwnedFd>,

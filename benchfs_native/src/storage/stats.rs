@@ -1,5 +1,6 @@
 //! Counters of a driver, its buffer pool and fd cache. Updated by the
-//! driver thread with relaxed atomics (no locks), read from any thread.
+//! thread that turns the ring with relaxed atomics (no locks), read from
+//! any thread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -70,12 +70,11 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// A chunk store with small chunks, buffers and ring, so tests reach its
-/// limits quickly; `f` adjusts the options further.
-pub fn small_store(
-    dir: &Path,
+/// Options of a store with small chunks, buffers and ring, so tests reach
+/// its limits quickly; `f` adjusts them further.
+pub fn small_options(
     f: impl FnOnce(&mut benchfs_native::storage::StoreOptions),
-) -> benchfs_native::storage::ChunkStore {
+) -> benchfs_native::storage::StoreOptions {
     let mut o = benchfs_native::storage::StoreOptions {
         chunk_size: 16 * 1024,
         buffer_size: 4096,
@@ -84,5 +83,13 @@ pub fn small_store(
         ..benchfs_native::storage::StoreOptions::default()
     };
     f(&mut o);
-    benchfs_native::storage::ChunkStore::open(dir, o).expect("open store")
+    o
+}
+
+/// A chunk store with [`small_options`], on its own driver thread.
+pub fn small_store(
+    dir: &Path,
+    f: impl FnOnce(&mut benchfs_native::storage::StoreOptions),
+) -> benchfs_native::storage::ChunkStore {
+    benchfs_native::storage::ChunkStore::open(dir, small_options(f)).expect("open store")
 }

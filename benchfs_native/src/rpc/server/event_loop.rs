@@ -7,11 +7,15 @@
 //! bound both the storage work in flight (on the pool or the store's ring)
 //! and the buffer memory.
 //!
+//! A daemon's store is driven by the loop ([`ChunkStore::open_driven`]):
+//! each turn ends by turning the store's ring, which submits what the turn
+//! started and answers what completed.
+//!
 //! Idle: after [`SPIN_TIME`] without news (longer after bulk data while a
 //! CPU is free: [`super::idle`]) the loop arms the worker and sleeps in
 //! epoll on the worker's event fd, the storage pool's and the
-//! ring's completion eventfds and the signal eventfd. The epoll timeout
-//! is only a deadline check (once a second, or the drain deadline while
+//! ring's completion eventfds, a driven store's eventfd and the signal
+//! eventfd. The epoll timeout is only a deadline check (once a second, or the drain deadline while
 //! stopping).
 
 use std::cell::RefCell;
@@ -267,7 +271,11 @@ impl<'w> Server<'w> {
         if let Some(s) = signals {
             epoll.add(s.fd(), 2).map_err(epoll_err)?;
         }
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        let store = Arc::clone(&self.store);
+        if let Some(w) = store.driven_wake() {
+            epoll.add(w.raw(), 4).map_err(epoll_err)?;
+        }
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 5];
         let mut idle = 0u32;
         let mut idle_since = Instant::now();
         let mut next = Idle::Spin;
@@ -285,6 +293,8 @@ impl<'w> Server<'w> {
             busy |= self.poll_sends();
             busy |= self.free_dead_channels();
             busy |= self.dispatch();
+            // A driven store: what the turn started goes to the kernel now.
+            busy |= store.drive();
             if let Some(sig) = signals.and_then(SignalGuard::received)
                 && self.stop.is_none()
             {
@@ -333,7 +343,12 @@ impl<'w> Server<'w> {
             // Before sleeping (at least once per IDLE_CHECK when idle).
             self.check_stalls(&mut next_stall_check);
             self.park();
-            if self.drain_completions() {
+            if let Some(w) = store.driven_wake() {
+                // Drained before the last look: a completion from here on
+                // writes it again.
+                w.drain();
+            }
+            if store.drive() | self.drain_completions() {
                 self.unpark();
                 continue;
             }
@@ -362,11 +377,17 @@ impl<'w> Server<'w> {
     fn park(&self) {
         self.pool.wake().park();
         self.on_ring.done.wake().park();
+        if let Some(w) = self.store.driven_wake() {
+            w.park();
+        }
     }
 
     fn unpark(&self) {
         self.pool.wake().unpark();
         self.on_ring.done.wake().unpark();
+        if let Some(w) = self.store.driven_wake() {
+            w.unpark();
+        }
     }
 
     /// Frees stalled channels when the check is due.
@@ -462,8 +483,8 @@ impl<'w> Server<'w> {
                 }
                 Some(msg) => {
                     // Eager data is copied out of UCX's buffer here in any
-                    // case; its copy into a registered buffer is left to
-                    // the ring thread, off the loop.
+                    // case; its copy into a registered buffer follows when
+                    // the store's ring takes the write.
                     buf.extend_from_slice(msg.data().unwrap_or(&[]));
                     drop(msg);
                     q.job.buf = buf;
@@ -674,7 +695,11 @@ impl<'w> Server<'w> {
             let _ = self.worker.clear_am_handler(id);
         }
         self.inbox.borrow_mut().clear();
-        let joined = self.pool.stop(Instant::now() + Duration::from_secs(1));
+        // The storage threads' calls wait for a driven ring's turns.
+        let store = Arc::clone(&self.store);
+        let joined = self.pool.stop(Instant::now() + Duration::from_secs(1), || {
+            store.drive();
+        });
         if !joined {
             self.log("storage threads still busy at shutdown; left to finish");
         }

@@ -5,8 +5,9 @@
 //!   messages ([`requests`], [`sessions`]), sends replies, and sleeps in
 //!   epoll ([`crate::sys::Epoll`]) when idle;
 //! * a data read or write that fits one of the store's registered buffers
-//!   is started by the loop itself on the store's ring, its result drained
-//!   from a channel (`on_ring`); other storage work runs on the [`pool`]
+//!   is started by the loop itself on the store's ring, which the loop
+//!   turns when the store was opened driven (the daemon's), its result
+//!   drained from a channel (`on_ring`); other storage work runs on the [`pool`]
 //!   of `max_concurrency` threads that call the blocking chunk store API
 //!   ([`dispatch`]); requests beyond the bound wait in a FIFO queue; data
 //!   lives in a bounded pool of reusable buffers ([`buffers`]), or, on the

@@ -1,9 +1,10 @@
 //! Data reads and writes served from the event loop straight on the
 //! store's ring (docs/RPC.md, "Threads"): the loop starts the request
-//! without waiting ([`ChunkStore::start_write`](crate::storage::ChunkStore::start_write)),
-//! the store's driver thread answers on a channel the loop drains each
-//! turn. No storage pool thread is involved, so a small request crosses
-//! two threads instead of four.
+//! without waiting ([`ChunkStore::start_write`](crate::storage::ChunkStore::start_write))
+//! and finds the answer on a channel it drains each turn. The daemon's
+//! store is driven by the loop itself ([`ChunkStore::open_driven`](crate::storage::ChunkStore::open_driven)),
+//! so no other thread is involved; with a store on its own driver thread
+//! a request crosses that thread and back.
 //!
 //! A write made durable before its reply (the `SYNC` flag or
 //! `fsync_each_write`) is followed by an fsync on the ring before the
@@ -16,8 +17,8 @@
 //! into one of the store's registered buffers ([`Storage::write_buf`],
 //! taken at dispatch) and written from it; a read is read into one and
 //! the reply is sent from it. An eager write and a write that finds no
-//! free registered buffer are received into a pool vector and copied on
-//! the ring thread.
+//! free registered buffer are received into a pool vector and copied into
+//! a registered buffer when the ring takes the write.
 
 use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
 use crate::storage::buffer::FixedBuf;

@@ -61,7 +61,7 @@ impl StoragePool {
             match t {
                 Ok(t) => pool.threads.push(t),
                 Err(e) => {
-                    pool.stop(Instant::now() + Duration::from_secs(5));
+                    pool.stop(Instant::now() + Duration::from_secs(5), || {});
                     return Err(e);
                 }
             }
@@ -94,13 +94,15 @@ impl StoragePool {
     }
 
     /// Stops the threads: each finishes its job, then exits. Joins them
-    /// until `deadline`; returns false when some were still busy (they are
-    /// left to finish on their own).
-    pub fn stop(&mut self, deadline: Instant) -> bool {
+    /// until `deadline`, calling `meanwhile` as it waits (a driven store's
+    /// ring needs its owner's turns); returns false when some were still
+    /// busy (they are left to finish on their own).
+    pub fn stop(&mut self, deadline: Instant, mut meanwhile: impl FnMut()) -> bool {
         self.jobs = None;
         let mut all = true;
         for t in self.threads.drain(..) {
             while !t.is_finished() && Instant::now() < deadline {
+                meanwhile();
                 std::thread::sleep(Duration::from_millis(1));
             }
             if t.is_finished() {
@@ -116,7 +118,7 @@ impl StoragePool {
 impl Drop for StoragePool {
     fn drop(&mut self) {
         if !self.threads.is_empty() {
-            self.stop(Instant::now() + Duration::from_secs(5));
+            self.stop(Instant::now() + Duration::from_secs(5), || {});
         }
     }
 }

@@ -47,6 +47,16 @@ impl<'a> Batch<'a> {
                 return b;
             }
             if self.in_flight == 0 {
+                if self.store.drives_here() {
+                    // The buffers come back with completions this thread
+                    // must take itself.
+                    if !waited {
+                        pool.note_wait();
+                        waited = true;
+                    }
+                    self.store.drive_waiting();
+                    continue;
+                }
                 if waited {
                     // Counted once per acquire.
                     return pool.acquire_uncounted();
@@ -91,7 +101,7 @@ impl<'a> Batch<'a> {
     }
 
     fn wait_one(&mut self, on_done: &mut impl FnMut(Done, &mut Option<Error>)) {
-        match self.rx.recv() {
+        match self.recv() {
             Ok(d) => {
                 self.in_flight -= 1;
                 on_done(d, &mut self.err);
@@ -100,6 +110,21 @@ impl<'a> Batch<'a> {
             Err(_) => {
                 self.in_flight = 0;
                 self.err.get_or_insert(Error::Closed);
+            }
+        }
+    }
+
+    /// The next result; on the thread that turns a driven store's ring,
+    /// turning it until the result comes.
+    fn recv(&self) -> Result<Done, mpsc::RecvError> {
+        if !self.store.drives_here() {
+            return self.rx.recv();
+        }
+        loop {
+            match self.rx.try_recv() {
+                Ok(d) => return Ok(d),
+                Err(mpsc::TryRecvError::Empty) => self.store.drive_waiting(),
+                Err(mpsc::TryRecvError::Disconnected) => return Err(mpsc::RecvError),
             }
         }
     }

@@ -5,7 +5,9 @@
 //! registered buffers and send each piece to the store's driver thread over
 //! a channel. The driver thread owns the ring and the fd cache; it turns
 //! pieces into kernel operations and sends each result (with its buffer)
-//! back to the caller's reply channel.
+//! back to the caller's reply channel. A store opened with
+//! [`ChunkStore::open_driven`] has no driver thread: the thread that
+//! opened it turns the ring in its own loop (`driven`).
 //!
 //! Waking the driver thread: it sleeps only inside the ring's
 //! `io_uring_enter`, which also polls an eventfd. Before sleeping it sets
@@ -19,10 +21,13 @@
 //! * `request`: what callers send the driver thread and what comes back.
 //! * `batch`: the pieces of one call in flight.
 //! * `ring_thread`: the driver thread, which owns the ring.
+//! * `driven`: the ring turned by the thread that opened the store instead
+//!   ([`ChunkStore::open_driven`]: the daemon's event loop).
 //! * `submit`: requests started without waiting, answered on a channel
 //!   (the daemon's event loop uses these for data).
 
 mod batch;
+mod driven;
 mod options;
 mod request;
 mod ring_thread;
@@ -37,6 +42,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::thread::JoinHandle;
 
 use self::batch::Batch;
+use self::driven::Driven;
 pub use self::options::{
     MAX_BUFFER, MAX_CHUNK, MAX_OFFSET, MAX_POOL_BYTES, MAX_READ, StoreOptions,
 };
@@ -44,7 +50,7 @@ use self::request::{Done, Msg, ReqKind, Request, note_failure};
 use self::ring_thread::RingThread;
 pub use self::submit::{Completions, Finished, ReadAnswer};
 use super::buffer::BufferPool;
-use super::driver::{Driver, RingSetup};
+use super::driver::{Driver, RingSetup, SetupError};
 use super::fd_cache::FdCache;
 use super::layout::{self, Piece};
 use super::stats::{Counters, StoreStats};
@@ -66,6 +72,8 @@ pub struct ChunkStore {
     tx: RwLock<Option<Sender<Msg>>>,
     wake: Arc<ParkWake>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The ring, when the opening thread turns it (no driver thread).
+    driven: Option<Driven>,
     trace_path: Option<PathBuf>,
     owner_pid: u32,
 }
@@ -85,8 +93,21 @@ impl ChunkStore {
     /// Opens (creating the directory if needed) the store at `root` and
     /// starts its driver thread.
     pub fn open(root: impl AsRef<Path>, opts: StoreOptions) -> Result<ChunkStore> {
+        ChunkStore::open_with(root.as_ref(), opts, false)
+    }
+
+    /// Opens the store with its ring turned by the calling thread rather
+    /// than a driver thread: that thread must call [`ChunkStore::drive`]
+    /// often and sleep on [`ChunkStore::driven_wake`] (the daemon's event
+    /// loop). Other threads use the store as always; their calls wait for
+    /// the owner's turns.
+    pub fn open_driven(root: impl AsRef<Path>, opts: StoreOptions) -> Result<ChunkStore> {
+        ChunkStore::open_with(root.as_ref(), opts, true)
+    }
+
+    fn open_with(root: &Path, opts: StoreOptions, driven: bool) -> Result<ChunkStore> {
         opts.validate()?;
-        let root = root.as_ref().to_path_buf();
+        let root = root.to_path_buf();
         let root_str = root.to_string_lossy().into_owned();
         std::fs::create_dir_all(&root)
             .map_err(|e| Error::from_io(&e, "create store", &root_str))?;
@@ -116,54 +137,24 @@ impl ChunkStore {
         let counters = Arc::new(Counters::default());
         let wake = Arc::new(ParkWake::new().map_err(|e| Error::from_io(&e, "eventfd", &root_str))?);
         let (tx, rx) = mpsc::channel();
-        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
-        let worker_pool = pool.clone();
-        let worker_counters = Arc::clone(&counters);
-        let worker_wake = Arc::clone(&wake);
-        let fds = FdCache::new(Arc::clone(&root_fd), opts.fd_cache_capacity);
-        let worker_root_fd = Arc::clone(&root_fd);
-        let entries = opts.ring_entries.next_power_of_two();
-        let thread = std::thread::Builder::new()
-            .name("benchfs-store".into())
-            .spawn(move || {
-                // The ring is single-issuer: build it on the thread using it.
-                let trace = trace.map(TraceBuffer::new);
-                let mut driver = match Driver::new(
-                    entries,
-                    Some(&worker_pool),
-                    worker_counters.clone(),
-                    trace,
-                ) {
-                    Ok(d) => d,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                driver.set_wake_fd(worker_wake.raw());
-                let _ = ready_tx.send(Ok(driver.setup()));
-                RingThread {
-                    driver,
-                    fds,
-                    root_fd: worker_root_fd,
-                    counters: worker_counters,
-                    wake: worker_wake,
-                    rx,
-                    done: Vec::new(),
-                }
-                .run();
-            })
-            .map_err(|e| Error::from_io(&e, "start driver thread", &root_str))?;
-        let setup = match ready_rx.recv() {
-            Ok(Ok(setup)) => setup,
-            Ok(Err(e)) => {
-                let _ = thread.join();
-                return Err(Error::from_io(&e.source, e.step, &root_str));
-            }
-            Err(_) => {
-                let _ = thread.join();
-                return Err(Error::os(libc::EIO, "set up io_uring", &root_str));
-            }
+        let parts = RingParts {
+            entries: opts.ring_entries.next_power_of_two(),
+            pool: pool.clone(),
+            counters: Arc::clone(&counters),
+            wake: Arc::clone(&wake),
+            fds: FdCache::new(Arc::clone(&root_fd), opts.fd_cache_capacity),
+            root_fd: Arc::clone(&root_fd),
+            trace,
+            rx,
+        };
+        let (setup, thread, driven) = if driven {
+            let ring = parts
+                .build(true)
+                .map_err(|e| Error::from_io(&e.source, e.step, &root_str))?;
+            (ring.driver.setup(), None, Some(Driven::new(ring)))
+        } else {
+            let (setup, thread) = parts.spawn(&root_str)?;
+            (setup, Some(thread), None)
         };
         Ok(ChunkStore {
             root,
@@ -177,10 +168,42 @@ impl ChunkStore {
             setup,
             tx: RwLock::new(Some(tx)),
             wake,
-            thread: Mutex::new(Some(thread)),
+            thread: Mutex::new(thread),
+            driven,
             trace_path,
             owner_pid: std::process::id(),
         })
+    }
+
+    /// One turn of a driven store's ring ([`ChunkStore::open_driven`]) on
+    /// the thread that opened it: takes requests, submits them, answers
+    /// what completed, never waits. Whether anything happened; `false`
+    /// from any other thread or for a store with a driver thread.
+    #[inline]
+    pub fn drive(&self) -> bool {
+        self.driven.as_ref().is_some_and(Driven::turn)
+    }
+
+    /// A driven store's eventfd, for its owner to sleep on: park it
+    /// ([`ParkWake::park`]), drain it, [`ChunkStore::drive`] once more,
+    /// and sleep only if that did nothing. Written by other threads'
+    /// requests while parked and by the kernel on completions. `None` for
+    /// a store with a driver thread.
+    pub fn driven_wake(&self) -> Option<&ParkWake> {
+        self.driven.as_ref().map(|_| &*self.wake)
+    }
+
+    /// Whether the calling thread turns this store's ring: its blocking
+    /// calls then turn the ring themselves while they wait.
+    fn drives_here(&self) -> bool {
+        self.driven.as_ref().is_some_and(Driven::here)
+    }
+
+    /// Waits for progress on a driven store's ring, from its owner thread.
+    fn drive_waiting(&self) {
+        if let Some(d) = &self.driven {
+            d.turn_waiting();
+        }
     }
 
     /// The root directory.
@@ -244,6 +267,14 @@ impl ChunkStore {
             let guard = self.tx.read().unwrap_or_else(PoisonError::into_inner);
             let Some(tx) = guard.as_ref() else {
                 return Err(Box::new(req));
+            };
+            // The owner of a driven ring hands its requests over directly.
+            let req = match &self.driven {
+                Some(d) => match d.take(req) {
+                    Ok(()) => return Ok(()),
+                    Err(req) => req,
+                },
+                None => req,
             };
             if let Err(mpsc::SendError(msg)) = tx.send(Msg::Io(req)) {
                 return match msg {
@@ -459,7 +490,8 @@ impl ChunkStore {
     }
 
     /// Waits for operations in flight, flushes the trace and stops the
-    /// driver thread. Idempotent; later calls on the store fail with
+    /// driver thread (a driven store: answers what its ring accepted, when
+    /// called on the owner thread). Idempotent; later calls on the store fail with
     /// [`Error::Closed`].
     pub fn close(&self) -> Result<()> {
         if std::process::id() != self.owner_pid {
@@ -482,6 +514,9 @@ impl ChunkStore {
             drop(tx);
             self.wake.notify_if_parked();
         }
+        if let Some(d) = &self.driven {
+            d.finish();
+        }
         let mut thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(t) = thread.take()
             && t.join().is_err()
@@ -499,6 +534,81 @@ impl ChunkStore {
 impl Drop for ChunkStore {
     fn drop(&mut self) {
         let _ = self.close();
+    }
+}
+
+/// What the ring's driver is made of, before its ring exists.
+struct RingParts {
+    entries: u32,
+    pool: BufferPool,
+    counters: Arc<Counters>,
+    wake: Arc<ParkWake>,
+    fds: FdCache,
+    root_fd: Arc<OwnedFd>,
+    trace: Option<Arc<TraceFile>>,
+    rx: mpsc::Receiver<Msg>,
+}
+
+impl RingParts {
+    /// The driver, its ring built on the calling thread (single-issuer:
+    /// the thread that will submit). Driven (no thread of its own), the
+    /// kernel writes the wake eventfd on completions, for an owner asleep
+    /// in epoll; on a driver thread the ring polls that eventfd instead.
+    fn build(self, driven: bool) -> std::result::Result<RingThread, SetupError> {
+        let trace = self.trace.map(TraceBuffer::new);
+        let mut driver = Driver::new(
+            self.entries,
+            Some(&self.pool),
+            Arc::clone(&self.counters),
+            trace,
+        )?;
+        if driven {
+            driver
+                .register_eventfd(self.wake.raw())
+                .map_err(|source| SetupError {
+                    step: "register the store's eventfd with io_uring",
+                    source,
+                })?;
+        } else {
+            driver.set_wake_fd(self.wake.raw());
+        }
+        Ok(RingThread {
+            driver,
+            fds: self.fds,
+            root_fd: self.root_fd,
+            counters: self.counters,
+            wake: self.wake,
+            rx: self.rx,
+            done: Vec::new(),
+        })
+    }
+
+    /// Starts the driver thread.
+    fn spawn(self, root_str: &str) -> Result<(RingSetup, JoinHandle<()>)> {
+        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name("benchfs-store".into())
+            .spawn(move || match self.build(false) {
+                Ok(ring) => {
+                    let _ = ready_tx.send(Ok(ring.driver.setup()));
+                    ring.run();
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
+            .map_err(|e| Error::from_io(&e, "start driver thread", root_str))?;
+        match ready_rx.recv() {
+            Ok(Ok(setup)) => Ok((setup, thread)),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(Error::from_io(&e.source, e.step, root_str))
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(Error::os(libc::EIO, "set up io_uring", root_str))
+            }
+        }
     }
 }
 

@@ -1,5 +1,7 @@
-//! The driver thread: it owns the ring and the fd cache, turns requests
-//! into kernel operations and answers each on its reply channel.
+//! The driver: it owns the ring and the fd cache, turns requests into
+//! kernel operations and answers each on its reply channel. It runs on a
+//! thread of its own ([`RingThread::run`]) or is turned by the thread that
+//! opened a driven store ([`RingThread::turn`]).
 
 use std::ffi::CString;
 use std::os::fd::{AsFd as _, OwnedFd};
@@ -31,16 +33,7 @@ impl RingThread {
         let mut shutdown = false;
         loop {
             // Everything that piled up while we were busy goes into one batch.
-            loop {
-                match self.rx.try_recv() {
-                    Ok(Msg::Io(req)) => self.handle(req),
-                    Ok(Msg::Shutdown) | Err(TryRecvError::Disconnected) => {
-                        shutdown = true;
-                        break;
-                    }
-                    Err(TryRecvError::Empty) => break,
-                }
-            }
+            shutdown |= self.take_requests().1;
             if shutdown && self.driver.in_flight() == 0 {
                 break;
             }
@@ -83,13 +76,74 @@ impl RingThread {
         self.driver.flush_trace();
     }
 
-    fn complete_ready(&mut self) {
+    /// Handles every request waiting in the channel: whether there was
+    /// any, and whether the store is closing.
+    fn take_requests(&mut self) -> (bool, bool) {
+        let mut any = false;
+        loop {
+            match self.rx.try_recv() {
+                Ok(Msg::Io(req)) => {
+                    any = true;
+                    self.handle(req);
+                }
+                Ok(Msg::Shutdown) | Err(TryRecvError::Disconnected) => return (any, true),
+                Err(TryRecvError::Empty) => return (any, false),
+            }
+        }
+    }
+
+    /// One turn on the thread that drives the ring itself (a store opened
+    /// with [`ChunkStore::open_driven`](super::ChunkStore::open_driven)):
+    /// takes requests, submits, answers what completed; never waits.
+    /// Whether anything happened; `Err` when the ring is unusable.
+    pub(super) fn turn(&mut self) -> std::io::Result<bool> {
+        let (mut any, _) = self.take_requests();
+        if self.driver.in_flight() == 0 {
+            // Nothing queued or in the kernel: no clock, no counters.
+            return Ok(any);
+        }
+        any |= self.driver.poll()? > 0;
+        any |= self.complete_ready() > 0;
+        Ok(any)
+    }
+
+    /// [`RingThread::turn`], then, when nothing happened, waits for a
+    /// completion: for a blocking call made on the driving thread.
+    pub(super) fn turn_waiting(&mut self) -> std::io::Result<()> {
+        if self.turn()? {
+            return Ok(());
+        }
+        if self.driver.in_flight() == 0 {
+            return Ok(());
+        }
+        self.driver.submit_and_wait(1)?;
+        self.complete_ready();
+        Ok(())
+    }
+
+    /// Operations accepted and not yet answered.
+    pub(super) fn in_flight(&self) -> usize {
+        self.driver.in_flight()
+    }
+
+    /// Takes one request straight from the driving thread, no channel.
+    pub(super) fn take(&mut self, req: Request) {
+        self.handle(req);
+    }
+
+    /// Writes the buffered trace records out (before the ring is dropped).
+    pub(super) fn flush_trace(&mut self) {
+        self.driver.flush_trace();
+    }
+
+    fn complete_ready(&mut self) -> usize {
         let mut done = std::mem::take(&mut self.done);
-        self.driver.reap(&mut done);
+        let n = self.driver.reap(&mut done);
         for c in done.drain(..) {
             self.complete(c);
         }
         self.done = done;
+        n
     }
 
     fn open(&mut self, name: &Arc<str>, mode: Mode, create: bool) -> std::io::Result<Opened> {

@@ -6,14 +6,14 @@
 //! Waking the caller: it sleeps in epoll on [`Completions::wake`] (the
 //! protocol: [`ParkWake`]), which the driver thread writes after a result
 //! only while the caller is parked, so a busy caller costs the driver
-//! thread no system call per result.
+//! thread no system call per result. When the caller turns the ring
+//! itself (a driven store) the answer is on the channel after its turn.
 //!
 //! A write's data either arrives already in a registered buffer the
 //! caller took with [`ChunkStore::write_buf`] (and received into:
 //! [`ChunkStore::start_write_fixed`], no copy at all), or travels with its
-//! answer and is copied into the registered buffer by the driver thread,
-//! not by the caller, whose time (the event loop's) is the daemon's
-//! scarcest. A read ([`ChunkStore::start_read`]) answers with the
+//! answer and is copied into the registered buffer by whoever turns the
+//! ring: the driver thread, or, for a driven store, the caller itself. A read ([`ChunkStore::start_read`]) answers with the
 //! registered buffer itself, for the caller to send from and drop, or
 //! copies it into the caller's vector ([`ReadAnswer`]).
 //!
