@@ -13,10 +13,10 @@
 //!
 //! Idle: after [`SPIN_TIME`] without news (longer after bulk data while a
 //! CPU is free: [`super::idle`]) the loop arms the worker and sleeps in
-//! epoll on the worker's event fd, the storage pool's and the
-//! ring's completion eventfds, a driven store's eventfd and the signal
-//! eventfd. The epoll timeout is only a deadline check (once a second, or the drain deadline while
-//! stopping).
+//! epoll on the worker's event fd, the storage pool's and the ring's
+//! completion eventfds, a driven store's eventfd and the signal eventfd.
+//! The epoll timeout is only a deadline check (once a second, or the
+//! drain deadline while stopping).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
