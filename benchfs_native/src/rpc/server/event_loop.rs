@@ -482,10 +482,22 @@ impl<'w> Server<'w> {
                     }
                 }
                 Some(msg) => {
-                    // Eager data is copied out of UCX's buffer here in any
-                    // case; its copy into a registered buffer follows when
-                    // the store's ring takes the write.
-                    buf.extend_from_slice(msg.data().unwrap_or(&[]));
+                    // Eager data must be copied out of UCX's buffer: a
+                    // write the ring will take is copied once, straight
+                    // into the registered buffer it is written from.
+                    let data = msg.data().unwrap_or(&[]);
+                    let fixed = if data.is_empty() {
+                        None
+                    } else {
+                        self.storage.write_buf(&q.job, data.len())
+                    };
+                    match fixed {
+                        Some(mut fixed) => {
+                            fixed.fill_from(data);
+                            q.job.fixed = Some(fixed);
+                        }
+                        None => buf.extend_from_slice(data),
+                    }
                     drop(msg);
                     q.job.buf = buf;
                     self.submit(q.job);

@@ -16,8 +16,9 @@
 //! No copy on the way: a rendezvous write's data is received straight
 //! into one of the store's registered buffers ([`Storage::write_buf`],
 //! taken at dispatch) and written from it; a read is read into one and
-//! the reply is sent from it. An eager write and a write that finds no
-//! free registered buffer are received into a pool vector and copied into
+//! the reply is sent from it. An eager write's data is copied out of
+//! UCX's buffer straight into a registered buffer; a write that finds no
+//! free registered buffer is received into a pool vector and copied into
 //! a registered buffer when the ring takes the write.
 
 use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
