@@ -46,17 +46,10 @@ impl<'a> Batch<'a> {
             if let Some(b) = pool.try_acquire() {
                 return b;
             }
-            if self.in_flight == 0 {
-                if self.store.drives_here() {
-                    // The buffers come back with completions this thread
-                    // must take itself.
-                    if !waited {
-                        pool.note_wait();
-                        waited = true;
-                    }
-                    self.store.drive_waiting();
-                    continue;
-                }
+            // The thread that turns a driven ring cannot block in the
+            // pool: the buffers come back with completions it must take.
+            let drives_here = self.store.drives_here();
+            if self.in_flight == 0 && !drives_here {
                 if waited {
                     // Counted once per acquire.
                     return pool.acquire_uncounted();
@@ -67,7 +60,11 @@ impl<'a> Batch<'a> {
                 pool.note_wait();
                 waited = true;
             }
-            self.wait_one(on_done);
+            if self.in_flight == 0 {
+                self.store.drive_waiting();
+            } else {
+                self.wait_one(on_done);
+            }
         }
     }
 
