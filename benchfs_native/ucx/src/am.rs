@@ -20,6 +20,7 @@ use std::rc::{Rc, Weak};
 
 use crate::buf::{IoBuf, IoBufMut};
 use crate::error::{Error, Result, Status, check};
+use crate::header::HeaderCopy;
 use crate::request::{CbKind, Request, start};
 use crate::shared::{CbOutcome, RegisteredHandler, WorkerShared};
 use crate::sys;
@@ -99,40 +100,12 @@ enum Body {
     Owned(Vec<u8>),
 }
 
-/// Header bytes, inline when small.
-enum Header {
-    Inline { len: u8, bytes: [u8; 64] },
-    Heap(Box<[u8]>),
-}
-
-impl Header {
-    fn new(h: &[u8]) -> Header {
-        if h.len() <= 64 {
-            let mut bytes = [0u8; 64];
-            bytes[..h.len()].copy_from_slice(h);
-            Header::Inline {
-                len: h.len() as u8,
-                bytes,
-            }
-        } else {
-            Header::Heap(h.into())
-        }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Header::Inline { len, bytes } => &bytes[..*len as usize],
-            Header::Heap(b) => b,
-        }
-    }
-}
-
 /// One received active message. Owned by the handler, which may keep it
 /// past the callback (same thread only); dropping it releases UCX's data.
 pub struct AmMessage {
     worker: Rc<WorkerShared>,
     id: u16,
-    header: Header,
+    header: HeaderCopy,
     body: Body,
     reply_ep: sys::ucp_ep_h,
     /// Sequence number of the callback that delivered it.
@@ -234,7 +207,7 @@ impl AmMessage {
                         &self.worker,
                         "ucp_am_recv_data_nbx",
                         buf,
-                        None,
+                        &[],
                         CbKind::RecvAm,
                         |param, b, _| {
                             sys::ucp_am_recv_data_nbx(
@@ -268,7 +241,7 @@ impl AmMessage {
                         &worker,
                         "am data copy",
                         buf,
-                        None,
+                        &[],
                         CbKind::RecvAm,
                         |param, _, _| {
                             *param.recv_info.length = data_len;
@@ -378,7 +351,7 @@ unsafe extern "C" fn am_recv_cb(
     let msg = AmMessage {
         worker: worker.clone(),
         id: slot.id,
-        header: Header::new(hdr),
+        header: HeaderCopy::new(hdr),
         body,
         reply_ep,
         seq,
@@ -492,11 +465,6 @@ pub(crate) fn send_on<B: IoBuf>(
     if opts.reply {
         flags |= sys::UCP_AM_SEND_FLAG_REPLY;
     }
-    let header: Option<Box<[u8]>> = if header.is_empty() {
-        None
-    } else {
-        Some(header.into())
-    };
     // Safety: one `ucp_am_send_nbx` on a live endpoint; header and payload
     // are owned by the request state until completion.
     unsafe {

@@ -208,7 +208,7 @@ impl Endpoint {
                 &self.worker,
                 "ucp_ep_flush_nbx",
                 (),
-                None,
+                &[],
                 crate::request::CbKind::Send,
                 |param, _, _| sys::ucp_ep_flush_nbx(self.handle, param),
             )

@@ -68,6 +68,7 @@ mod context;
 mod dead_peer;
 mod endpoint;
 mod error;
+mod header;
 mod print;
 mod request;
 mod shared;

@@ -20,6 +20,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use crate::error::{Error, Result, Status, StatusPtr, decode_ptr};
+use crate::header::HeaderCopy;
 use crate::shared::WorkerShared;
 use crate::sys;
 
@@ -28,8 +29,9 @@ pub(crate) struct OpState<B> {
     length: Cell<usize>,
     detached: Cell<bool>,
     buf: UnsafeCell<Option<B>>,
-    // Kept alive until completion: UCX may read the header until then.
-    _header: Option<Box<[u8]>>,
+    // Kept alive until completion: UCX may read the header until then. In
+    // the state's own allocation when short: a send allocates once.
+    header: Option<HeaderCopy>,
     pub(crate) worker: Rc<WorkerShared>,
     what: &'static str,
 }
@@ -61,7 +63,8 @@ pub(crate) enum CbKind {
 
 /// Starts an operation: `call` receives the prepared parameters (callback,
 /// `user_data`, and for receives the `recv_info.length` out-pointer) and
-/// performs the `ucp_*_nbx` call.
+/// performs the `ucp_*_nbx` call. `header` (empty: none) is copied into
+/// the operation's state, where it stays put until completion.
 ///
 /// # Safety
 /// `call` must make exactly one `ucp_*_nbx` call that uses `param` as
@@ -71,7 +74,7 @@ pub(crate) unsafe fn start<B: 'static>(
     worker: &Rc<WorkerShared>,
     what: &'static str,
     buf: B,
-    header: Option<Box<[u8]>>,
+    header: &[u8],
     kind: CbKind,
     call: impl FnOnce(&sys::ucp_request_param_t, &mut B, Option<&[u8]>) -> sys::ucs_status_ptr_t,
 ) -> Result<Request<B>> {
@@ -80,7 +83,7 @@ pub(crate) unsafe fn start<B: 'static>(
         length: Cell::new(0),
         detached: Cell::new(false),
         buf: UnsafeCell::new(Some(buf)),
-        _header: header,
+        header: (!header.is_empty()).then(|| HeaderCopy::new(header)),
         worker: worker.clone(),
         what,
     });
@@ -104,7 +107,11 @@ pub(crate) unsafe fn start<B: 'static>(
     // the heap-allocated state, and `IoBuf`/`IoBufMut` guarantee its bytes
     // stay put for as long as the state lives.
     let buf_ref = unsafe { (*state.buf.get()).as_mut() }.expect("buffer present");
-    let ret = call(&param, buf_ref, state._header.as_deref());
+    let ret = call(
+        &param,
+        buf_ref,
+        state.header.as_ref().map(HeaderCopy::as_slice),
+    );
 
     match decode_ptr(ret) {
         StatusPtr::Done | StatusPtr::Failed(_) => {

@@ -290,7 +290,7 @@ impl Client {
                 sync,
             };
             let piece = buf.piece(p.buf_offset, p.len);
-            let call = Call::new(&self.conn, node, &req, i as u64)?.named(&f.path);
+            let call = Call::named(&self.conn, node, &req, i as u64, &f.path)?;
             calls.push(call.with_payload(piece));
         }
         let out = self.window.run_all(&self.conn, calls, |_| false)?;
@@ -392,7 +392,7 @@ impl Client {
                 len: p.len as u64,
             };
             let piece = buf.piece(p.buf_offset, p.len);
-            let call = Call::new(&self.conn, node, &req, i as u64)?.named(&f.path);
+            let call = Call::named(&self.conn, node, &req, i as u64, &f.path)?;
             calls.push(call.with_dest(piece));
         }
         // A daemon without a backing file holds only holes of this range.
@@ -643,10 +643,7 @@ impl Client {
         let label: Rc<str> = Rc::from(file);
         let n = self.placement.nodes();
         let calls = (0..n)
-            .map(|node| {
-                Call::new(&self.conn, node, &request(&data), u64::from(node))
-                    .map(|c| c.named(&label))
-            })
+            .map(|node| Call::named(&self.conn, node, &request(&data), u64::from(node), &label))
             .collect::<Result<Vec<_>>>()?;
         let out = self.window.run_all(&self.conn, calls, enoent)?;
         for o in &out {

@@ -9,6 +9,11 @@ use crate::rpc::client::buf::Piece;
 use crate::rpc::client::connect::Conn;
 use crate::rpc::wire::{self, Attr, FileKind, Op, Request, Route};
 
+thread_local! {
+    /// The label of the calls without a path (ping, stats, shutdown), shared.
+    static NO_PATH: Rc<str> = Rc::from("");
+}
+
 /// What a call is about, for errors: `write testfile.3 chunk 12`.
 #[derive(Debug, Clone)]
 pub struct Label {
@@ -51,6 +56,34 @@ pub struct Call {
 impl Call {
     /// A call of `request` to `node` (on the client's channel there).
     pub fn new(conn: &Conn, node: u32, request: &Request<'_>, tag: u64) -> Result<Call> {
+        let path = request.path();
+        let label = if path.is_empty() {
+            NO_PATH.with(Rc::clone)
+        } else {
+            Rc::from(path)
+        };
+        Call::labelled(conn, node, request, tag, label)
+    }
+
+    /// A call named by the file's path `path` (a data op carries the
+    /// file's data object name; errors speak of the path the caller knows).
+    pub fn named(
+        conn: &Conn,
+        node: u32,
+        request: &Request<'_>,
+        tag: u64,
+        path: &Rc<str>,
+    ) -> Result<Call> {
+        Call::labelled(conn, node, request, tag, Rc::clone(path))
+    }
+
+    fn labelled(
+        conn: &Conn,
+        node: u32,
+        request: &Request<'_>,
+        tag: u64,
+        path: Rc<str>,
+    ) -> Result<Call> {
         let (channel, token) = conn
             .nodes
             .get(node as usize)
@@ -71,7 +104,7 @@ impl Call {
             node,
             label: Label {
                 op: request.op(),
-                path: Rc::from(request.path()),
+                path,
                 chunk,
             },
             tag,
@@ -80,13 +113,6 @@ impl Call {
             dest: None,
             bytes,
         })
-    }
-
-    /// Names the call by the file's path (a data op carries the file's
-    /// data object name; errors speak of the path the caller knows).
-    pub fn named(mut self, path: &Rc<str>) -> Call {
-        self.label.path = Rc::clone(path);
-        self
     }
 
     /// The write data (its length must be the request's `len`).

@@ -198,8 +198,7 @@ impl Client {
                         len: piece.len as u64,
                         sync: false,
                     };
-                    Call::new(&self.conn, node, &req, slot as u64)?
-                        .named(&file.path)
+                    Call::named(&self.conn, node, &req, slot as u64, &file.path)?
                         .with_payload(piece_buf)
                 } else {
                     let req = Request::Read {
@@ -208,8 +207,7 @@ impl Client {
                         offset: piece.chunk_offset,
                         len: piece.len as u64,
                     };
-                    Call::new(&self.conn, node, &req, slot as u64)?
-                        .named(&file.path)
+                    Call::named(&self.conn, node, &req, slot as u64, &file.path)?
                         .with_dest(piece_buf)
                 };
                 self.window.submit(&self.conn, call);
