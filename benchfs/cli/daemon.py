@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from benchfs.cluster.private import private_umask
-from benchfs.daemon import serve_file
+from benchfs.daemon import block_stop_signals, serve_file
 
 
 def daemon(
@@ -31,4 +31,5 @@ def daemon(
 ) -> None:
     """Serve until SIGTERM/SIGINT or a shutdown request; exit 0 after a clean stop."""
     private_umask()
+    block_stop_signals()
     serve_file(config, node_id=node_id, node_name=node_name)

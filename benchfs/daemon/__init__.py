@@ -11,9 +11,11 @@ from benchfs.daemon.settings import (
     settings_toml,
     write_daemon_config,
 )
+from benchfs.daemon.signals import block_stop_signals
 
 __all__ = [
     "DaemonSettings",
+    "block_stop_signals",
     "daemon_config_path",
     "load_daemon_config",
     "parse_daemon_config",

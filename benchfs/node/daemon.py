@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchfs.cluster.private import make_private_dir
+from benchfs.daemon import block_stop_signals
 from benchfs.daemon.serve import serve_file
 from benchfs.daemon.settings import RANK_VARIABLES, daemon_config_path, launcher_rank
 from benchfs.errors import ConfigError
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         path = config_file(args)
         if args.shm_dir:
             make_private_dir(Path(args.shm_dir))
+        block_stop_signals()
         serve_file(path)
         return 0
 

@@ -344,8 +344,11 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         registered_after.as_millis()
     );
     let served = Instant::now();
+    // `signals` is held through the tail below: a launcher may pass a stop
+    // signal on more than once (Hydra did, to a daemon already stopping),
+    // and a second one must not kill the daemon while it fsyncs and
+    // unregisters.
     let report = server.run(signals.as_ref());
-    drop(signals);
     // The tail runs whatever the loop's result: a daemon that stops never
     // leaves its record behind.
     let mut fsynced = 0u64;
@@ -418,6 +421,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         summary.decode_errors,
         summary.uptime_s
     );
+    drop(signals);
     Ok(summary)
 }
 

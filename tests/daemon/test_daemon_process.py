@@ -100,6 +100,52 @@ def test_registers_then_a_stop_signal_stops_cleanly(tmp_path: Path, signum: int)
     assert f"stopped ({signal.Signals(signum).name}, drained)" in err
 
 
+# A launcher may pass a stop signal on more than once (Hydra was seen to,
+# to a daemon already fsyncing and unregistering): however many come and
+# whenever, the daemon stops once, says so and exits 0.
+@pytest.mark.parametrize(
+    "program", [["benchfs", "daemon"], ["benchfs.node.daemon"]], ids=["cli", "node-program"]
+)
+def test_a_burst_of_stop_signals_stops_the_daemon_once(tmp_path: Path, program: list[str]) -> None:
+    registry = tmp_path / "registry"
+    config = _write_config(
+        tmp_path / "daemon.toml",
+        node_name="burst",
+        node_id=0,
+        data_dir=str(tmp_path / "data"),
+        registry_dir=str(registry),
+        buffer_pool_size="16m",
+        max_concurrency=4,
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_RANK") and k != "SLURM_PROCID"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", *program, "--config", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    sent = 0
+    try:
+        _wait_for_record(registry / "burst.json", proc)
+        # Until it has exited: through the drain, the fsyncs, the
+        # unregistering and the interpreter's own exit.
+        until = time.monotonic() + DEADLINE_S
+        while proc.poll() is None and time.monotonic() < until:
+            proc.send_signal(signal.SIGTERM)
+            sent += 1
+            time.sleep(0.001)
+        _, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert sent > 1
+    assert proc.returncode == 0, err
+    assert err.count("stopped (SIGTERM, drained)") == 1, err
+    assert not (registry / "burst.json").exists(), "record left behind"
+
+
 def test_unknown_key_names_the_key_and_the_file(tmp_path: Path) -> None:
     config = _write_config(
         tmp_path / "bad.toml",

@@ -50,4 +50,4 @@ pub use park_wake::ParkWake;
 pub use poll::readable_now;
 pub use random::{effective_gid, effective_uid, fill_random, random_u64};
 pub use run_queue::RunQueue;
-pub use signals::{SavedAction, preserving_errno, set_handler};
+pub use signals::{SavedAction, SavedMask, preserving_errno, set_handler, unblock};

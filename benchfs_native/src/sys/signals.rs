@@ -1,5 +1,6 @@
-//! Signal handlers: installing one, putting back the one it replaced, and
-//! keeping `errno` intact inside a handler.
+//! Signal handlers: installing one, putting back the one it replaced,
+//! unblocking signals for the calling thread, and keeping `errno` intact
+//! inside a handler.
 
 use std::io;
 
@@ -37,6 +38,40 @@ impl SavedAction {
     pub fn restore(self) {
         // Safety: restores an action `sigaction` itself returned.
         unsafe { libc::sigaction(self.sig, &self.old, std::ptr::null_mut()) };
+    }
+}
+
+/// The calling thread's signal mask before [`unblock`] changed it.
+#[derive(Debug)]
+pub struct SavedMask(libc::sigset_t);
+
+/// Unblocks `sigs` for the calling thread (a signal that arrived while
+/// blocked is delivered now) and returns the mask it replaced.
+pub fn unblock(sigs: &[libc::c_int]) -> io::Result<SavedMask> {
+    // Safety: a zeroed sigset_t is initialised by `sigemptyset` before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // Safety: a zeroed sigset_t is a valid out-value for the old mask.
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // Safety: live sigset_t values and valid signal numbers.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for &sig in sigs {
+            libc::sigaddset(&mut set, sig);
+        }
+    }
+    // Safety: as above; pthread_sigmask returns the error number.
+    let rc = unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, &mut old) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(SavedMask(old))
+}
+
+impl SavedMask {
+    /// Puts the saved mask back on the calling thread.
+    pub fn restore(self) {
+        // Safety: a mask `pthread_sigmask` itself returned.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, std::ptr::null_mut()) };
     }
 }
 

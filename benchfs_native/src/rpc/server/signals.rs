@@ -2,12 +2,18 @@
 //! only writes an eventfd (async-signal-safe), so the event loop wakes and drains instead
 //! of dying mid-request. The previous handlers come back when the guard is
 //! dropped (Python's own SIGINT handler, for one).
+//!
+//! The guard also unblocks the stop signals on its thread for its
+//! lifetime. A program that blocks them before it serves (the node daemon)
+//! thereby has a stop signal that came during start-up handled as soon as
+//! the guard is in place, and one that comes after the guard is gone left
+//! pending until it exits, never fatal.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::error::{Error, Result};
-use crate::sys::{self, EventFd, SavedAction};
+use crate::sys::{self, EventFd, SavedAction, SavedMask};
 
 /// The eventfd the handler writes; -1 when no guard is installed.
 static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
@@ -30,6 +36,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 pub struct SignalGuard {
     fd: EventFd,
     old: Vec<SavedAction>,
+    mask: Option<SavedMask>,
 }
 
 /// The signals that stop a daemon or a mount (SIGHUP: its terminal went away).
@@ -54,6 +61,7 @@ impl SignalGuard {
         let mut guard = SignalGuard {
             fd,
             old: Vec::new(),
+            mask: None,
         };
         for sig in STOP_SIGNALS {
             match sys::set_handler(sig, on_signal) {
@@ -62,6 +70,10 @@ impl SignalGuard {
                 Err(e) => return Err(Error::from_io(&e, "sigaction", format!("signal {sig}"))),
             }
         }
+        // After the handlers: a signal pending while blocked reaches them.
+        let mask = sys::unblock(&STOP_SIGNALS)
+            .map_err(|e| Error::from_io(&e, "pthread_sigmask", "stop signals"))?;
+        guard.mask = Some(mask);
         Ok(guard)
     }
 
@@ -86,6 +98,11 @@ impl SignalGuard {
 
 impl Drop for SignalGuard {
     fn drop(&mut self) {
+        // The mask first: signals blocked before the guard stay blocked
+        // from here on, so none meets the restored (maybe fatal) action.
+        if let Some(mask) = self.mask.take() {
+            mask.restore();
+        }
         for saved in self.old.drain(..).rev() {
             saved.restore();
         }
