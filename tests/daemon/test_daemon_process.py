@@ -24,10 +24,14 @@ def _write_config(path: Path, **values: object) -> Path:
     return path
 
 
-def _start(config: Path, *extra: str) -> subprocess.Popen[str]:
+def _start(
+    config: Path, *extra: str, program: tuple[str, ...] = ("benchfs", "daemon")
+) -> subprocess.Popen[str]:
+    """``program`` (a module and its arguments, for ``python -m``) serving
+    ``config``, outside any launcher's rank."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_RANK") and k != "SLURM_PROCID"}
     return subprocess.Popen(
-        [sys.executable, "-m", "benchfs", "daemon", "--config", str(config), *extra],
+        [sys.executable, "-m", *program, "--config", str(config), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -104,9 +108,11 @@ def test_registers_then_a_stop_signal_stops_cleanly(tmp_path: Path, signum: int)
 # to a daemon already fsyncing and unregistering): however many come and
 # whenever, the daemon stops once, says so and exits 0.
 @pytest.mark.parametrize(
-    "program", [["benchfs", "daemon"], ["benchfs.node.daemon"]], ids=["cli", "node-program"]
+    "program", [("benchfs", "daemon"), ("benchfs.node.daemon",)], ids=["cli", "node-program"]
 )
-def test_a_burst_of_stop_signals_stops_the_daemon_once(tmp_path: Path, program: list[str]) -> None:
+def test_a_burst_of_stop_signals_stops_the_daemon_once(
+    tmp_path: Path, program: tuple[str, ...]
+) -> None:
     registry = tmp_path / "registry"
     config = _write_config(
         tmp_path / "daemon.toml",
@@ -117,14 +123,7 @@ def test_a_burst_of_stop_signals_stops_the_daemon_once(tmp_path: Path, program: 
         buffer_pool_size="16m",
         max_concurrency=4,
     )
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_RANK") and k != "SLURM_PROCID"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", *program, "--config", str(config)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    proc = _start(config, program=program)
     sent = 0
     try:
         _wait_for_record(registry / "burst.json", proc)

@@ -7,12 +7,12 @@
 //! * a data read or write that fits one of the store's registered buffers
 //!   is started by the loop itself on the store's ring, which the loop
 //!   turns when the store was opened driven (the daemon's), its result
-//!   drained from a channel (`on_ring`); other storage work runs on the [`pool`]
-//!   of `max_concurrency` threads that call the blocking chunk store API
-//!   ([`dispatch`]); requests beyond the bound wait in a FIFO queue; data
-//!   lives in a bounded pool of reusable buffers ([`buffers`]), or, on the
-//!   ring, in the store's registered buffers UCX receives into and sends
-//!   from (`data_buf`);
+//!   drained from a channel (`on_ring`); other storage work runs on the
+//!   [`pool`] of `max_concurrency` threads that call the blocking chunk
+//!   store API ([`dispatch`]); requests beyond the bound wait in a FIFO
+//!   queue; data lives in a bounded pool of reusable buffers
+//!   ([`buffers`]), or, on the ring, in the store's registered buffers UCX
+//!   receives into and sends from (`data_buf`);
 //! * a dispatched request holds one of the loop's `slots`;
 //! * clients are known by their [`channels`], opened only for a connect
 //!   signed with the session key and fresh ([`replay`]); [`stats`] are counters of

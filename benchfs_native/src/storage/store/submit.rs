@@ -13,9 +13,10 @@
 //! caller took with [`ChunkStore::write_buf`] (and received into:
 //! [`ChunkStore::start_write_fixed`], no copy at all), or travels with its
 //! answer and is copied into the registered buffer by whoever turns the
-//! ring: the driver thread, or, for a driven store, the caller itself. A read ([`ChunkStore::start_read`]) answers with the
-//! registered buffer itself, for the caller to send from and drop, or
-//! copies it into the caller's vector ([`ReadAnswer`]).
+//! ring: the driver thread, or, for a driven store, the caller itself. A
+//! read ([`ChunkStore::start_read`]) answers with the registered buffer
+//! itself, for the caller to send from and drop, or copies it into the
+//! caller's vector ([`ReadAnswer`]).
 //!
 //! A request that would need more than one buffer, finds none free, or
 //! would fail its checks is not started: its data comes back to the caller,
