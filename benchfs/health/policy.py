@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from benchfs.health.figures import fmt
 from benchfs.health.robust import Bad, Outlier, robust_outliers
 from benchfs.health.thresholds import Thresholds
 
@@ -43,8 +44,9 @@ class Evidence:
     def describe(self) -> str:
         side = "below" if self.factor < 1 else "above"
         return (
-            f"{self.metric} = {self.value:,.4g} ({self.factor:.2g}x the median {self.median:,.4g}, "
-            f"robust z {self.robust_z:,.3g}), {side} the limit {self.limit:,.4g}"
+            f"{self.metric} = {fmt(self.value, 4)} ({fmt(self.factor, 2)}x the median "
+            f"{fmt(self.median, 4)}, robust z {fmt(self.robust_z)}), {side} the limit "
+            f"{fmt(self.limit, 4)}"
         )
 
 

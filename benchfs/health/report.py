@@ -7,12 +7,12 @@ one row per node (when several), then every test's figures with units.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchfs.health.assess import metric_value
 from benchfs.health.diagnose import DiagnoseReport
+from benchfs.health.figures import fmt
 from benchfs.health.model import NodeAssessment, NodeMeasurement, TestResult
 
 NS_PER_MS = 1e6
@@ -51,17 +51,6 @@ TEST_HEADERS = (
     "aqu-sz",
     "assessment",
 )
-
-
-def fmt(value: float | None, digits: int = 3) -> str:
-    """Numbers people read: thousands separators for large ones, 3 significant digits else."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 100:
-        return f"{value:.0f}"
-    return f"{value:.{digits}g}"
 
 
 def node_row(node: NodeMeasurement, assessment: NodeAssessment, short: bool = False) -> list[str]:

@@ -21,6 +21,8 @@ from typing import Literal
 
 import numpy as np
 
+from benchfs.health.figures import fmt
+
 Bad = Literal["low", "high"]
 _MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution times this is its standard deviation
 
@@ -50,8 +52,8 @@ class Outlier:
         else:
             how = "zero, against a median"
         return (
-            f"{self.metric} = {_fmt(self.value)} on {self.node} is {how} of the other nodes "
-            f"({_fmt(self.median)}; robust z {_fmt(self.robust_z)})"
+            f"{self.metric} = {fmt(self.value)} on {self.node} is {how} of the other nodes "
+            f"({fmt(self.median)}; robust z {fmt(self.robust_z)})"
         )
 
 
@@ -98,11 +100,3 @@ def robust_outliers(
         if far and (z > z_limit or clearly_apart):
             found.append(Outlier(node, metric, value, median, factor, z, bad))
     return found
-
-
-def _fmt(value: float) -> str:
-    if math.isinf(value):
-        return "inf"
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
