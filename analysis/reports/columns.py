@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.figures import figure
+
 _EXACT = {
     "count": "count (ops)", "ops": "ops (count)", "slow_ops": "slow ops (count)",
     "slow_pct": "slow ops (%)", "errors": "errors (count)", "submits": "submits (count)",
@@ -61,13 +63,9 @@ def cell(value: Any) -> str:
         return f"{int(value):,}"
     if isinstance(value, float | np.floating):
         number = float(value)
-        if math.isinf(number):
-            return "inf" if number > 0 else "-inf"
-        if number == int(number) and abs(number) < 1e15:
+        if math.isfinite(number) and number == int(number) and abs(number) < 1e15:
             return f"{int(number):,}"
-        if abs(number) >= 100:
-            return f"{number:,.0f}"
-        return f"{number:.3g}"
+        return figure(number)
     return str(value)
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats._common import NS_PER_MS, bucket_shares, group_positions, require_columns
+from analysis.figures import figure
+from analysis.stats._common import (
+    NS_PER_MS,
+    bucket_shares,
+    group_positions,
+    require_columns,
+)
 from analysis.stats.grouped import grouped_distribution
 
 LATENCY = "latency_ns"
@@ -47,8 +53,8 @@ def bimodal_hints(by_op: pd.DataFrame) -> list[str]:
         mean, median = float(row.mean_ms), float(row.p50_ms)  # type: ignore[arg-type]
         if median > 0 and mean >= BIMODAL_RATIO * median:
             hints.append(
-                f"{row.op}: mean {mean:.3g} ms is {mean / median:.0f}x the median "
-                f"{median:.3g} ms; a slow tail or a second mode (often a few slow nodes) "
+                f"{row.op}: mean {figure(mean)} ms is {mean / median:.0f}x the median "
+                f"{figure(median)} ms; a slow tail or a second mode (often a few slow nodes) "
                 "dominates the mean; see the per-node table"
             )
     return hints

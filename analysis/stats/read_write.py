@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.figures import figure
 from analysis.stats._common import NS_PER_MS, group_positions, require_columns
 from analysis.stats.latency import LATENCY
 
@@ -62,7 +63,8 @@ class Gap:
             return "no iostat samples on the node: the disk cannot be told from the software"
         if not np.isnan(disk) and disk >= DISK_SHARE * gap:
             return (
-                f"the disk explains it: its own await differs by {disk:+.3g} of the {gap:+.3g} ms"
+                f"the disk explains it: its own await differs by {figure(disk, sign='+')} "
+                f"of the {figure(gap, sign='+')} ms"
             )
         parts = {"storage path above the disk": storage - _zero(disk)}
         if key == "total":
@@ -71,15 +73,16 @@ class Gap:
                 gap - _zero(self.difference("queue")) - storage
             )
         name, value = max(((k, _zero(v)) for k, v in parts.items()), key=lambda item: item[1])
-        disk_text = "no iostat" if np.isnan(disk) else f"await {disk:+.3g}"
+        disk_text = "no iostat" if np.isnan(disk) else f"await {figure(disk, sign='+')}"
         return (
-            f"the software explains it, not the disk ({disk_text}, storage op {storage:+.3g} "
-            f"of {gap:+.3g} ms): most is in the {name} ({value:+.3g} ms)"
+            f"the software explains it, not the disk ({disk_text}, "
+            f"storage op {figure(storage, sign='+')} of {figure(gap, sign='+')} ms): "
+            f"most is in the {name} ({figure(value, sign='+')} ms)"
         )
 
     def sentence(self) -> str:
         def figures(part: str, label: str) -> str:
-            return f"{label} {_ms(self.slow_ms[part])} vs {_ms(self.fast_ms[part])}"
+            return f"{label} {figure(self.slow_ms[part])} vs {figure(self.fast_ms[part])}"
 
         shown = [("total", "client total"), ("queue", "server queue"),
                  ("storage", "storage op"), ("disk", "disk await")]  # fmt: skip
@@ -94,10 +97,6 @@ class Gap:
 
 def _zero(value: float) -> float:
     return 0.0 if np.isnan(value) else value
-
-
-def _ms(value: float) -> str:
-    return "-" if np.isnan(value) else f"{value:.3g}"
 
 
 def read_write_table(

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from benchfs.health.figures import fmt
+from analysis.figures import figure
 from benchfs.health.robust import Bad, Outlier, robust_outliers
 from benchfs.health.thresholds import Thresholds
 
@@ -44,9 +44,9 @@ class Evidence:
     def describe(self) -> str:
         side = "below" if self.factor < 1 else "above"
         return (
-            f"{self.metric} = {fmt(self.value, 4)} ({fmt(self.factor, 2)}x the median "
-            f"{fmt(self.median, 4)}, robust z {fmt(self.robust_z)}), {side} the limit "
-            f"{fmt(self.limit, 4)}"
+            f"{self.metric} = {figure(self.value, 4)} ({figure(self.factor, 2)}x the median "
+            f"{figure(self.median, 4)}, robust z {figure(self.robust_z)}), {side} the limit "
+            f"{figure(self.limit, 4)}"
         )
 
 

@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.figures import figure
 from benchfs.health.assess import metric_value
 from benchfs.health.diagnose import DiagnoseReport
-from benchfs.health.figures import fmt
 from benchfs.health.model import NodeAssessment, NodeMeasurement, TestResult
 
 NS_PER_MS = 1e6
@@ -58,7 +58,7 @@ def node_row(node: NodeMeasurement, assessment: NodeAssessment, short: bool = Fa
     cells = [node.node, assessment.status.upper()]
     for column in NODE_COLUMNS:
         value = metric_value(node, column.test, column.metric)
-        cells.append(fmt(value / column.scale if value is not None else None))
+        cells.append(figure(value / column.scale if value is not None else None))
     if short:
         levels = [f.level for f in assessment.problems]
         counts = [f"{levels.count(level)} {level}" for level in ("degraded", "warn")]
@@ -92,26 +92,26 @@ def test_row(test: TestResult, assessment: NodeAssessment) -> list[str]:
 
     def latency(suffix: str) -> str:
         value = metrics.get(f"{prefix}_{suffix}_ns") if prefix else None
-        return fmt(value / NS_PER_MS if value is not None else None)
+        return figure(value / NS_PER_MS if value is not None else None)
 
-    iops = fmt(((metrics.get("read_iops") or 0.0) + (metrics.get("write_iops") or 0.0)) or None)
+    iops = figure(((metrics.get("read_iops") or 0.0) + (metrics.get("write_iops") or 0.0)) or None)
     if "create_ops_s" in metrics:  # creates / stats / deletes per second
         rates = (metrics.get(f"{phase}_ops_s") for phase in ("create", "stat", "delete"))
-        iops = " / ".join(fmt(rate) for rate in rates)
+        iops = " / ".join(figure(rate) for rate in rates)
     latency_note = f" ({prefix})" if prefix and prefix not in ("read", "write") else ""
     return [
         test.name + latency_note,
-        fmt(metrics.get("read_bw_MiB_s")),
-        fmt(metrics.get("write_bw_MiB_s")),
+        figure(metrics.get("read_bw_MiB_s")),
+        figure(metrics.get("write_bw_MiB_s")),
         iops,
         latency("p50"),
         latency("p99"),
         latency("p99.9"),
         latency("max"),
-        fmt(test.iostat.get("r_await_ms")),
-        fmt(test.iostat.get("w_await_ms")),
-        fmt(test.iostat.get("util_pct")),
-        fmt(test.iostat.get("aqu_sz")),
+        figure(test.iostat.get("r_await_ms")),
+        figure(test.iostat.get("w_await_ms")),
+        figure(test.iostat.get("util_pct")),
+        figure(test.iostat.get("aqu_sz")),
         verdict,
     ]
 
@@ -141,10 +141,10 @@ def terminal_row(test: TestResult, assessment: NodeAssessment) -> list[str]:
         verdict = "ERROR"
     creates = test.metrics.get("create_ops_s")
     # The rate of a metadata test is its creates per second, which its name says.
-    rate = fmt(creates) if creates is not None else full[3]
+    rate = figure(creates) if creates is not None else full[3]
     name = f"{test.name} (creates/s)" if creates is not None else full[0]
     bandwidth = "/".join(cell for cell in (full[1], full[2]) if cell != "-") or "-"
-    awaits = "/".join(fmt(test.iostat.get(key), 2) for key in ("r_await_ms", "w_await_ms"))
+    awaits = "/".join(figure(test.iostat.get(key), 2) for key in ("r_await_ms", "w_await_ms"))
     return [name, bandwidth, rate, full[4], full[5], full[6], full[7], awaits, verdict]
 
 

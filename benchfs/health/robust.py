@@ -21,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 
-from benchfs.health.figures import fmt
+from analysis.figures import figure
 
 Bad = Literal["low", "high"]
 _MAD_TO_SIGMA = 1.4826  # MAD of a normal distribution times this is its standard deviation
@@ -52,8 +52,8 @@ class Outlier:
         else:
             how = "zero, against a median"
         return (
-            f"{self.metric} = {fmt(self.value)} on {self.node} is {how} of the other nodes "
-            f"({fmt(self.median)}; robust z {fmt(self.robust_z)})"
+            f"{self.metric} = {figure(self.value)} on {self.node} is {how} of the other nodes "
+            f"({figure(self.median)}; robust z {figure(self.robust_z)})"
         )
 
 

@@ -57,6 +57,15 @@ def test_slow_disk_reads_are_put_on_the_disk() -> None:
     assert "the disk explains it" in sentence
 
 
+def test_a_sick_disk_of_seconds_per_read_prints_whole_milliseconds() -> None:
+    frames = _frames(read=(2500.0, 0.1, 2450.0, 2400.0), write=(1.2, 0.1, 1.0, 0.8))
+    (gap,) = read_write_gaps(read_write_table(*frames))
+    sentence = gap.sentence()
+    assert "client total 2,500 vs 1.2" in sentence
+    assert "its own await differs by +2,399 of the +2,499 ms" in sentence
+    assert "e+" not in sentence
+
+
 def test_reads_queued_in_the_daemon_are_put_on_the_software() -> None:
     frames = _frames(read=(5.0, 3.6, 1.1, 0.9), write=(1.2, 0.1, 1.0, 0.8))
     (gap,) = read_write_gaps(read_write_table(*frames))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchfs.health.policy import PolicyMetric, decide_exclusions, minimum_nodes
+from benchfs.health.policy import Evidence, PolicyMetric, decide_exclusions, minimum_nodes
 from benchfs.health.robust import robust_outliers
 from benchfs.health.thresholds import Thresholds
 
@@ -131,3 +131,10 @@ def test_a_few_times_worse_beyond_a_limit_is_not_enough_to_exclude() -> None:
     assert result.excluded == ()
     values["sick"] = {"write_p99_ns": 900e6}
     assert decide_exclusions(values, [write_p99], Thresholds()).excluded == ("sick",)
+
+
+def test_an_exclusion_reason_prints_large_figures_whole() -> None:
+    evidence = Evidence("write_iops", 123.0, 52_345.0, 0.00234, -431.0, 20_000.0, True)
+    assert evidence.describe() == (
+        "write_iops = 123 (0.0023x the median 52,345, robust z -431), below the limit 20,000"
+    )
