@@ -4,11 +4,13 @@
 //! ```text
 //! cargo run --release --example am_pingpong -- [--lat-size 4096] [--lat-iters 100000]
 //!     [--bw-size 1048576] [--bw-iters 2000] [--window 16] [--recv-buffers 2]
-//!     [--cpu N --peer-cpu M] [--recv-copy]
+//!     [--cpu N --peer-cpu M] [--recv-copy] [--header N]
 //! ```
 //! `--recv-copy`: both sides copy each received 4 KiB payload into a
 //! receive buffer, as an RPC must deliver it (UCX 1.13's `ucp_am_lat`
 //! never reads the payload; from UCX 1.15 its `-y` copies it out too).
+//! `--header N`: each ping and pong carries N bytes of AM user header, as
+//! an RPC carries its own header (`ucx_perftest -H`; 0 by default, as there).
 //! `--cpu` / `--peer-cpu` pin this process and the responder to one CPU
 //! each (as `ucx_perftest -c` does for each of its processes); unpinned by
 //! default, like perftest.
@@ -44,6 +46,7 @@ struct Args {
     window: usize,
     recv_buffers: usize,
     recv_copy: bool,
+    header: usize,
     serve: bool,
     cpu: Option<usize>,
     peer_cpu: Option<usize>,
@@ -59,6 +62,7 @@ fn parse_args() -> Args {
         window: 16,
         recv_buffers: 2,
         recv_copy: false,
+        header: 0,
         serve: false,
         cpu: None,
         peer_cpu: None,
@@ -79,6 +83,7 @@ fn parse_args() -> Args {
             "--window" => a.window = num(),
             "--recv-buffers" => a.recv_buffers = num(),
             "--recv-copy" => a.recv_copy = true,
+            "--header" => a.header = num(),
             "--cpu" => a.cpu = Some(num()),
             "--peer-cpu" => a.peer_cpu = Some(num()),
             "--serve" => a.serve = true,
@@ -151,15 +156,23 @@ fn receive_copy(on: bool, into: &RefCell<Vec<u8>>, m: &AmMessage) {
     }
 }
 
-fn serve(worker: &Worker, ep: Rc<Endpoint>, lat_size: usize, recv_buffers: usize, copy: bool) {
+fn serve(
+    worker: &Worker,
+    ep: Rc<Endpoint>,
+    lat_size: usize,
+    recv_buffers: usize,
+    copy: bool,
+    header: usize,
+) {
     let pong: &'static [u8] = Box::leak(vec![7u8; lat_size].into_boxed_slice());
+    let pong_header: &'static [u8] = Box::leak(vec![5u8; header].into_boxed_slice());
     let inbox = RefCell::new(Vec::with_capacity(lat_size));
     let ep2 = ep.clone();
     worker
         .set_am_handler(AM_PING, move |m| {
             receive_copy(copy, &inbox, &m);
             drop(
-                ep2.am_send(AM_PONG, &[], pong, SendOptions::eager())
+                ep2.am_send(AM_PONG, pong_header, pong, SendOptions::eager())
                     .expect("pong"),
             );
         })
@@ -257,6 +270,7 @@ fn main() {
             args.lat_size,
             args.recv_buffers,
             args.recv_copy,
+            args.header,
         );
         return;
     }
@@ -267,6 +281,8 @@ fn main() {
         args.lat_size.to_string(),
         "--recv-buffers".to_owned(),
         args.recv_buffers.to_string(),
+        "--header".to_owned(),
+        args.header.to_string(),
     ];
     if let Some(cpu) = args.peer_cpu {
         child_args.extend(["--cpu".to_owned(), cpu.to_string()]);
@@ -316,13 +332,14 @@ fn main() {
 
     // Latency: one message in flight, reply sent from the peer's handler.
     let ping: &'static [u8] = Box::leak(vec![3u8; args.lat_size].into_boxed_slice());
+    let ping_header: &'static [u8] = Box::leak(vec![5u8; args.header].into_boxed_slice());
     let mut rtts = Vec::with_capacity(args.lat_iters);
     let warmup = if args.lat_iters == 0 { 0 } else { args.warmup };
     for i in 0..warmup + args.lat_iters {
         let t = Instant::now();
         let want = pongs.get() + 1;
         let r = ep
-            .am_send(AM_PING, &[], ping, SendOptions::eager())
+            .am_send(AM_PING, ping_header, ping, SendOptions::eager())
             .unwrap();
         worker
             .wait_until(far(), "pong", || pongs.get() >= want)
