@@ -91,7 +91,7 @@ def test_bench_rpc_json_names_each_reference_and_what_it_reads(tcp_report: dict[
     differs = {k: (c["like_for_like"], c["differs"]) for k, c in bw_refs.items()}
     assert differs == {
         "ucx_perftest": (False, "SysV shared memory"),
-        "ucx_perftest_private": (False, "base pages"),
+        "ucx_perftest_private": (False, "never-written source: the zero page"),
         "am_pingpong": (False, "base pages"),
     }
     for row in bw["rounds"]:

@@ -4,11 +4,14 @@
 //! ```text
 //! cargo run --release --example am_pingpong -- [--lat-size 4096] [--lat-iters 100000]
 //!     [--bw-size 1048576] [--bw-iters 2000] [--window 16] [--recv-buffers 2]
-//!     [--cpu N --peer-cpu M] [--recv-copy] [--header N]
+//!     [--cpu N --peer-cpu M] [--recv-copy] [--header N] [--untouched-source]
 //! ```
 //! `--recv-copy`: both sides copy each received 4 KiB payload into a
 //! receive buffer, as an RPC must deliver it (UCX 1.13's `ucp_am_lat`
 //! never reads the payload; from UCX 1.15 its `-y` copies it out too).
+//! `--untouched-source`: the bulk window sends from memory never written
+//! (every page reads as the kernel's zero page), as perftest's
+//! `ucp_am_bw` does with `UCX_ALLOC_PRIO=mmap,heap`; filled by default.
 //! `--header N`: each ping and pong carries N bytes of AM user header, as
 //! an RPC carries its own header (`ucx_perftest -H`; 0 by default, as there).
 //! `--cpu` / `--peer-cpu` pin this process and the responder to one CPU
@@ -47,6 +50,7 @@ struct Args {
     recv_buffers: usize,
     recv_copy: bool,
     header: usize,
+    untouched_source: bool,
     serve: bool,
     cpu: Option<usize>,
     peer_cpu: Option<usize>,
@@ -63,6 +67,7 @@ fn parse_args() -> Args {
         recv_buffers: 2,
         recv_copy: false,
         header: 0,
+        untouched_source: false,
         serve: false,
         cpu: None,
         peer_cpu: None,
@@ -84,6 +89,7 @@ fn parse_args() -> Args {
             "--recv-buffers" => a.recv_buffers = num(),
             "--recv-copy" => a.recv_copy = true,
             "--header" => a.header = num(),
+            "--untouched-source" => a.untouched_source = true,
             "--cpu" => a.cpu = Some(num()),
             "--peer-cpu" => a.peer_cpu = Some(num()),
             "--serve" => a.serve = true,
@@ -369,7 +375,11 @@ fn main() {
     // Bandwidth: a window of bulk sends, the last one acknowledged.
     // Like ucx_perftest, every send reads the same source buffer; at most
     // `window` sends are in flight.
-    let src: &'static [u8] = Box::leak(vec![9u8; args.bw_size].into_boxed_slice());
+    // Zeroed, a large buffer comes from fresh pages that nobody writes
+    // (calloc skips them), so every page the peer fetches is the kernel's
+    // zero page, as with perftest's `UCX_ALLOC_PRIO=mmap` buffers.
+    let fill = if args.untouched_source { 0u8 } else { 9u8 };
+    let src: &'static [u8] = Box::leak(vec![fill; args.bw_size].into_boxed_slice());
     let run_bw = |iters: usize| -> Duration {
         let mut inflight: VecDeque<Request<&'static [u8]>> = VecDeque::new();
         let want = acks.get() + 1;
