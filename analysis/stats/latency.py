@@ -6,12 +6,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.figures import figure
-from analysis.stats._common import (
-    NS_PER_MS,
-    bucket_shares,
-    group_positions,
-    require_columns,
-)
+from analysis.stats._common import NS_PER_MS, bucket_shares, group_positions, require_columns
 from analysis.stats.grouped import grouped_distribution
 
 LATENCY = "latency_ns"

@@ -375,9 +375,9 @@ fn main() {
     // Bandwidth: a window of bulk sends, the last one acknowledged.
     // Like ucx_perftest, every send reads the same source buffer; at most
     // `window` sends are in flight.
-    // Zeroed, a large buffer comes from fresh pages that nobody writes
-    // (calloc skips them), so every page the peer fetches is the kernel's
-    // zero page, as with perftest's `UCX_ALLOC_PRIO=mmap` buffers.
+    // `--untouched-source`: a large zeroed buffer is fresh pages that
+    // calloc never writes, so every page the peer fetches is the kernel's
+    // zero page, as from perftest's `UCX_ALLOC_PRIO=mmap` buffers.
     let fill = if args.untouched_source { 0u8 } else { 9u8 };
     let src: &'static [u8] = Box::leak(vec![fill; args.bw_size].into_boxed_slice());
     let run_bw = |iters: usize| -> Duration {
