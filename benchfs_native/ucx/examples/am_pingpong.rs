@@ -324,9 +324,13 @@ fn main() {
     let p2 = pongs.clone();
     let inbox = RefCell::new(Vec::with_capacity(args.lat_size));
     let copy = args.recv_copy;
+    // The header bytes the last pong carried, reported beside the round trip.
+    let pong_header = Rc::new(Cell::new(0usize));
+    let h2 = pong_header.clone();
     worker
         .set_am_handler(AM_PONG, move |m| {
             receive_copy(copy, &inbox, &m);
+            h2.set(m.header().len());
             p2.set(p2.get() + 1);
         })
         .unwrap();
@@ -365,10 +369,11 @@ fn main() {
         let p90 = percentile(&rtts, 90.0);
         println!(
             "am_lat size={} iters={} rtt_p50_us={p50:.3} rtt_p99_us={p99:.3} half_rtt_p50_us={:.3} \
-             rtt_p10_us={p10:.3} rtt_p90_us={p90:.3}",
+             rtt_p10_us={p10:.3} rtt_p90_us={p90:.3} header_bytes={}",
             args.lat_size,
             args.lat_iters,
-            p50 / 2.0
+            p50 / 2.0,
+            pong_header.get()
         );
     }
 
