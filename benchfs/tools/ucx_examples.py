@@ -52,7 +52,7 @@ def core_to_core_ns(
     where = f"cpus {cpus[0]},{cpus[1]}"
     argv = [str(binary), "--cpus", f"{cpus[0]},{cpus[1]}", "--iters", str(iterations)]
     out = _checked(argv, tool="core_to_core", where=where, timeout_s=60.0)
-    values = _key_values(out, "c2c")
+    values = key_values(out, "c2c")
     if "rtt_p50_ns" not in values:
         raise ToolError(f"core_to_core {where}: no rtt_p50_ns in its output")
     return values["rtt_p50_ns"]
@@ -96,7 +96,7 @@ def run_am_pingpong(
     ]  # fmt: skip
     where = f"{lat_size} B x {lat_iterations}, {bw_size} B x {bw_iterations}"
     out = _checked(argv, tool="am_pingpong", where=where, timeout_s=timeout_s, env=env)
-    lat, bw = _key_values(out, "am_lat"), _key_values(out, "am_bw")
+    lat, bw = key_values(out, "am_lat"), key_values(out, "am_bw")
     try:
         return PingPongResult(lat["rtt_p50_us"], lat["rtt_p99_us"], bw["MiB/s"])
     except KeyError as missing:
@@ -118,7 +118,7 @@ def _checked(
     return result.stdout
 
 
-def _key_values(output: str, prefix: str) -> dict[str, float]:
+def key_values(output: str, prefix: str) -> dict[str, float]:
     """The numeric ``key=value`` fields of the line starting with ``prefix``."""
     for line in output.splitlines():
         words = line.split()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchfs.tools.ucx_examples import key_values
+
 AM_PINGPONG = (
     Path(__file__).resolve().parents[2] / "benchfs_native/target/release/examples/am_pingpong"
 )
@@ -17,29 +19,24 @@ needs_binary = pytest.mark.skipif(
 )
 
 
-def _report(*options: str) -> dict[str, dict[str, str]]:
+def _report(*options: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Its latency and bandwidth lines, read as `benchfs bench rpc` reads them."""
     done = subprocess.run(
         [str(AM_PINGPONG), "--lat-iters", "2000", "--warmup", "100",
          "--bw-iters", "64", "--bw-size", str(1 << 20), *options],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    lines = {}
-    for line in done.stdout.splitlines():
-        test, *pairs = line.split()
-        if test in ("am_lat", "am_bw"):
-            lines[test] = dict(pair.split("=", 1) for pair in pairs)
-    return lines
+    return key_values(done.stdout, "am_lat"), key_values(done.stdout, "am_bw")
 
 
 @needs_binary
 def test_header_bytes_and_an_untouched_source_run_both_tests() -> None:
-    report = _report("--recv-copy", "--header", "56", "--untouched-source")
-    assert set(report) == {"am_lat", "am_bw"}
-    lat = report["am_lat"]
+    lat, bw = _report("--recv-copy", "--header", "56", "--untouched-source")
+    assert lat and bw, "no am_lat or am_bw line"
     # The pong came back with the header bytes the responder was told to send.
-    assert lat["iters"] == "2000" and lat["header_bytes"] == "56" and float(lat["rtt_p50_us"]) > 0
-    assert report["am_bw"]["iters"] == "64" and float(report["am_bw"]["MiB/s"]) > 0
+    assert lat["iters"] == 2000 and lat["header_bytes"] == 56 and lat["rtt_p50_us"] > 0
+    assert bw["iters"] == 64 and bw["MiB/s"] > 0
 
 
 @needs_binary

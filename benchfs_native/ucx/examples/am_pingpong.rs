@@ -325,8 +325,8 @@ fn main() {
     let inbox = RefCell::new(Vec::with_capacity(args.lat_size));
     let copy = args.recv_copy;
     // The header bytes the last pong carried, reported beside the round trip.
-    let pong_header = Rc::new(Cell::new(0usize));
-    let h2 = pong_header.clone();
+    let pong_header_len = Rc::new(Cell::new(0usize));
+    let h2 = pong_header_len.clone();
     worker
         .set_am_handler(AM_PONG, move |m| {
             receive_copy(copy, &inbox, &m);
@@ -373,7 +373,7 @@ fn main() {
             args.lat_size,
             args.lat_iters,
             p50 / 2.0,
-            pong_header.get()
+            pong_header_len.get()
         );
     }
 
