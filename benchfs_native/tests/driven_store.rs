@@ -89,6 +89,15 @@ fn other_threads_calls_complete_by_the_owners_turns() {
     });
 }
 
+/// A driven store in `dir`, shared with other threads, and an epoll
+/// watching its eventfd, for its owner to sleep on.
+fn sleeping_owner(dir: &TempDir) -> (Arc<ChunkStore>, Epoll) {
+    let s = Arc::new(driven(dir, 4));
+    let epoll = Epoll::new().unwrap();
+    epoll.add(s.driven_wake().unwrap().raw(), 0).unwrap();
+    (s, epoll)
+}
+
 /// Sleeps on the store's eventfd until it is readable (the watchdog fails
 /// a wake-up that never comes), then drains it.
 fn sleep_on_wake(s: &ChunkStore, epoll: &Epoll) {
@@ -121,9 +130,7 @@ fn wait_parked(s: &ChunkStore, epoll: &Epoll, to: &Completions) -> Finished {
 fn a_parked_owner_is_woken_by_completions_and_by_requests() {
     watchdog(60, || {
         let dir = TempDir::new("driven-parked");
-        let s = Arc::new(driven(&dir, 4));
-        let epoll = Epoll::new().unwrap();
-        epoll.add(s.driven_wake().unwrap().raw(), 0).unwrap();
+        let (s, epoll) = sleeping_owner(&dir);
         let to = Completions::new().unwrap();
         let data = pattern(4096, 3);
         s.write("f", 0, &data).unwrap();
@@ -157,6 +164,55 @@ fn a_parked_owner_is_woken_by_completions_and_by_requests() {
             std::thread::yield_now();
         }
         assert_eq!(other.join().unwrap(), data);
+        s.close().unwrap();
+    });
+}
+
+#[test]
+fn another_threads_call_racing_the_owners_sleep_is_never_lost() {
+    // A request another thread sends just as the owner parks must be taken
+    // by the owner's last turn or wake it (the watchdog fails a lost one).
+    watchdog(60, || {
+        let dir = TempDir::new("driven-race");
+        let (s, epoll) = sleeping_owner(&dir);
+        let data = pattern(4096, 5);
+        s.write("f", 0, &data).unwrap();
+        let (go, went) = mpsc::channel::<()>();
+        let (answered, got) = mpsc::channel::<()>();
+        let other = {
+            let s = Arc::clone(&s);
+            let data = data.clone();
+            std::thread::spawn(move || {
+                while went.recv().is_ok() {
+                    assert_eq!(s.read("f", 0, 4096).unwrap(), data);
+                    // Told over a channel the owner does not sleep on:
+                    // wake it to look.
+                    answered.send(()).unwrap();
+                    s.driven_wake().unwrap().notify_if_parked();
+                }
+            })
+        };
+        let wake = s.driven_wake().unwrap();
+        for _ in 0..300 {
+            // The read's send races the owner's park: the owner sleeps as
+            // the event loop does until the read is answered.
+            go.send(()).unwrap();
+            loop {
+                wake.park();
+                wake.drain();
+                if s.drive() {
+                    wake.unpark();
+                    continue;
+                }
+                if got.try_recv().is_ok() {
+                    wake.unpark();
+                    break;
+                }
+                sleep_on_wake(&s, &epoll);
+            }
+        }
+        drop(go);
+        other.join().unwrap();
         s.close().unwrap();
     });
 }
