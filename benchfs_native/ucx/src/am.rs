@@ -183,16 +183,7 @@ impl AmMessage {
     /// `ucp_am_recv_data_nbx` into `buf`, completing as the data arrives.
     /// Eager: copies the bytes and completes at once.
     pub fn recv_into<B: IoBufMut>(mut self, mut buf: B) -> Result<Request<B>> {
-        let len = self.len();
-        if buf.bytes_total() < len {
-            return Err(Error::new(
-                format!(
-                    "ucp_am_recv_data_nbx: buffer of {} bytes for {len}",
-                    buf.bytes_total()
-                ),
-                sys::UCS_ERR_MESSAGE_TRUNCATED,
-            ));
-        }
+        self.check_room(&mut buf)?;
         match self.body {
             Body::Rndv { desc, len } => {
                 if self.in_callback() {
@@ -222,14 +213,7 @@ impl AmMessage {
                 }
             }
             _ => {
-                let data = self.data().unwrap_or(&[]);
-                let data_len = data.len();
-                // Safety: capacity checked above; the regions do not
-                // overlap (UCX's buffer vs the caller's).
-                unsafe {
-                    ptr::copy_nonoverlapping(data.as_ptr(), buf.stable_mut_ptr(), data.len());
-                    buf.set_init(data.len());
-                }
+                let data_len = self.copy_data(&mut buf);
                 let worker = self.worker.clone();
                 drop(self);
                 // Safety: a request that completes at once without any UCX
@@ -251,6 +235,42 @@ impl AmMessage {
                 }
             }
         }
+    }
+
+    /// Copies eager data into `buf` (at least [`AmMessage::len`] bytes of
+    /// capacity) with no request to create or wait for: the length copied.
+    /// `None` for rendezvous data, which [`AmMessage::recv_into`] receives.
+    pub fn copy_into<B: IoBufMut>(&self, buf: &mut B) -> Option<Result<usize>> {
+        if matches!(self.body, Body::Rndv { .. } | Body::Gone { .. }) {
+            return None;
+        }
+        Some(self.check_room(buf).map(|()| self.copy_data(buf)))
+    }
+
+    fn check_room<B: IoBufMut>(&self, buf: &mut B) -> Result<()> {
+        let len = self.len();
+        if buf.bytes_total() < len {
+            return Err(Error::new(
+                format!(
+                    "ucp_am_recv_data_nbx: buffer of {} bytes for {len}",
+                    buf.bytes_total()
+                ),
+                sys::UCS_ERR_MESSAGE_TRUNCATED,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies the eager data into `buf`, whose room was checked.
+    fn copy_data<B: IoBufMut>(&self, buf: &mut B) -> usize {
+        let data = self.data().unwrap_or(&[]);
+        // Safety: the caller checked the room; the regions do not overlap
+        // (UCX's buffer vs the caller's).
+        unsafe {
+            ptr::copy_nonoverlapping(data.as_ptr(), buf.stable_mut_ptr(), data.len());
+            buf.set_init(data.len());
+        }
+        data.len()
     }
 
     /// Send an active message back to the sender, from inside the handler

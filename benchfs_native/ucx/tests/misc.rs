@@ -324,6 +324,33 @@ fn eager_recv_into_copies_and_reports_length() {
 }
 
 #[test]
+fn eager_copy_into_copies_without_a_request_and_leaves_rendezvous_alone() {
+    let _w = watchdog("eager_copy_into", 60);
+    let (a, b, ep) = pair();
+    let q = queue_handler(&b, AM_DATA);
+    let _e = ep
+        .am_send(AM_DATA, b"", fill(6, 3000), SendOptions::eager())
+        .unwrap();
+    let _r = ep
+        .am_send(AM_DATA, b"", fill(7, 1 << 20), SendOptions::rndv())
+        .unwrap();
+    pump(&a, &b, deadline(20), || q.borrow().len() == 2);
+    let eager = q.borrow_mut().pop_front().unwrap();
+    let mut small = Vec::with_capacity(10);
+    let e = eager.copy_into(&mut small).unwrap().unwrap_err();
+    assert!(e.to_string().contains("buffer of 10 bytes"), "{e}");
+    let mut buf = Vec::with_capacity(4096);
+    assert_eq!(eager.copy_into(&mut buf).unwrap().unwrap(), 3000);
+    assert!(buf == fill(6, 3000));
+    let rndv = q.borrow_mut().pop_front().unwrap();
+    assert!(rndv.copy_into(&mut Vec::with_capacity(2 << 20)).is_none());
+    let r = rndv.recv_into(Vec::with_capacity(1 << 20)).unwrap();
+    let until = deadline(20);
+    pump(&a, &b, until, || r.is_done());
+    assert!(r.wait_filled(until).unwrap() == fill(7, 1 << 20));
+}
+
+#[test]
 fn endpoint_dropped_inside_a_handler() {
     let _w = watchdog("ep_drop_in_handler", 60);
     let (a, b, ep) = pair();

@@ -85,8 +85,9 @@ impl Client {
                 if issued == warmup {
                     started = Instant::now();
                 }
-                issued_at[slot as usize] = Instant::now();
-                self.window.submit(&self.conn, call);
+                let now = Instant::now();
+                issued_at[slot as usize] = now;
+                self.window.submit_at(&self.conn, call, now);
                 issued += 1;
             }
             let Some(outcome) = self.window.next(&self.conn, None)? else {

@@ -148,6 +148,10 @@ impl OnRing {
     /// The outcome of a finished job, if any; a result whose job is gone
     /// (not expected) gives back its buffer alone.
     pub(super) fn try_complete(&mut self) -> Option<Result<Outcome, Vec<u8>>> {
+        if self.jobs.is_empty() {
+            // Nothing started: no look at the channel (every turn).
+            return None;
+        }
         let f = self.done.try_take()?;
         let token = u32::try_from(f.tag).ok();
         Some(match token.and_then(|t| self.jobs.remove(&t)) {

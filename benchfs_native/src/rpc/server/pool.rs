@@ -21,6 +21,9 @@ use crate::sys::ParkWake;
 pub struct StoragePool {
     jobs: Option<Sender<Job>>,
     done: Receiver<Outcome>,
+    /// Jobs handed out and not yet taken back: with none, a look for
+    /// results (every turn of the loop) skips the channel.
+    outstanding: usize,
     wake: Arc<ParkWake>,
     threads: Vec<JoinHandle<()>>,
 }
@@ -36,6 +39,7 @@ impl StoragePool {
         let mut pool = StoragePool {
             jobs: Some(job_tx),
             done: done_rx,
+            outstanding: 0,
             wake: Arc::clone(&wake),
             threads: Vec::with_capacity(threads),
         };
@@ -75,16 +79,25 @@ impl StoragePool {
         clippy::result_large_err,
         reason = "the job moves whole either way; boxing it costs an allocation per request"
     )]
-    pub fn submit(&self, job: Job) -> std::result::Result<(), Job> {
+    pub fn submit(&mut self, job: Job) -> std::result::Result<(), Job> {
         match &self.jobs {
-            Some(tx) => tx.send(job).map_err(|e| e.0),
+            Some(tx) => {
+                tx.send(job).map_err(|e| e.0)?;
+                self.outstanding += 1;
+                Ok(())
+            }
             None => Err(job),
         }
     }
 
     /// A finished job, if any.
-    pub fn try_complete(&self) -> Option<Outcome> {
-        self.done.try_recv().ok()
+    pub fn try_complete(&mut self) -> Option<Outcome> {
+        if self.outstanding == 0 {
+            return None;
+        }
+        let done = self.done.try_recv().ok()?;
+        self.outstanding -= 1;
+        Some(done)
     }
 
     /// The eventfd the loop sleeps on, written when a result arrives

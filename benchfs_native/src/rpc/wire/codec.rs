@@ -57,6 +57,7 @@ pub(super) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     pub(super) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
         match end {
@@ -65,17 +66,26 @@ impl<'a> Reader<'a> {
                 self.pos = end;
                 Ok(s)
             }
-            None => Err(DecodeError::new(
-                self.pos,
-                field,
-                format!(
-                    "truncated: needs {n} bytes, {} left",
-                    self.buf.len().saturating_sub(self.pos)
-                ),
-            )),
+            None => Err(self.truncated(n, field)),
         }
     }
 
+    /// Kept out of line: the decoders' every field read inlines the
+    /// check, not the message.
+    #[cold]
+    #[inline(never)]
+    fn truncated(&self, n: usize, field: &'static str) -> DecodeError {
+        DecodeError::new(
+            self.pos,
+            field,
+            format!(
+                "truncated: needs {n} bytes, {} left",
+                self.buf.len().saturating_sub(self.pos)
+            ),
+        )
+    }
+
+    #[inline]
     pub(super) fn array<const N: usize>(
         &mut self,
         field: &'static str,
@@ -86,15 +96,15 @@ impl<'a> Reader<'a> {
         Ok(a)
     }
 
-    pub(super) fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
-        Ok(self.array::<1>(field)?[0])
-    }
+    #[inline]
     pub(super) fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
         Ok(u16::from_le_bytes(self.array(field)?))
     }
+    #[inline]
     pub(super) fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
         Ok(u32::from_le_bytes(self.array(field)?))
     }
+    #[inline]
     pub(super) fn u64(&mut self, field: &'static str) -> Result<u64, DecodeError> {
         Ok(u64::from_le_bytes(self.array(field)?))
     }

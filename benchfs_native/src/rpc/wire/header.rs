@@ -1,7 +1,7 @@
 //! The fixed 48-byte header every message starts with: decoding and
 //! checking it, and writing it in front of a message.
 
-use super::codec::{DecodeError, Reader, put_u16, put_u32, put_u64};
+use super::codec::DecodeError;
 use super::op::{Op, PathRule};
 use super::{FLAG_REPLY, HEADER_LEN, Limits, MAGIC, MAX_ERRNO, MAX_PATH, VERSION};
 
@@ -119,23 +119,39 @@ pub(super) struct Frame<'s> {
 /// Appends a header for `frame` whose fixed part `fixed` follows; the
 /// variable part is appended after it.
 pub(super) fn put_frame(out: &mut Vec<u8>, f: &Frame<'_>, fixed: &[u8]) {
-    out.reserve(HEADER_LEN + fixed.len() + f.var.len());
-    out.extend_from_slice(&MAGIC);
-    put_u16(out, VERSION);
-    out.push(f.op.code());
-    out.push(0);
-    put_u16(out, f.flags);
     // Both lengths are bounded by the callers (fixed <= FIXED_MAX, var <= MAX_PATH).
-    put_u16(out, fixed.len() as u16);
-    put_u16(out, f.var.len() as u16);
-    put_u16(out, f.route.channel);
-    put_u64(out, f.route.request_id);
-    put_u32(out, f.route.node);
-    out.extend_from_slice(&f.status.to_le_bytes());
-    put_u64(out, f.payload_len);
-    put_u64(out, f.route.token);
+    let mut h = [0u8; HEADER_LEN];
+    put_at(&mut h, 0, &MAGIC);
+    put_at(&mut h, 4, &VERSION.to_le_bytes());
+    h[6] = f.op.code();
+    put_at(&mut h, 8, &f.flags.to_le_bytes());
+    put_at(&mut h, 10, &(fixed.len() as u16).to_le_bytes());
+    put_at(&mut h, 12, &(f.var.len() as u16).to_le_bytes());
+    put_at(&mut h, 14, &f.route.channel.to_le_bytes());
+    put_at(&mut h, 16, &f.route.request_id.to_le_bytes());
+    put_at(&mut h, 24, &f.route.node.to_le_bytes());
+    put_at(&mut h, 28, &f.status.to_le_bytes());
+    put_at(&mut h, 32, &f.payload_len.to_le_bytes());
+    put_at(&mut h, 40, &f.route.token.to_le_bytes());
+    out.reserve(HEADER_LEN + fixed.len() + f.var.len());
+    out.extend_from_slice(&h);
     out.extend_from_slice(fixed);
     out.extend_from_slice(f.var);
+}
+
+/// Writes `bytes` into the header at `at` (offsets are constants: the
+/// bounds checks fold away).
+#[inline(always)]
+fn put_at<const N: usize>(h: &mut [u8; HEADER_LEN], at: usize, bytes: &[u8; N]) {
+    h[at..at + N].copy_from_slice(bytes);
+}
+
+/// The `N` bytes of the header at `at`.
+#[inline(always)]
+fn at<const N: usize>(h: &[u8; HEADER_LEN], at: usize) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&h[at..at + N]);
+    a
 }
 
 /// Decodes and checks the fixed header of `buf` against `limits`: magic,
@@ -143,7 +159,9 @@ pub(super) fn put_frame(out: &mut Vec<u8>, f: &Frame<'_>, fixed: &[u8]) {
 /// as long as the header says. Use it to learn the request id (to answer
 /// with an error) when the body does not decode.
 pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError> {
-    if buf.len() < HEADER_LEN {
+    // Every message is decoded here: with the length checked once, the
+    // fields are read at fixed offsets, each without a check of its own.
+    let Some(b) = buf.first_chunk::<HEADER_LEN>() else {
         return Err(DecodeError::new(
             buf.len(),
             "header",
@@ -152,9 +170,8 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
                 buf.len()
             ),
         ));
-    }
-    let mut r = Reader { buf, pos: 0 };
-    let magic: [u8; 4] = r.array("magic")?;
+    };
+    let magic: [u8; 4] = at(b, 0);
     if magic != MAGIC {
         return Err(DecodeError::new(
             0,
@@ -162,7 +179,7 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
             format!("expected {MAGIC:02x?} (\"BFSW\"), got {magic:02x?}"),
         ));
     }
-    let version = r.u16("version")?;
+    let version = u16::from_le_bytes(at(b, 4));
     if version != VERSION {
         return Err(DecodeError::new(
             4,
@@ -170,19 +187,25 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
             format!("version {version} is not supported (this build speaks {VERSION})"),
         ));
     }
-    let code = r.u8("op")?;
+    let code = b[6];
     let op = Op::from_code(code)
         .ok_or_else(|| DecodeError::new(6, "op", format!("unknown op code {code}")))?;
-    r.zero::<1>("reserved")?;
-    let flags = r.u16("flags")?;
-    let fixed_len = r.u16("fixed_len")?;
-    let var_len = r.u16("var_len")?;
-    let channel = r.u16("channel")?;
-    let request_id = r.u64("request_id")?;
-    let node = r.u32("node")?;
-    let status = i32::from_le_bytes(r.array("status")?);
-    let payload_len = r.u64("payload_len")?;
-    let token = r.u64("token")?;
+    if b[7] != 0 {
+        return Err(DecodeError::new(
+            7,
+            "reserved",
+            "reserved field is not zero",
+        ));
+    }
+    let flags = u16::from_le_bytes(at(b, 8));
+    let fixed_len = u16::from_le_bytes(at(b, 10));
+    let var_len = u16::from_le_bytes(at(b, 12));
+    let channel = u16::from_le_bytes(at(b, 14));
+    let request_id = u64::from_le_bytes(at(b, 16));
+    let node = u32::from_le_bytes(at(b, 24));
+    let status = i32::from_le_bytes(at(b, 28));
+    let payload_len = u64::from_le_bytes(at(b, 32));
+    let token = u64::from_le_bytes(at(b, 40));
     let h = Header {
         op,
         flags,

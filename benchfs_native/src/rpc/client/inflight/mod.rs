@@ -136,7 +136,11 @@ impl Window {
 
     /// Issues `call` now. The caller keeps to the bound ([`Window::has_room`]).
     pub fn submit(&mut self, conn: &Conn, call: Call) {
-        let now = Instant::now();
+        self.submit_at(conn, call, Instant::now());
+    }
+
+    /// [`Window::submit`] for a caller that has just read the clock.
+    pub fn submit_at(&mut self, conn: &Conn, call: Call, now: Instant) {
         let p = Pending::new(call, self.rpc_deadline, now);
         self.issue(conn, p, now);
     }
@@ -285,40 +289,48 @@ impl Window {
         }
         let mut scan = std::mem::take(&mut self.scan);
         scan.clear();
-        scan.extend(
-            self.active
-                .iter()
-                .filter(|(_, p)| p.io_done() || p.deadline <= now)
-                .map(|(id, _)| *id),
-        );
-        for id in scan.iter().copied() {
-            let Some(mut p) = self.active.remove(&id) else {
+        let mut send_failed = Vec::new();
+        for (&id, p) in &mut self.active {
+            // A finished send is settled in place: every call passes here
+            // once, and taking it out of the map and back costs more.
+            if let Some(send) = p.send.take_if(|s| s.is_done()) {
+                match send.try_take() {
+                    Ok(Ok(_)) => p.sent = Some(now),
+                    Ok(Err(e)) => send_failed.push((id, e)),
+                    Err(still) => p.send = Some(still),
+                }
+            }
+            if p.recv.as_ref().is_some_and(UcxRequest::is_done) || p.deadline <= now {
+                scan.push(id);
+            }
+        }
+        for (id, e) in send_failed {
+            // A reply whose data has arrived outweighs its failed send.
+            if self
+                .active
+                .get(&id)
+                .is_some_and(|p| p.recv.as_ref().is_some_and(UcxRequest::is_done))
+            {
+                continue;
+            }
+            if let Some(p) = self.active.remove(&id) {
+                let f = Failure {
+                    errno: e.errno(),
+                    detail: format!("sending the request failed: {e}"),
+                };
+                self.fail(conn, p, f, now);
+            }
+        }
+        for id in &scan {
+            let Some(p) = self.active.remove(id) else {
                 continue;
             };
             if p.recv.as_ref().is_some_and(UcxRequest::is_done) {
                 self.on_payload(conn, p, now);
-                continue;
-            }
-            if let Some(send) = p.send.take_if(|s| s.is_done()) {
-                match send.try_take() {
-                    Ok(Ok(_)) => p.sent = Some(now),
-                    Ok(Err(e)) => {
-                        let f = Failure {
-                            errno: e.errno(),
-                            detail: format!("sending the request failed: {e}"),
-                        };
-                        self.fail(conn, p, f, now);
-                        continue;
-                    }
-                    Err(still) => p.send = Some(still),
-                }
-            }
-            if p.deadline <= now {
+            } else {
                 self.counters.timeouts += 1;
                 let f = self.timeout_failure(conn, &p);
                 self.fail(conn, p, f, now);
-            } else {
-                self.active.insert(id, p);
             }
         }
         self.scan = scan;

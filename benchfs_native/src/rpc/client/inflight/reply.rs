@@ -158,6 +158,21 @@ impl Window {
             }
         };
         p.got = Some(got);
+        let mut target = target;
+        if let Some(copied) = msg.copy_into(&mut target) {
+            // Eager: the bytes are here, with no request to wait for.
+            drop(target);
+            return match copied {
+                Ok(n) => self.payload_arrived(conn, p, n as u64, now),
+                Err(e) => {
+                    let f = Failure {
+                        errno: e.errno(),
+                        detail: format!("receiving the reply's data failed: {e}"),
+                    };
+                    self.fail(conn, p, f, now)
+                }
+            };
+        }
         match msg.recv_into(target) {
             Ok(req) => {
                 p.recv = Some(req);
@@ -208,6 +223,12 @@ impl Window {
                 return;
             }
         }
+        self.payload_arrived(conn, p, received, now);
+    }
+
+    /// `received` bytes of the reply's payload are in the call's
+    /// destination (or its scratch buffer), and no piece of it is left.
+    fn payload_arrived(&mut self, conn: &Conn, mut p: Pending, received: u64, now: Instant) {
         let bad = |detail: String| Failure {
             errno: libc::EBADMSG,
             detail,
