@@ -135,7 +135,7 @@ impl Window {
         let Ok(len) = usize::try_from(payload_len) else {
             return self.fail(conn, p, bad(format!("{payload_len} payload bytes")), now);
         };
-        let target = match got {
+        let mut target = match got {
             Got::Read(_) => match p.call.dest.take() {
                 Some(d) if d.len() >= len => d,
                 Some(d) => {
@@ -158,7 +158,6 @@ impl Window {
             }
         };
         p.got = Some(got);
-        let mut target = target;
         if let Some(copied) = msg.copy_into(&mut target) {
             // Eager: the bytes are here, with no request to wait for.
             drop(target);
