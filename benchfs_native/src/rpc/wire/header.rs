@@ -5,6 +5,23 @@ use super::codec::DecodeError;
 use super::op::{Op, PathRule};
 use super::{FLAG_REPLY, HEADER_LEN, Limits, MAGIC, MAX_ERRNO, MAX_PATH, VERSION};
 
+/// Where each field of the header starts (docs/WIRE_PROTOCOL.md, "Header").
+mod at {
+    pub(super) const MAGIC: usize = 0;
+    pub(super) const VERSION: usize = 4;
+    pub(super) const OP: usize = 6;
+    pub(super) const RESERVED: usize = 7;
+    pub(super) const FLAGS: usize = 8;
+    pub(super) const FIXED_LEN: usize = 10;
+    pub(super) const VAR_LEN: usize = 12;
+    pub(super) const CHANNEL: usize = 14;
+    pub(super) const REQUEST_ID: usize = 16;
+    pub(super) const NODE: usize = 24;
+    pub(super) const STATUS: usize = 28;
+    pub(super) const PAYLOAD_LEN: usize = 32;
+    pub(super) const TOKEN: usize = 40;
+}
+
 /// The fixed header, as decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
@@ -47,7 +64,7 @@ impl Header {
     pub fn check_payload(&self, actual: usize) -> Result<(), DecodeError> {
         if actual as u64 != self.payload_len {
             return Err(DecodeError::new(
-                32,
+                at::PAYLOAD_LEN,
                 "payload_len",
                 format!(
                     "header announces {} payload bytes but {actual} arrived",
@@ -121,18 +138,18 @@ pub(super) struct Frame<'s> {
 pub(super) fn put_frame(out: &mut Vec<u8>, f: &Frame<'_>, fixed: &[u8]) {
     // Both lengths are bounded by the callers (fixed <= FIXED_MAX, var <= MAX_PATH).
     let mut h = [0u8; HEADER_LEN];
-    put_at(&mut h, 0, &MAGIC);
-    put_at(&mut h, 4, &VERSION.to_le_bytes());
-    h[6] = f.op.code();
-    put_at(&mut h, 8, &f.flags.to_le_bytes());
-    put_at(&mut h, 10, &(fixed.len() as u16).to_le_bytes());
-    put_at(&mut h, 12, &(f.var.len() as u16).to_le_bytes());
-    put_at(&mut h, 14, &f.route.channel.to_le_bytes());
-    put_at(&mut h, 16, &f.route.request_id.to_le_bytes());
-    put_at(&mut h, 24, &f.route.node.to_le_bytes());
-    put_at(&mut h, 28, &f.status.to_le_bytes());
-    put_at(&mut h, 32, &f.payload_len.to_le_bytes());
-    put_at(&mut h, 40, &f.route.token.to_le_bytes());
+    put_at(&mut h, at::MAGIC, &MAGIC);
+    put_at(&mut h, at::VERSION, &VERSION.to_le_bytes());
+    h[at::OP] = f.op.code();
+    put_at(&mut h, at::FLAGS, &f.flags.to_le_bytes());
+    put_at(&mut h, at::FIXED_LEN, &(fixed.len() as u16).to_le_bytes());
+    put_at(&mut h, at::VAR_LEN, &(f.var.len() as u16).to_le_bytes());
+    put_at(&mut h, at::CHANNEL, &f.route.channel.to_le_bytes());
+    put_at(&mut h, at::REQUEST_ID, &f.route.request_id.to_le_bytes());
+    put_at(&mut h, at::NODE, &f.route.node.to_le_bytes());
+    put_at(&mut h, at::STATUS, &f.status.to_le_bytes());
+    put_at(&mut h, at::PAYLOAD_LEN, &f.payload_len.to_le_bytes());
+    put_at(&mut h, at::TOKEN, &f.route.token.to_le_bytes());
     out.reserve(HEADER_LEN + fixed.len() + f.var.len());
     out.extend_from_slice(&h);
     out.extend_from_slice(fixed);
@@ -148,7 +165,7 @@ fn put_at<const N: usize>(h: &mut [u8; HEADER_LEN], at: usize, bytes: &[u8; N]) 
 
 /// The `N` bytes of the header at `at`.
 #[inline(always)]
-fn at<const N: usize>(h: &[u8; HEADER_LEN], at: usize) -> [u8; N] {
+fn get_at<const N: usize>(h: &[u8; HEADER_LEN], at: usize) -> [u8; N] {
     let mut a = [0u8; N];
     a.copy_from_slice(&h[at..at + N]);
     a
@@ -171,41 +188,41 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
             ),
         ));
     };
-    let magic: [u8; 4] = at(b, 0);
+    let magic: [u8; 4] = get_at(b, at::MAGIC);
     if magic != MAGIC {
         return Err(DecodeError::new(
-            0,
+            at::MAGIC,
             "magic",
             format!("expected {MAGIC:02x?} (\"BFSW\"), got {magic:02x?}"),
         ));
     }
-    let version = u16::from_le_bytes(at(b, 4));
+    let version = u16::from_le_bytes(get_at(b, at::VERSION));
     if version != VERSION {
         return Err(DecodeError::new(
-            4,
+            at::VERSION,
             "version",
             format!("version {version} is not supported (this build speaks {VERSION})"),
         ));
     }
-    let code = b[6];
+    let code = b[at::OP];
     let op = Op::from_code(code)
-        .ok_or_else(|| DecodeError::new(6, "op", format!("unknown op code {code}")))?;
-    if b[7] != 0 {
+        .ok_or_else(|| DecodeError::new(at::OP, "op", format!("unknown op code {code}")))?;
+    if b[at::RESERVED] != 0 {
         return Err(DecodeError::new(
-            7,
+            at::RESERVED,
             "reserved",
             "reserved field is not zero",
         ));
     }
-    let flags = u16::from_le_bytes(at(b, 8));
-    let fixed_len = u16::from_le_bytes(at(b, 10));
-    let var_len = u16::from_le_bytes(at(b, 12));
-    let channel = u16::from_le_bytes(at(b, 14));
-    let request_id = u64::from_le_bytes(at(b, 16));
-    let node = u32::from_le_bytes(at(b, 24));
-    let status = i32::from_le_bytes(at(b, 28));
-    let payload_len = u64::from_le_bytes(at(b, 32));
-    let token = u64::from_le_bytes(at(b, 40));
+    let flags = u16::from_le_bytes(get_at(b, at::FLAGS));
+    let fixed_len = u16::from_le_bytes(get_at(b, at::FIXED_LEN));
+    let var_len = u16::from_le_bytes(get_at(b, at::VAR_LEN));
+    let channel = u16::from_le_bytes(get_at(b, at::CHANNEL));
+    let request_id = u64::from_le_bytes(get_at(b, at::REQUEST_ID));
+    let node = u32::from_le_bytes(get_at(b, at::NODE));
+    let status = i32::from_le_bytes(get_at(b, at::STATUS));
+    let payload_len = u64::from_le_bytes(get_at(b, at::PAYLOAD_LEN));
+    let token = u64::from_le_bytes(get_at(b, at::TOKEN));
     let h = Header {
         op,
         flags,
@@ -222,14 +239,14 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
     let reply = h.is_reply();
     if !reply && status != 0 {
         return Err(DecodeError::new(
-            28,
+            at::STATUS,
             "status",
             format!("a request must have status 0, got {status}"),
         ));
     }
     if reply && !(0..=MAX_ERRNO).contains(&status) {
         return Err(DecodeError::new(
-            28,
+            at::STATUS,
             "status",
             format!("errno {status} is outside 0..={MAX_ERRNO}"),
         ));
@@ -251,7 +268,7 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
     };
     if flags & !allowed != 0 {
         return Err(DecodeError::new(
-            8,
+            at::FLAGS,
             "flags",
             format!(
                 "flags {:#06x} not allowed for a {op} {kind}",
@@ -268,7 +285,7 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
     };
     if usize::from(fixed_len) != want_fixed {
         return Err(DecodeError::new(
-            10,
+            at::FIXED_LEN,
             "fixed_len",
             format!("a {op} {kind} has a {want_fixed}-byte fixed part, header says {fixed_len}"),
         ));
@@ -280,14 +297,14 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
     };
     if !var_allowed && var_len != 0 {
         return Err(DecodeError::new(
-            12,
+            at::VAR_LEN,
             "var_len",
             format!("this {op} message has no variable part, header says {var_len} bytes"),
         ));
     }
     if usize::from(var_len) > limits.max_path.min(MAX_PATH) {
         return Err(DecodeError::new(
-            12,
+            at::VAR_LEN,
             "var_len",
             format!(
                 "{var_len} bytes exceed the limit of {}",
@@ -302,14 +319,14 @@ pub fn decode_header(buf: &[u8], limits: &Limits) -> Result<Header, DecodeError>
     };
     if !payload_allowed && payload_len != 0 {
         return Err(DecodeError::new(
-            32,
+            at::PAYLOAD_LEN,
             "payload_len",
             format!("this {op} message has no payload, header says {payload_len} bytes"),
         ));
     }
     if payload_len > limits.max_payload {
         return Err(DecodeError::new(
-            32,
+            at::PAYLOAD_LEN,
             "payload_len",
             format!(
                 "{payload_len} bytes exceed the limit of {}",

@@ -32,7 +32,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use benchfs_ucx::{Request as UcxRequest, SendOptions};
+use benchfs_ucx::SendOptions;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::connect::Conn;
@@ -300,17 +300,13 @@ impl Window {
                     Err(still) => p.send = Some(still),
                 }
             }
-            if p.recv.as_ref().is_some_and(UcxRequest::is_done) || p.deadline <= now {
+            if p.recv_done() || p.deadline <= now {
                 scan.push(id);
             }
         }
         for (id, e) in send_failed {
             // A reply whose data has arrived outweighs its failed send.
-            if self
-                .active
-                .get(&id)
-                .is_some_and(|p| p.recv.as_ref().is_some_and(UcxRequest::is_done))
-            {
+            if self.active.get(&id).is_some_and(Pending::recv_done) {
                 continue;
             }
             if let Some(p) = self.active.remove(&id) {
@@ -325,7 +321,7 @@ impl Window {
             let Some(p) = self.active.remove(id) else {
                 continue;
             };
-            if p.recv.as_ref().is_some_and(UcxRequest::is_done) {
+            if p.recv_done() {
                 self.on_payload(conn, p, now);
             } else {
                 self.counters.timeouts += 1;

@@ -95,8 +95,12 @@ impl Pending {
     }
 
     pub(super) fn io_done(&self) -> bool {
-        self.send.as_ref().is_some_and(UcxRequest::is_done)
-            || self.recv.as_ref().is_some_and(UcxRequest::is_done)
+        self.send.as_ref().is_some_and(UcxRequest::is_done) || self.recv_done()
+    }
+
+    /// Whether the reply's payload has been received (or its receive failed).
+    pub(super) fn recv_done(&self) -> bool {
+        self.recv.as_ref().is_some_and(UcxRequest::is_done)
     }
 }
 
