@@ -87,6 +87,17 @@ def running(pid: int, name: str) -> bool:
     return False
 
 
+def mentioned(pid: int, text: str) -> bool:
+    """Whether a descendant of ``pid`` has ``text`` in its command line."""
+    for child in descendants(pid):
+        try:
+            if text.encode() in Path(f"/proc/{child}/cmdline").read_bytes():
+                return True
+        except OSError:  # gone meanwhile
+            continue
+    return False
+
+
 def assert_stopped_cleanly(
     stopped: Stopped,
     signum: int,

@@ -20,17 +20,21 @@ from analysis.errors import AnalysisError
 from benchfs import __version__
 from benchfs.cli import analyze, bench, clean, daemon, diagnose, mount, phases, run
 from benchfs.cli.console import make_console, plain
-from benchfs.cluster.lifecycle import Terminated
+from benchfs.cluster.lifecycle import Lifecycle, Terminated
 from benchfs.errors import BenchfsError
 
 
 class _Commands(TyperGroup):
-    """Ctrl-C in a command unwinds as ``Terminated(SIGINT)``, past Typer's own
-    handling, so that ``main`` ends every command stopped by a signal alike."""
+    """A command runs in a scope of its own, so that SIGTERM and SIGHUP end it
+    as Ctrl-C does wherever they come: also before its first resources are
+    taken (while a tool is probed) and between its scopes. Ctrl-C unwinds as
+    ``Terminated(SIGINT)``, past Typer's own handling, so that ``main`` ends
+    every command stopped by a signal alike."""
 
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context
         try:
-            return super().invoke(ctx)
+            with Lifecycle():
+                return super().invoke(ctx)
         except KeyboardInterrupt:
             raise Terminated(signal.SIGINT) from None
 

@@ -10,10 +10,14 @@ from pathlib import Path
 
 import pytest
 from run_helpers import needs_fio_and_iostat
-from signal_helpers import assert_stopped_cleanly, command_temp_dir, interrupt, running
+from signal_helpers import (
+    assert_stopped_cleanly,
+    command_temp_dir,
+    interrupt,
+    mentioned,
+    running,
+)
 from test_rpc_bench import EXAMPLES, needs_examples, needs_perftest
-
-from benchfs.cluster.processes import descendants
 
 
 @needs_fio_and_iostat
@@ -56,23 +60,31 @@ def test_a_signal_mid_bench_rpc_stops_its_daemon_and_tools(
     temp = command_temp_dir(tmp_path)
     args = ["bench", "rpc", "--transport", "tcp", "--examples-dir", str(EXAMPLES),
             "--lat-iterations", "2000", "--bw-iterations", "100", "--rounds", "1000"]  # fmt: skip
-    # Mid-run: the daemon registered (a reference runs only once the client is
-    # connected to it) and the reference running beside it.
-    stopped = interrupt(args, tmp_path, lambda pid: running(pid, tool), signum, temp_dir=temp)
+
+    # Mid-run: the daemon up and the reference running beside it (not the
+    # probe of ucx_perftest's options, which runs before the daemon starts).
+    def mid_run(pid: int) -> bool:
+        return running(pid, tool) and mentioned(pid, "benchfs.node.daemon")
+
+    stopped = interrupt(args, tmp_path, mid_run, signum, temp_dir=temp)
     assert_stopped_cleanly(stopped, signum, tmp_path)
     # The daemon's config, data, registry and log were in its scratch dir.
     assert list(temp.iterdir()) == []
 
 
-def _measuring(pid: int) -> bool:
-    """Whether the analysis's measuring child (``python -m benchfs.bench.analysis``) runs."""
-    for child in descendants(pid):
-        try:
-            if b"benchfs.bench.analysis" in Path(f"/proc/{child}/cmdline").read_bytes():
-                return True
-        except OSError:  # gone meanwhile
-            continue
-    return False
+def test_a_signal_while_a_tool_is_probed_ends_the_command_as_anywhere_else(
+    tmp_path: Path,
+) -> None:
+    """Before a benchmark takes anything it asks its tools what they can do;
+    a SIGTERM then (here: a ucx_perftest that hangs on ``-h``, as a binary on
+    a stuck file system does) ends it with its line and exit code too, and
+    the probe goes with it."""
+    hanging = tmp_path / "ucx_perftest"
+    hanging.write_text("#!/bin/sh\nexec sleep 600\n")
+    hanging.chmod(0o700)
+    args = ["bench", "rpc", "--perftest", str(hanging)]
+    stopped = interrupt(args, tmp_path, lambda pid: running(pid, "sleep"), signal.SIGTERM)
+    assert_stopped_cleanly(stopped, signal.SIGTERM, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -88,7 +100,7 @@ def test_a_signal_mid_bench_analysis_stops_its_child_and_removes_the_traces(
 
     def mid_run(pid: int) -> bool:
         if moment == "measuring":
-            return _measuring(pid)
+            return mentioned(pid, "benchfs.bench.analysis")  # its measuring child
         return any(temp.glob("benchfs-analysis-bench-*/traces"))
 
     stopped = interrupt(args, tmp_path, mid_run, signum, temp_dir=temp)
