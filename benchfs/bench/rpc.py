@@ -15,16 +15,19 @@ turns (the engine first in even rounds, last in odd ones):
 - 1 MiB bandwidth: one-way pings, a window of 16, against
   ``ucx_perftest -t ucp_am_bw`` and ``am_pingpong``'s bulk window. 1 MiB
   goes by rendezvous in all of them: the receiver fetches every message
-  into its own buffer (perftest's handler receives rendezvous data; only
-  eager messages it leaves unread), so every reference delivers the data.
-  The receiver pins the sender's pages for each fetch, so the memory the
-  data is sent from weighs in, and no reference sends from what the
-  engine's client does (private memory on transparent huge pages, where
-  the kernel gives them): UCX's default gives perftest SysV shared memory,
-  and ``am_pingpong`` sends from the heap. ``UCX_ALLOC_PRIO=mmap,heap``
-  gives perftest a private mapping that ``ucp_am_bw`` never writes, so
-  every page it sends reads as the kernel's zero page, one physical page
-  that stays in the cache: a ceiling, not a like-for-like figure. Each
+  into a buffer (perftest's handler receives rendezvous data; only eager
+  messages it leaves unread), so every reference delivers the data.
+  perftest receives all of them into one buffer, which stays in the cache,
+  and ``am_pingpong`` into two in turn; the daemon gives each message in
+  flight a buffer of its own, as a server that keeps the data must. The
+  receiver pins the sender's pages for each fetch, so the memory the data
+  is sent from weighs in, and no reference sends from what the engine's
+  client does (private memory on transparent huge pages, where the kernel
+  gives them): UCX's default gives perftest SysV shared memory, and
+  ``am_pingpong`` sends from the heap. ``UCX_ALLOC_PRIO=mmap,heap`` gives
+  perftest a private mapping that ``ucp_am_bw`` never writes, so every
+  page it sends reads as the kernel's zero page, one physical page that
+  stays in the cache: a ceiling, not a like-for-like figure. Each
   reference's ``differs`` says so.
 
 Each case's turn is bracketed by ``core_to_core`` (a cache line passed
@@ -106,18 +109,19 @@ PINGPONG_COPY = Reference(
 )
 PERFTEST_BW = Reference(
     "ucx_perftest",
-    "ucx_perftest -t ucp_am_bw, window 16, UCX's default allocation (rendezvous: each 1 MiB "
-    "fetched into its buffer; sent from SysV shared memory)",
+    "ucx_perftest -t ucp_am_bw, window 16, UCX's default allocation (rendezvous: every 1 MiB "
+    "fetched into its one receive buffer, which stays in the cache; sent from SysV shared "
+    "memory)",
     reads_payload=True,
-    differs="SysV shared memory",
+    differs="SysV shared memory; one receive buffer",
 )
 PERFTEST_BW_PRIVATE = Reference(
     "ucx_perftest_private",
-    "ucx_perftest -t ucp_am_bw, window 16, UCX_ALLOC_PRIO=mmap,heap (rendezvous: each 1 MiB "
-    "fetched into its buffer; sent from a private mapping it never writes, so every page "
-    "read is the kernel's zero page)",
+    "ucx_perftest -t ucp_am_bw, window 16, UCX_ALLOC_PRIO=mmap,heap (rendezvous: every 1 MiB "
+    "fetched into its one receive buffer; sent from a private mapping it never writes, so "
+    "every page read is the kernel's zero page)",
     reads_payload=True,
-    differs="never-written source: the zero page",
+    differs="never-written source: the zero page; one receive buffer",
 )
 PINGPONG_BW = Reference(
     "am_pingpong",
