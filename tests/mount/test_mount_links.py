@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from daemon_cluster import CHUNK
+from mount_support import removed_once_released
 
 pytestmark = pytest.mark.core_claim
 
@@ -168,7 +169,7 @@ def test_cp_a_round_trip_and_find_type_l(ns: Path, tmp_path: Path) -> None:
         "x/a",
         "z/c",
     }
-    shutil.rmtree(ns / "copy")
+    removed_once_released(lambda: shutil.rmtree(ns / "copy"), "removal of copy/")
     assert not (ns / "copy").exists()
     assert (src / "top").read_bytes() == b"t" * 100
 

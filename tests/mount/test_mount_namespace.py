@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from daemon_cluster import CHUNK
+from mount_support import removed_once_released
 
 pytestmark = pytest.mark.core_claim
 
@@ -170,7 +171,7 @@ def test_cp_tar_and_find(ns: Path, tmp_path: Path) -> None:
         ["find", str(ns / "untar"), "-type", "f"], capture_output=True, text=True, check=True
     )
     assert {str(Path(p).relative_to(ns / "untar")) for p in found.stdout.split()} == set(files)
-    shutil.rmtree(ns / "copy")
+    removed_once_released(lambda: shutil.rmtree(ns / "copy"), "removal of copy/")
     assert not (ns / "copy").exists()
 
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from mount_support import Mounted, wait_for
+from mount_support import Mounted, removed_once_released, wait_for
 
 pytestmark = pytest.mark.core_claim
 
@@ -71,7 +71,7 @@ def test_an_unlinked_open_file_stays_usable_until_the_last_close(
     wait_for(lambda: not data_objects(mounted, ino), "removal of the unlinked file's data")
     assert path.read_bytes() == b"new"
     path.unlink()
-    d.rmdir()
+    removed_once_released(d.rmdir, "removal of open-unlink/")
 
 
 def test_a_file_renamed_over_while_open_stays_usable(mounted: Mounted, mnt: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from daemon_cluster import Cluster
-from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse
+from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, wait_for
 
 from benchfs.mount import MountSettings
 
@@ -72,11 +72,21 @@ def test_a_full_disk_is_enospc_and_the_mount_survives(full_disk_mount: Mounted) 
     # what is written to it.
     big.unlink()
     assert not big.exists()
-    small = m.point / "after"
     data = os.urandom(300_000)
+    # The space comes back at the writer's last release, which the kernel
+    # may send after the unlink (the file is kept hidden until then).
+    space = m.cluster.root / "data"
+    wait_for(lambda: _free(space) > 2 * len(data), "the filled space back")
+    small = m.point / "after"
     small.write_bytes(data)
     assert small.read_bytes() == data
     assert sorted(os.listdir(m.point)) == ["after"]
     m.stop()
     assert not m.is_mounted()
     assert m.process is not None and m.process.returncode == 0
+
+
+def _free(path: Path) -> int:
+    """Bytes free to an unprivileged writer on the file system of ``path``."""
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize

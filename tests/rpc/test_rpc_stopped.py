@@ -16,7 +16,9 @@ pytestmark = pytest.mark.timeout(120)
 def test_stopped_daemon_is_named_with_its_state(fresh_cluster: Cluster) -> None:
     cluster = fresh_cluster
     cluster.start()
-    with cluster.client(rpc_deadline_s=1.0, retries=0) as c:
+    # The stalled call ends by the liveness ping (about 3 s), well before its
+    # deadline; the calls before and after have time to spare on a busy machine.
+    with cluster.client(rpc_deadline_s=10.0, retries=0) as c:
         h = c.create("paused")
         pid = cluster.procs["node2"].pid
         os.kill(pid, signal.SIGSTOP)
