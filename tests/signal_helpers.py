@@ -59,14 +59,18 @@ def interrupt(
             start_new_session=True,
         )
 
-    def ready() -> object:
+    started: list[int] = []
+
+    def ready() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"benchfs {args[0]} ended early:\n{err.read_text()}")
-        return mid_run(process.pid)
+        if not mid_run(process.pid):
+            return False
+        started[:] = descendants(process.pid)  # what it runs at the moment it is signalled
+        return True
 
     try:
         wait_for(ready, f"benchfs {' '.join(args[:2])} to be mid-run", log=err)
-        started = descendants(process.pid)
         process.send_signal(signum)
         code = process.wait(timeout=120)
     finally:
@@ -77,10 +81,11 @@ def interrupt(
 
 
 def running(pid: int, name: str) -> bool:
-    """Whether a process named ``name`` (its comm) descends from ``pid``."""
+    """Whether a process named ``name`` (its comm) descends from ``pid`` and
+    runs (one that has exited and waits to be reaped does not)."""
     for child in descendants(pid):
         try:
-            if Path(f"/proc/{child}/comm").read_text().strip() == name:
+            if Path(f"/proc/{child}/comm").read_text().strip() == name and alive(child):
                 return True
         except OSError:  # gone meanwhile
             continue

@@ -196,7 +196,10 @@ def _die_with_parent() -> None:
 
 def stop_processes(processes: Sequence[ManagedProcess], grace_s: float) -> None:
     """Stop all: SIGTERM to every group at once, SIGKILL to what is left after
-    ``grace_s``. Returns when every process has been reaped."""
+    ``grace_s``. Returns when every process has been reaped and the rest of
+    their groups has died."""
+    if not processes:
+        return
     for process in processes:
         if process.popen.poll() is None:
             _signal_group(process, signal.SIGTERM)
@@ -211,9 +214,12 @@ def stop_processes(processes: Sequence[ManagedProcess], grace_s: float) -> None:
             _signal_group(process, signal.SIGKILL)
             process.ending = "SIGKILL"
             process.popen.wait()
-        # Children that ignored SIGTERM while the leader exited: finish them too.
+    # Children that ignored SIGTERM while their leader exited: finish them too.
+    left = _group_members({process.pid for process in processes})
+    for process in processes:
         _signal_group(process, signal.SIGKILL)
         process.close_files()
+    _wait_gone(left)
 
 
 def stop_process(process: ManagedProcess, grace_s: float) -> int:
@@ -275,23 +281,51 @@ def kill_group(process: ManagedProcess, grace_s: float = 3.0) -> None:
     if process.ending is None:
         process.ending = "SIGKILL"
     popen.communicate()
+    _wait_gone(pids)
     process.close_files()
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state first),
+    None once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may contain spaces.
+    return stat.rsplit(")", 1)[1].split()
+
+
+def _group_members(groups: set[int]) -> list[int]:
+    """The processes of the process groups ``groups``, from /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields is not None and int(fields[2]) in groups:
+                members.append(int(entry))
+    return members
+
+
+def _wait_gone(pids: Sequence[int], timeout_s: float = 10.0) -> None:
+    """Until every one of ``pids``, sent SIGKILL, has died: one in the middle
+    of a disk I/O (fio with O_DIRECT) lives on until that I/O completes.
+    A zombie counts as gone (its reaper is init or its own parent)."""
+    deadline = time.monotonic() + timeout_s
+    waiting = list(pids)
+    while waiting and time.monotonic() < deadline:
+        waiting = [pid for pid in waiting if (f := _stat_fields(pid)) and f[0] not in "ZX"]
+        if waiting:
+            time.sleep(0.005)
 
 
 def descendants(pid: int) -> list[int]:
     """Every living descendant of ``pid`` (children first), from /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name is in parentheses and may contain spaces.
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(parent, []).append(int(entry))
+        if entry.isdigit() and (fields := _stat_fields(int(entry))) is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry))
     found: list[int] = []
     queue = [pid]
     while queue:

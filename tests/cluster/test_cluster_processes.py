@@ -35,12 +35,8 @@ def test_stop_terminates_the_whole_group() -> None:
     assert alive(grandchild)
     assert stop_process(process, grace_s=10) == -15
     assert process.ending == "SIGTERM"
-    # The group got SIGTERM; the grandchild dies (and is reaped) on the kernel's schedule.
-    wait_until(
-        lambda: f"pid {grandchild} alive" if alive(grandchild) else None,
-        deadline_s=30,
-        what="the grandchild to die with its group",
-    )
+    # The group got SIGTERM, and stop returns once the grandchild has died too.
+    assert not alive(grandchild)
 
 
 def test_sigterm_ignored_means_sigkill_after_grace() -> None:
@@ -57,11 +53,7 @@ def test_child_ignoring_sigterm_dies_with_its_group() -> None:
     process = start_process(["sh", "-c", script], name="leader", stdout=subprocess.PIPE)
     stubborn = int(first_line(process.popen))
     assert stop_process(process, grace_s=10) == -15  # the leader obeys SIGTERM
-    wait_until(
-        lambda: f"pid {stubborn} alive" if alive(stubborn) else None,
-        deadline_s=30,
-        what="the SIGKILLed child to vanish",
-    )
+    # SIGKILLed once its leader is gone, and dead when stop returns.
     assert not alive(stubborn)
 
 
