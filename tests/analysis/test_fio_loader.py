@@ -173,7 +173,9 @@ def _free_port() -> int:
 @pytest.fixture
 def fio_servers(tmp_path: Path) -> Iterator[list[int]]:
     """Two real fio servers on localhost ports; killed at teardown."""
-    ports = [_free_port(), _free_port()]
+    ports = [_free_port()]
+    while len(ports) < 2:
+        ports = list(dict.fromkeys([*ports, _free_port()]))
     servers = [
         subprocess.Popen(
             ["fio", f"--server=ip:127.0.0.1,{port}"],
@@ -184,9 +186,11 @@ def fio_servers(tmp_path: Path) -> Iterator[list[int]]:
         for port in ports
     ]
     try:
-        deadline = time.monotonic() + 10
-        for port in ports:
+        deadline = time.monotonic() + 60  # a hang, not a slow start
+        for port, server in zip(ports, servers, strict=True):
             while True:
+                if server.poll() is not None:  # e.g. its port was taken meanwhile
+                    pytest.fail(f"fio server on port {port} exited with {server.returncode}")
                 try:
                     socket.create_connection(("127.0.0.1", port), timeout=1).close()
                     break
