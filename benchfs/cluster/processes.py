@@ -309,9 +309,10 @@ def _group_members(groups: set[int]) -> list[int]:
 
 
 def _wait_gone(pids: Sequence[int], timeout_s: float = 10.0) -> None:
-    """Until every one of ``pids``, sent SIGKILL, has died: one in the middle
-    of a disk I/O (fio with O_DIRECT) lives on until that I/O completes.
-    A zombie counts as gone (its reaper is init or its own parent)."""
+    """Until every one of ``pids``, sent SIGKILL, has died (at most
+    ``timeout_s``): one in the middle of a disk I/O (fio with O_DIRECT) lives
+    on until that I/O completes. A zombie counts as gone (its reaper is init
+    or its own parent)."""
     deadline = time.monotonic() + timeout_s
     waiting = list(pids)
     while waiting and time.monotonic() < deadline:

@@ -111,6 +111,7 @@ def test_stopped_daemon_is_not_retried_and_serves_once_continued(fresh_cluster: 
 
 
 def _until_answering(c: bn.Client, node: int) -> None:
+    """Pings ``node`` until it answers (each ping within the client's deadline)."""
     guard = time.monotonic() + WATCHDOG_S
     while True:
         try:
