@@ -93,14 +93,8 @@ def running(pid: int, name: str) -> bool:
 
 
 def mentioned(pid: int, text: str) -> bool:
-    """Whether a descendant of ``pid`` has ``text`` in its command line."""
-    for child in descendants(pid):
-        try:
-            if text.encode() in Path(f"/proc/{child}/cmdline").read_bytes():
-                return True
-        except OSError:  # gone meanwhile
-            continue
-    return False
+    """Whether a running descendant of ``pid`` has ``text`` in its command line."""
+    return not set(processes_mentioning(text)).isdisjoint(descendants(pid))
 
 
 def assert_stopped_cleanly(

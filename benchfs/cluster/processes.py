@@ -285,7 +285,7 @@ def kill_group(process: ManagedProcess, grace_s: float = 3.0) -> None:
     process.close_files()
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def proc_stat(pid: int) -> list[str] | None:
     """The fields of ``/proc/PID/stat`` after the command name (state first),
     None once the process is gone."""
     try:
@@ -297,12 +297,19 @@ def _stat_fields(pid: int) -> list[str] | None:
     return stat.rsplit(")", 1)[1].split()
 
 
+def live_proc_stat(pid: int) -> list[str] | None:
+    """As ``proc_stat``, None also for a process that has exited and waits
+    to be reaped (a zombie)."""
+    fields = proc_stat(pid)
+    return None if fields is None or fields[0] in ("Z", "X") else fields
+
+
 def _group_members(groups: set[int]) -> list[int]:
     """The processes of the process groups ``groups``, from /proc."""
     members = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            fields = _stat_fields(int(entry))
+            fields = proc_stat(int(entry))
             if fields is not None and int(fields[2]) in groups:
                 members.append(int(entry))
     return members
@@ -316,7 +323,7 @@ def _wait_gone(pids: Sequence[int], timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
     waiting = list(pids)
     while waiting and time.monotonic() < deadline:
-        waiting = [pid for pid in waiting if (f := _stat_fields(pid)) and f[0] not in "ZX"]
+        waiting = [pid for pid in waiting if live_proc_stat(pid) is not None]
         if waiting:
             time.sleep(0.005)
 
@@ -325,7 +332,7 @@ def descendants(pid: int) -> list[int]:
     """Every living descendant of ``pid`` (children first), from /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := _stat_fields(int(entry))) is not None:
+        if entry.isdigit() and (fields := proc_stat(int(entry))) is not None:
             children.setdefault(int(fields[1]), []).append(int(entry))
     found: list[int] = []
     queue = [pid]

@@ -39,6 +39,7 @@ from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import SHM_DIR, remove_shm_files
 from benchfs.cluster.private import make_private_dir, user_temp_root
 from benchfs.cluster.processes import (
+    live_proc_stat,
     process_environment,
     start_process,
     stop_process,
@@ -67,14 +68,8 @@ def runs_dir() -> Path:
 
 def process_start_ticks(pid: int) -> int | None:
     """The start time of ``pid`` (clock ticks since boot), None when it is gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rpartition(")")[2].split()
-    if fields[0] in ("Z", "X"):
-        return None
-    return int(fields[19])
+    fields = live_proc_stat(pid)
+    return None if fields is None else int(fields[19])
 
 
 class RemoteHosts(BaseModel):
