@@ -17,18 +17,17 @@ turns (the engine first in even rounds, last in odd ones):
   goes by rendezvous in all of them: the receiver fetches every message
   into a buffer (perftest's handler receives rendezvous data; only eager
   messages it leaves unread), so every reference delivers the data.
-  perftest receives all of them into one buffer, which stays in the cache,
-  and ``am_pingpong`` into two in turn; the daemon gives each message in
-  flight a buffer of its own, as a server that keeps the data must. The
-  receiver pins the sender's pages for each fetch, so the memory the data
-  is sent from weighs in, and no reference sends from what the engine's
-  client does (private memory on transparent huge pages, where the kernel
-  gives them): UCX's default gives perftest SysV shared memory, and
-  ``am_pingpong`` sends from the heap. ``UCX_ALLOC_PRIO=mmap,heap`` gives
-  perftest a private mapping that ``ucp_am_bw`` never writes, so every
-  page it sends reads as the kernel's zero page, one physical page that
-  stays in the cache: a ceiling, not a like-for-like figure. Each
-  reference's ``differs`` says so.
+  ``am_pingpong --recv-buffers 16 --huge-source`` is the like-for-like
+  reference: as the daemon does, it receives each message in flight into
+  a buffer of its own, and as the engine's client does, it sends from
+  transparent huge pages (the receiver pins the sender's pages for each
+  fetch, so what the data is sent from weighs in). perftest receives
+  every message into one buffer, which stays in the cache, and sends from
+  SysV shared memory (UCX's default); ``UCX_ALLOC_PRIO=mmap,heap`` gives
+  it a private mapping that ``ucp_am_bw`` never writes, so every page it
+  sends reads as the kernel's zero page, one physical page that stays in
+  the cache: a ceiling, not a like-for-like figure. Each reference's
+  ``differs`` says so.
 
 Each case's turn is bracketed by ``core_to_core`` (a cache line passed
 between CPUs 0 and 1; benchfs.bench.placement): a round whose placement
@@ -125,10 +124,10 @@ PERFTEST_BW_PRIVATE = Reference(
 )
 PINGPONG_BW = Reference(
     "am_pingpong",
-    "the binding's am_pingpong bulk window of 16 (received into pooled buffers; sent from "
-    "the heap, base pages)",
+    "the binding's am_pingpong bulk window of 16 (each message in flight received into a "
+    "pooled buffer of its own, 16 in all; sent from one buffer on transparent huge pages, "
+    "as the engine's client sends)",
     reads_payload=True,
-    differs="base pages",
 )
 # perftest's buffers in private memory, as the engine's are (but never written).
 PRIVATE_ALLOC = {"UCX_ALLOC_PRIO": "mmap,heap"}
@@ -364,7 +363,8 @@ def _one_transport(
                     # am_pingpong always runs its ping-pong first: a short one here.
                     ("binding", lambda: run_am_pingpong(
                         examples.am_pingpong, lat_iterations=100, bw_iterations=s.bw_iterations,
-                        window=s.bw_window, env=env)),
+                        window=s.bw_window, recv_buffers=s.bw_window, huge_source=True,
+                        env=env)),
                 ], engine_first)  # fmt: skip
                 bw.append(CaseRound(engine_first, placement, got["engine"]["MiBps"], {
                     **{ref.key: got[ref.key].bandwidth_MiBps for ref, _ in bw_perftests},

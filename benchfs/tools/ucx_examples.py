@@ -74,12 +74,16 @@ def run_am_pingpong(
     lat_size: int = 4096,
     bw_size: int = 1 << 20,
     recv_copy: bool = False,
+    recv_buffers: int = 2,
+    huge_source: bool = False,
     cpus: tuple[int, int] | None = None,
     env: Mapping[str, str] | None = None,
     timeout_s: float = 300.0,
 ) -> PingPongResult:
     """One run of am_pingpong: its round trip (p50, p99) and bandwidth.
 
+    ``recv_buffers``: the responder's pool of bulk receive buffers.
+    ``huge_source``: bulk sends from transparent huge pages, not the heap.
     ``cpus``: (this process's CPU, the responder's CPU) to pin each to one CPU.
     """
     pinning = [] if cpus is None else ["--cpu", str(cpus[0]), "--peer-cpu", str(cpus[1])]
@@ -91,8 +95,10 @@ def run_am_pingpong(
         "--bw-size", str(bw_size),
         "--bw-iters", str(bw_iterations),
         "--window", str(window),
+        "--recv-buffers", str(recv_buffers),
         *pinning,
         *(["--recv-copy"] if recv_copy else []),
+        *(["--huge-source"] if huge_source else []),
     ]  # fmt: skip
     where = f"{lat_size} B x {lat_iterations}, {bw_size} B x {bw_iterations}"
     out = _checked(argv, tool="am_pingpong", where=where, timeout_s=timeout_s, env=env)

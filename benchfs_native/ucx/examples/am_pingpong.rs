@@ -5,6 +5,7 @@
 //! cargo run --release --example am_pingpong -- [--lat-size 4096] [--lat-iters 100000]
 //!     [--bw-size 1048576] [--bw-iters 2000] [--window 16] [--recv-buffers 2]
 //!     [--cpu N --peer-cpu M] [--recv-copy] [--header N] [--untouched-source]
+//!     [--huge-source]
 //! ```
 //! `--recv-copy`: both sides copy each received 4 KiB payload into a
 //! receive buffer, as an RPC must deliver it (UCX 1.13's `ucp_am_lat`
@@ -12,6 +13,13 @@
 //! `--untouched-source`: the bulk window sends from memory never written
 //! (every page reads as the kernel's zero page), as perftest's
 //! `ucp_am_bw` does with `UCX_ALLOC_PRIO=mmap,heap`; filled by default.
+//! `--huge-source`: the bulk window sends from a mapping on transparent
+//! huge pages (2 MiB aligned, `MADV_HUGEPAGE`), as the engine's client
+//! does; from the heap (base pages) by default.
+//! `--recv-buffers N`: the responder receives bulk messages into N pooled
+//! buffers, the most recently freed first; with N = the window every
+//! message in flight has a buffer of its own, as in a server that keeps
+//! each request's data.
 //! `--header N`: each ping and pong carries N bytes of AM user header, as
 //! an RPC carries its own header (`ucx_perftest -H`; 0 by default, as there).
 //! `--cpu` / `--peer-cpu` pin this process and the responder to one CPU
@@ -51,6 +59,7 @@ struct Args {
     recv_copy: bool,
     header: usize,
     untouched_source: bool,
+    huge_source: bool,
     serve: bool,
     cpu: Option<usize>,
     peer_cpu: Option<usize>,
@@ -68,6 +77,7 @@ fn parse_args() -> Args {
         recv_copy: false,
         header: 0,
         untouched_source: false,
+        huge_source: false,
         serve: false,
         cpu: None,
         peer_cpu: None,
@@ -90,6 +100,7 @@ fn parse_args() -> Args {
             "--recv-copy" => a.recv_copy = true,
             "--header" => a.header = num(),
             "--untouched-source" => a.untouched_source = true,
+            "--huge-source" => a.huge_source = true,
             "--cpu" => a.cpu = Some(num()),
             "--peer-cpu" => a.peer_cpu = Some(num()),
             "--serve" => a.serve = true,
@@ -249,6 +260,73 @@ fn serve(
     }
 }
 
+/// `len` bytes of `fill` at the start of a private mapping on transparent
+/// huge pages where the kernel gives them (this machine kind's kernels give
+/// them to advised mappings only); kept for the life of the process. A
+/// `fill` of 0 leaves the mapping unwritten, as `vec![0; len]` would.
+fn on_huge_pages(len: usize, fill: u8) -> &'static [u8] {
+    const HUGE_PAGE: usize = 2 << 20;
+    let huge_len = len.max(1).next_multiple_of(HUGE_PAGE);
+    // One huge page more than needed, so that an aligned start fits.
+    let mapped = huge_len + HUGE_PAGE;
+    // Safety: a new private anonymous mapping, which nothing else knows of.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            mapped,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert!(base != libc::MAP_FAILED, "mmap of {mapped} bytes failed");
+    let start = (base as usize).next_multiple_of(HUGE_PAGE) - base as usize;
+    // Safety: `start < HUGE_PAGE`, so `start + huge_len <= mapped`: the
+    // range lies inside the mapping, which is never unmapped; advice only.
+    let bytes = unsafe {
+        let first = base.cast::<u8>().add(start);
+        libc::madvise(first.cast(), huge_len, libc::MADV_HUGEPAGE);
+        std::slice::from_raw_parts_mut(first, len)
+    };
+    if fill != 0 {
+        bytes.fill(fill);
+    }
+    bytes
+}
+
+/// `THPeligible` and `AnonHugePages` (kB) of the mapping holding `addr`,
+/// from /proc/self/smaps; (0, 0) where it cannot be read.
+fn thp_of(addr: usize) -> (u64, u64) {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+        return (0, 0);
+    };
+    let (mut inside, mut eligible, mut huge_kb) = (false, 0, 0);
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        // A mapping's first line: "start-end perms offset dev inode [path]".
+        if let Some((start, end)) = first.split_once('-')
+            && let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            )
+        {
+            inside = (start..end).contains(&addr);
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let value = || line.split_whitespace().nth(1).and_then(|v| v.parse().ok());
+        match first {
+            "THPeligible:" => eligible = value().unwrap_or(0),
+            "AnonHugePages:" => huge_kb = value().unwrap_or(0),
+            _ => {}
+        }
+    }
+    (eligible, huge_kb)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p / 100.0).round() as usize;
     sorted[i].as_secs_f64() * 1e6
@@ -384,7 +462,11 @@ fn main() {
     // calloc never writes, so every page the peer fetches is the kernel's
     // zero page, as from perftest's `UCX_ALLOC_PRIO=mmap` buffers.
     let fill = if args.untouched_source { 0u8 } else { 9u8 };
-    let src: &'static [u8] = Box::leak(vec![fill; args.bw_size].into_boxed_slice());
+    let src: &'static [u8] = if args.huge_source {
+        on_huge_pages(args.bw_size, fill)
+    } else {
+        Box::leak(vec![fill; args.bw_size].into_boxed_slice())
+    };
     let run_bw = |iters: usize| -> Duration {
         let mut inflight: VecDeque<Request<&'static [u8]>> = VecDeque::new();
         let want = acks.get() + 1;
@@ -411,9 +493,12 @@ fn main() {
     let el = run_bw(args.bw_iters);
     // MiB/s, as ucx_perftest's "MB/s" (UCS_MBYTE = 2^20 bytes).
     let mbs = (args.bw_iters * args.bw_size) as f64 / el.as_secs_f64() / (1u64 << 20) as f64;
+    // What the source lay on: its mapping's THP eligibility and huge-page kB.
+    let (eligible, huge_kb) = thp_of(src.as_ptr() as usize);
     println!(
-        "am_bw size={} iters={} window={} MiB/s={mbs:.1}",
-        args.bw_size, args.bw_iters, args.window
+        "am_bw size={} iters={} window={} recv_buffers={} MiB/s={mbs:.1} \
+         source_thp_eligible={eligible} source_huge_kB={huge_kb}",
+        args.bw_size, args.bw_iters, args.window, args.recv_buffers
     );
 
     let bye = Rc::new(Cell::new(false));
