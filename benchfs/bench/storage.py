@@ -5,6 +5,9 @@ with the same pattern, block size, queue depth and byte count, in pairs of
 rounds on the same file system, and reports per round the ratio engine /
 fio, their median and spread. Paired ratios are what to compare: absolute
 figures drift with the machine and with the host's cache behind the disk.
+Each side also says how its I/O reached the disk: the requests the disk
+completed meanwhile and their mean size (benchfs.tools.disk_stat), since
+the same calls can reach it split or merged.
 """
 
 from __future__ import annotations
@@ -12,13 +15,17 @@ from __future__ import annotations
 import shutil
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from benchfs.bench.paired import PairedRatios
 from benchfs.bench.scope import bench_scope
+from benchfs.errors import ToolError
+from benchfs.tools.disk_stat import DiskCounts, read_disk_counts
 from benchfs.tools.fio import FioJob, run_fio
+from benchfs.tools.fsinfo import inspect_directory
 
 Pattern = Literal["write", "read", "randwrite", "randread"]
 MiB = 1024 * 1024
@@ -46,6 +53,10 @@ class Side:
     iops: float
     p50_us: float
     p99_us: float
+    # Requests the disk completed in the case's direction while the side ran,
+    # and their mean size (None off a single block device).
+    disk_requests: int | None = None
+    disk_request_KiB: float | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,7 @@ class CaseResult:
 @dataclass
 class StorageBenchReport:
     directory: str
+    disk: str | None = None  # the one whole disk under the directory, if one
     cases: list[CaseResult] = field(default_factory=list)
     trace_overhead: PairedRatios | None = None
 
@@ -123,6 +135,7 @@ class StorageBenchReport:
         overhead = self.trace_overhead
         return {
             "directory": self.directory,
+            "disk": self.disk,
             "cases": [_case_json(case) for case in self.cases],
             "trace_overhead_ratio": None if overhead is None else round(overhead.median, 3),
             "trace_overhead": None if overhead is None else overhead.to_json(),
@@ -179,6 +192,34 @@ class _EngineRun:
     side: Side
     io_depth_mean: float
     setup: Setup
+
+
+def _disk_of(directory: Path) -> str | None:
+    """The one whole disk under ``directory``; None for memory, network or several disks."""
+    try:
+        disks = inspect_directory(directory).disks
+    except ToolError:
+        return None
+    return disks[0] if len(disks) == 1 else None
+
+
+def _disk_span(disk: str | None, run: Callable[[], T]) -> tuple[T, DiskCounts | None]:
+    """``run()``, and what ``disk`` completed meanwhile (None without a disk)."""
+    before = read_disk_counts(disk) if disk else None
+    result = run()
+    after = read_disk_counts(disk) if disk else None
+    return result, None if before is None or after is None else after - before
+
+
+def _as_seen_by_disk(side: Side, span: DiskCounts | None, case: StorageCase) -> Side:
+    if span is None:
+        return side
+    writing = "write" in case.pattern
+    return replace(
+        side,
+        disk_requests=span.requests(writing),
+        disk_request_KiB=span.mean_request_KiB(writing),
+    )
 
 
 def _run_engine(root: Path, case: StorageCase, trace_dir: Path | None = None) -> _EngineRun:
@@ -257,23 +298,36 @@ def run_storage_bench(
         engine_dir.mkdir()
         fio_dir.mkdir()
         report = StorageBenchReport(directory=str(root.parent))
+        report.disk = _disk_of(root)
         for case in cases:
             pairs: list[Round] = []
             for index in range(rounds):
                 engine_first = index % 2 == 0
                 label = f"{case.name}, round {index + 1}/{rounds}"
+                on_progress(f"{label}: {'engine' if engine_first else 'fio'}")
                 if engine_first:
-                    on_progress(f"{label}: engine")
-                    engine_run = _run_engine(engine_dir, case)
+                    engine_run, engine_span = _disk_span(
+                        report.disk, partial(_run_engine, engine_dir, case)
+                    )
                     on_progress(f"{label}: fio")
-                    fio_side, fio_setup = _run_fio(fio_dir, case)
+                    (fio_side, fio_setup), fio_span = _disk_span(
+                        report.disk, partial(_run_fio, fio_dir, case)
+                    )
                 else:
-                    on_progress(f"{label}: fio")
-                    fio_side, fio_setup = _run_fio(fio_dir, case)
+                    (fio_side, fio_setup), fio_span = _disk_span(
+                        report.disk, partial(_run_fio, fio_dir, case)
+                    )
                     on_progress(f"{label}: engine")
-                    engine_run = _run_engine(engine_dir, case)
+                    engine_run, engine_span = _disk_span(
+                        report.disk, partial(_run_engine, engine_dir, case)
+                    )
                 pairs.append(
-                    Round(engine_run.side, fio_side, engine_run.io_depth_mean, engine_first)
+                    Round(
+                        _as_seen_by_disk(engine_run.side, engine_span, case),
+                        _as_seen_by_disk(fio_side, fio_span, case),
+                        engine_run.io_depth_mean,
+                        engine_first,
+                    )
                 )
             report.cases.append(CaseResult(case.name, pairs, engine_run.setup, fio_setup))
         if trace_repeats > 0:

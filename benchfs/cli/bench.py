@@ -18,7 +18,7 @@ from benchfs.config.sizes import format_size, parse_size
 
 if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
     from benchfs.bench.mount import MountBenchReport
-    from benchfs.bench.storage import StorageBenchReport
+    from benchfs.bench.storage import Side, StorageBenchReport
 
 app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference tool.")
 console = make_console()
@@ -129,6 +129,12 @@ def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int, rounds: 
     for row in rows:
         table.add_row(*row, end_section=row[1] == "fio")
     caption = ["ratio: median of engine/fio per round, min-max below it"]
+    if report.disk is not None:
+        sizes = "; ".join(
+            f"{case.name} {_request_KiB(case.engine)} / {_request_KiB(case.fio)}"
+            for case in report.cases
+        )
+        caption.append(f"mean request on {report.disk}, KiB (engine / fio): {sizes}")
     if report.cases:
         first = report.cases[0]
         caption += [first.engine_setup.describe(), first.fio_setup.describe()]
@@ -140,6 +146,10 @@ def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int, rounds: 
         )
     table.caption = "\n".join(caption)
     return table
+
+
+def _request_KiB(side: Side) -> str:
+    return "-" if side.disk_request_KiB is None else f"{side.disk_request_KiB:,.0f}"
 
 
 @app.command("analysis")

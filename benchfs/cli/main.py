@@ -101,6 +101,15 @@ def root(
 def main() -> None:
     """Run the CLI; turn expected errors into one line and an exit code."""
     try:
+        _run()
+    except KeyboardInterrupt:
+        # Ctrl-C after the command's scope has ended, while its last line is
+        # printed: everything it started was already stopped and removed.
+        sys.exit(128 + signal.SIGINT)
+
+
+def _run() -> None:
+    try:
         app()
     except (BenchfsError, AnalysisError, OSError, ValueError) as error:
         if _state["verbose"]:

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchfs.cli.main import app
+from benchfs.tools.fsinfo import inspect_directory
 
 runner = CliRunner()
 
@@ -52,6 +53,25 @@ def test_reports_the_four_cases_with_both_sides(bench_json: dict[str, object]) -
         assert case["fio_setup"]["tool"].startswith("fio")
 
 
+def test_each_side_says_how_its_io_reached_the_disk(bench_json: dict[str, object]) -> None:
+    disks = inspect_directory(Path(str(bench_json["directory"]))).disks
+    disk = disks[0] if len(disks) == 1 else None
+    assert bench_json["disk"] == disk
+    cases = bench_json["cases"]
+    assert isinstance(cases, list)
+    for case, size in zip(cases, (32, 32, 8, 8), strict=True):
+        for r in case["rounds"]:
+            for tool in ("engine", "fio"):
+                side = r[tool]
+                if disk is None:
+                    assert side["disk_requests"] is side["disk_request_KiB"] is None
+                    continue
+                # O_DIRECT: every byte of the side crossed this disk, in requests of
+                # whatever size the block layer made of them.
+                moved = side["disk_requests"] * side["disk_request_KiB"] * 1024
+                assert moved >= size * 2**20 * 0.999, (case["name"], tool, side)
+
+
 def test_trace_overhead_is_measured(bench_json: dict[str, object]) -> None:
     ratio = bench_json["trace_overhead_ratio"]
     assert isinstance(ratio, float)
@@ -74,6 +94,10 @@ def test_table_output_names_cases(tmp_path: Path) -> None:
     assert "MiB/s" in result.stdout and "p99 ms" in result.stdout
     assert "2 paired rounds" in result.stdout
     assert "QD 32, O_DIRECT" in result.stdout and "ioengine=io_uring" in result.stdout
+    disks = inspect_directory(tmp_path).disks
+    if len(disks) == 1:  # each side's requests as the disk saw them, in the caption
+        words = " ".join(result.stdout.split())
+        assert f"mean request on {disks[0]}, KiB (engine / fio): seq_write_1MiB " in words
     fio_rows = [row.split() for row in rows if row.split()[:1] == ["fio"]]
     low, high = (float(x) for x in fio_rows[-1][5].split("-"))
     assert low <= high, "the fio row's ratio column is the paired ratios' range"

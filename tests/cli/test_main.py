@@ -6,9 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import benchfs
+from benchfs.cli import main as cli_main
 from benchfs.cli.main import app
 
 runner = CliRunner()
@@ -61,3 +63,17 @@ def test_verbose_shows_the_traceback(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "Traceback" in result.stderr
     assert "ToolError" in result.stderr
+
+
+def test_ctrl_c_while_the_error_line_is_printed_ends_in_130_not_an_escaping_interrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command's scope has ended by then, so no handler of ours is installed.
+    def interrupted(*_args: object, **_options: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main.err_console, "print", interrupted)
+    monkeypatch.setattr(sys, "argv", ["benchfs", "bench", "storage", "--dir", str(tmp_path / "x")])
+    with pytest.raises((SystemExit, KeyboardInterrupt)) as ended:
+        cli_main.main()
+    assert isinstance(ended.value, SystemExit) and ended.value.code == 130

@@ -1,8 +1,12 @@
 //! The bounded pool of registered (fixed) I/O buffers.
 //!
-//! One page-aligned anonymous mapping is cut into `count` buffers of `size`
-//! bytes; the ring registers each as one fixed buffer (index = buffer
-//! index) for `ReadFixed`/`WriteFixed`. A [`FixedBuf`] owns one buffer
+//! One anonymous mapping on transparent huge pages is cut into `count`
+//! buffers of `size` bytes; the ring registers each as one fixed buffer
+//! (index = buffer index) for `ReadFixed`/`WriteFixed`. A buffer within one
+//! huge page (1 MiB buffers always are) is physically contiguous, so an
+//! O_DIRECT transfer from it reaches the disk as one request: from base
+//! pages a 1 MiB one is 256 segments, split in two for a disk that takes
+//! fewer (virtio's 254). A [`FixedBuf`] owns one buffer
 //! exclusively and returns it to the pool when dropped; it is moved into an
 //! operation on submission and handed back with the completion, so the
 //! kernel is the only one touching it while it is in flight. When the pool is
@@ -58,7 +62,7 @@ impl BufferPool {
             return Err(einval());
         }
         let len = count.checked_mul(size).ok_or_else(einval)?;
-        let region = AnonMapping::new(len)?;
+        let region = AnonMapping::huge(len)?;
         let free = (0..count as u32).rev().collect();
         Ok(BufferPool {
             shared: Arc::new(Shared {
