@@ -36,7 +36,7 @@ class DiskCounts:
         return self.writes if writing else self.reads
 
     def mean_request_KiB(self, writing: bool) -> float | None:
-        """Bytes a request in that direction, in KiB; None without a request."""
+        """Mean size of a request in that direction, in KiB; None without a request."""
         count = self.requests(writing)
         moved = self.written_bytes if writing else self.read_bytes
         return moved / count / 1024 if count > 0 else None
