@@ -304,15 +304,16 @@ def live_proc_stat(pid: int) -> list[str] | None:
     return None if fields is None or fields[0] in ("Z", "X") else fields
 
 
+def _proc_stats() -> Iterator[tuple[int, list[str]]]:
+    """``(pid, proc_stat(pid))`` of every process in /proc."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := proc_stat(int(entry))) is not None:
+            yield int(entry), fields
+
+
 def _group_members(groups: set[int]) -> list[int]:
     """The processes of the process groups ``groups``, from /proc."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = proc_stat(int(entry))
-            if fields is not None and int(fields[2]) in groups:
-                members.append(int(entry))
-    return members
+    return [pid for pid, fields in _proc_stats() if int(fields[2]) in groups]
 
 
 def _wait_gone(pids: Sequence[int], timeout_s: float = 10.0) -> None:
@@ -331,9 +332,8 @@ def _wait_gone(pids: Sequence[int], timeout_s: float = 10.0) -> None:
 def descendants(pid: int) -> list[int]:
     """Every living descendant of ``pid`` (children first), from /proc."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := proc_stat(int(entry))) is not None:
-            children.setdefault(int(fields[1]), []).append(int(entry))
+    for child, fields in _proc_stats():
+        children.setdefault(int(fields[1]), []).append(child)
     found: list[int] = []
     queue = [pid]
     while queue:
