@@ -8,11 +8,11 @@ BIN := $(VENV)/bin
 CRATE := benchfs_native
 DEB_PACKAGES := fio fuse3 sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
 	openmpi-bin libopenmpi-dev mpich iproute2 iputils-ping e2fsprogs util-linux rsync \
-	slurmctld slurmd slurm-client munge
+	slurmctld slurmd slurm-client munge autoconf automake libtool
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: help system venv build examples setup lint fmt test test-rust test-python run bench fuzz fuzz-ci cargo-fuzz clean
+.PHONY: help system venv build examples hpc-tools setup lint fmt test test-rust test-python run bench fuzz fuzz-ci cargo-fuzz clean
 
 help:
 	@echo "make run    install everything, then run benchfs on the local default cluster"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench  side-by-side benchmarks (engine vs fio); see docs/PERFORMANCE.md"
 	@echo "make examples  build the UCX examples that benchfs bench rpc runs (am_pingpong, core_to_core)"
 	@echo "make lint   cargo fmt/clippy, the engine's module rules, ruff, mypy, import rules, stubtest"
+	@echo "make test HPC_TOOLS_SRC=DIR  the same, with IOR, mdtest and io500 built from the sources in DIR"
 	@echo "make fuzz   10^6 inputs into each decoder a peer reaches (libFuzzer; FUZZ_TOOLCHAIN=+nightly adds ASan)"
 
 # Debian packages the engine and the tools need (as root; skipped when present).
@@ -71,13 +72,43 @@ lint: build
 	PYTHONPATH=. $(BIN)/lint-imports
 	cd /tmp && $(abspath $(PY)) -m mypy.stubtest benchfs_native
 
+# IOR, mdtest and io500 for the tests that run them, where their sources are
+# at hand: HPC_TOOLS_SRC names a directory holding build-hpc-tools.sh and the
+# tarballs it builds (IOR/mdtest, io500, pfind). They are built once per set
+# of sources into HPC_TOOLS_DIR, outside the checkout: with Open MPI's mpicc
+# for IOR_BIN_DIR and IO500_BIN_DIR, and with MPICH's for IOR_MPICH_BIN_DIR.
+# A test that needs one of them then fails instead of skipping
+# (BENCHFS_TESTS_REQUIRE_TOOLS, tests/conftest.py). Without HPC_TOOLS_SRC
+# nothing changes: the tests look on PATH, in $$IOR_BIN_DIR, in /opt/ior/bin.
+HPC_TOOLS_SRC ?=
+HPC_TOOLS_DIR ?= $(HOME)/.cache/benchfs/hpc-tools
+ifneq ($(HPC_TOOLS_SRC),)
+HPC_TOOLS_BUILT := $(HPC_TOOLS_DIR)/$(shell cat $(HPC_TOOLS_SRC)/build-hpc-tools.sh $(HPC_TOOLS_SRC)/*.tar.gz | sha256sum | cut -c1-12)
+export IOR_BIN_DIR := $(HPC_TOOLS_BUILT)/openmpi/bin
+export IO500_BIN_DIR := $(HPC_TOOLS_BUILT)/openmpi/bin
+export IOR_MPICH_BIN_DIR := $(HPC_TOOLS_BUILT)/mpich/bin
+export BENCHFS_TESTS_REQUIRE_TOOLS := 1
+endif
+
+hpc-tools: system
+ifneq ($(HPC_TOOLS_SRC),)
+	@if [ -x "$(IOR_MPICH_BIN_DIR)/mdtest" ]; then echo "IOR, mdtest and io500: $(HPC_TOOLS_BUILT)"; else \
+		echo "building IOR, mdtest and io500 from $(HPC_TOOLS_SRC) into $(HPC_TOOLS_BUILT)"; \
+		rm -rf "$(HPC_TOOLS_BUILT).part" && mkdir -p "$(HPC_TOOLS_BUILT).part/mpicc" && \
+		"$(HPC_TOOLS_SRC)/build-hpc-tools.sh" "$(HPC_TOOLS_BUILT).part/openmpi" && \
+		ln -s "$$(command -v mpicc.mpich)" "$(HPC_TOOLS_BUILT).part/mpicc/mpicc" && \
+		PATH="$(HPC_TOOLS_BUILT).part/mpicc:$$PATH" \
+			"$(HPC_TOOLS_SRC)/build-hpc-tools.sh" "$(HPC_TOOLS_BUILT).part/mpich" && \
+		rm -rf "$(HPC_TOOLS_BUILT)" && mv "$(HPC_TOOLS_BUILT).part" "$(HPC_TOOLS_BUILT)"; fi
+endif
+
 # Tests that need root are ignored (with the reason) otherwise; as root they run too.
 test-rust: system
 	cargo test --manifest-path $(CRATE)/Cargo.toml --workspace
 	if [ "$$(id -u)" = 0 ]; then \
 		cargo test --manifest-path $(CRATE)/Cargo.toml --test engine_root -- --ignored; fi
 
-test-python: build examples
+test-python: build examples hpc-tools
 	$(BIN)/pytest
 
 test: lint test-rust test-python

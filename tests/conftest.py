@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,6 +33,30 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+# Where the tools were built for this run (`make test HPC_TOOLS_SRC=DIR`, CI),
+# a test skipping because IOR, mdtest or io500 is missing is a broken set-up,
+# not a machine without them: it fails, with the skip's own reason.
+REQUIRE_TOOLS = "BENCHFS_TESTS_REQUIRE_TOOLS"
+_TOOL_MISSING = re.compile(r"\b(ior|mdtest|io500)\b.*\bnot found\b", re.IGNORECASE)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if report.skipped and os.environ.get(REQUIRE_TOOLS) == "1":
+        reason = _skip_reason(report)
+        if _TOOL_MISSING.search(reason):
+            report.outcome = "failed"
+            report.longrepr = f"{REQUIRE_TOOLS}=1 (the tools were built for this run): {reason}"
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     skipped = [
         report
@@ -43,7 +69,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         "!", f"{len(skipped)} core-claim test(s) SKIPPED: these claims were NOT checked", red=True
     )
     for report in skipped:
-        longrepr = report.longrepr
-        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-        reason = reason.removeprefix("Skipped: ")
+        reason = _skip_reason(report)
         terminalreporter.write_line(f"SKIPPED core claim {report.nodeid}: {reason}", red=True)

@@ -1,12 +1,13 @@
 """Parse what the reference's io500 binary leaves in its result directory.
 
 ``result_summary.txt`` (the lines it also prints on stdout): ``IO500
-version <v> (<mode>)``, one line per phase, ``[RESULT]`` for a scored phase
-and ``[      ]`` for one that is not (the timestamp, ``ior-rnd4K-easy-read``),
-each ``<phase> <value> <GiB/s|kIOPS> : time <s> seconds`` and `` [INVALID]``
-when the binary found the phase not valid, then ``[SCORE ] Bandwidth <b>
-GiB/s : IOPS <m> kiops : TOTAL <score>`` with `` [INVALID]`` for a run that
-is not valid.
+version <v> (<mode>)`` (``<v>`` is empty for a binary built where its
+Makefile could not ask git: recorded as ``unknown``), one line per phase,
+``[RESULT]`` for a scored phase and ``[      ]`` for one that is not (the
+timestamp, ``ior-rnd4K-easy-read``), each ``<phase> <value>
+<GiB/s|kIOPS> : time <s> seconds`` and `` [INVALID]`` when the binary
+found the phase not valid, then ``[SCORE ] Bandwidth <b> GiB/s : IOPS <m>
+kiops : TOTAL <score>`` with `` [INVALID]`` for a run that is not valid.
 
 ``result.txt`` (ini-like): a ``[run]`` section, then a section per phase
 with ``key = value`` lines (``exe``, ``score``, ``t_delta``, find's
@@ -26,7 +27,8 @@ from analysis.loaders._tooltext import read_tool_output
 SUMMARY_NAME = "result_summary.txt"
 LOG_NAME = "result.txt"
 _NUMBER = r"(-?[\d.]+(?:e[-+]?\d+)?|-?nan|-?inf)"
-_VERSION = re.compile(r"^IO500 version (\S+) \((\w+)\)\s*$")
+_VERSION = re.compile(r"^IO500 version\s+(\S*)\s*\((\w+)\)\s*$")
+UNKNOWN_VERSION = "unknown"
 _PHASE = re.compile(
     rf"^\[(RESULT| {{6}})\]\s+(\S+)\s+{_NUMBER}\s+(GiB/s|kIOPS) : time {_NUMBER} seconds"
     r"( \[INVALID\])?\s*$"
@@ -80,18 +82,18 @@ class Io500Log:
 def parse_io500_summary(text: str, source: str) -> Io500Result:
     """The summary lines (of ``result_summary.txt`` or the binary's stdout,
     whose other lines are skipped)."""
-    version = mode = ""
+    version = mode = None
     phases: list[Io500Phase] = []
     for number, line in enumerate(text.splitlines(), 1):
         if found := _VERSION.match(line):
-            version, mode = found.groups()
+            version, mode = found.group(1) or UNKNOWN_VERSION, found.group(2)
         elif found := _PHASE.match(line):
             kind, name, value, unit, time_s, invalid = found.groups()
             phases.append(Io500Phase(name, float(value), unit, float(time_s),
                                      kind == "RESULT", invalid is None))  # fmt: skip
         elif found := _SCORE.match(line):
             bandwidth, metadata, score, invalid = found.groups()
-            if not version:
+            if version is None or mode is None:
                 raise DataFormatError(source, f"line {number}", "no 'IO500 version' line before")
             return Io500Result(version, mode, tuple(phases), float(bandwidth), float(metadata),
                                float(score), invalid is None, source)  # fmt: skip

@@ -96,6 +96,16 @@ def test_the_binarys_stdout_reads_as_its_summary() -> None:
     assert from_stdout.phases == result.phases and from_stdout.score == result.score
 
 
+def test_a_binary_built_without_its_version_is_read_with_the_version_unknown() -> None:
+    """Built outside a git checkout, the binary prints ``IO500 version  (mode)``."""
+    text = (DATA / "result_summary.txt").read_text()
+    first, rest = text.split("\n", 1)
+    result = parse_io500_summary(f"IO500 version  (standard)\n{rest}", "result_summary.txt")
+    assert (result.version, result.mode) == ("unknown", "standard")
+    assert result.score == load_io500_results(DATA)[0].score
+    assert first.startswith("IO500 version io500-")
+
+
 def test_a_run_that_did_not_finish_is_named(tmp_path: Path) -> None:
     lines = (DATA / "result_summary.txt").read_text().splitlines()
     (tmp_path / "result_summary.txt").write_text("\n".join(lines[:6]) + "\n")
