@@ -22,7 +22,7 @@ writes run twice: on a fresh file that each write extends
 extend their chunk files, and on a file fio preallocated first (its
 default, ``disk_w4k_qd1_*``). On ext4 only the preallocated case is an
 overwrite within the file's size; an extending O_DIRECT write is
-punted to a kernel worker thread by io_uring (docs/PERFORMANCE.md,
+punted to a kernel worker thread by io_uring (docs/perf-log/storage-writes.md,
 "Storage: writes that extend their file").
 
 The sides:

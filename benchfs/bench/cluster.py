@@ -12,7 +12,7 @@ Each round runs, back to back:
   files and the ``posix:`` files grow: fio's default preallocates, and on
   ext4 an O_DIRECT write that extends its file cannot be issued without
   blocking, so io_uring hands it to a kernel worker thread
-  (docs/PERFORMANCE.md, "Storage: writes that extend their file");
+  (docs/perf-log/storage-writes.md, "Storage: writes that extend their file");
 - at queue depth 1, the same ``benchfs run`` workload on a ``posix:``
   target in the same parent directory (``workload.direct``: pwrite/pread
   with O_DIRECT, no daemons): the same ranks and harness on the disk itself.

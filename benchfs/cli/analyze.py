@@ -8,14 +8,14 @@ starts without that cost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from benchfs.cli.console import cell as text_cell
 from benchfs.cli.console import make_console, plain
+from benchfs.cli.tables import ColumnsOption, Grid, View, WideOption, print_grid
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from analysis.stats.overview import Part, TraceStats
 
 SLOW_MS = 100.0  # the default of analysis.stats.nodes.SLOW_MS
+# Columns of the per-node latency table shown with --wide only.
+NODE_DETAIL = ("p50_ms", "max_ms", "read_ops", "write_ops")
 
 app = typer.Typer(help="Statistics of loose engine trace files (*.bftrace or directories).")
 console = make_console()
@@ -53,19 +55,32 @@ def _load(files: list[Path], allow_partial: bool) -> TraceSet:
     return traces
 
 
-def _show(frame: pd.DataFrame, title: str, csv: bool) -> None:
-    from analysis.reports.columns import cell, header
+def _show(
+    frame: pd.DataFrame,
+    title: str,
+    csv: bool,
+    view: View | None = None,
+    *,
+    keys: int = 1,
+    wide: Sequence[str] = (),
+    texts: Sequence[str] = (),
+    transpose: bool = False,
+    lift_constant: bool = False,
+) -> None:
+    """``frame`` as CSV or as tables that fit the terminal (``benchfs.cli.tables``);
+    ``wide`` and ``texts`` name the frame's columns that wait for --wide and that
+    hold words."""
+    from analysis.reports.columns import display_frame, header
 
     if csv:
         typer.echo(f"# {title}")
         typer.echo(frame.to_csv(index=False), nl=False)
         return
-    table = Table(title=title)
-    for index, column in enumerate(frame.columns):
-        table.add_column(header(str(column)), justify="left" if index == 0 else "right")
-    for record in frame.itertuples(index=False):
-        table.add_row(*(text_cell(cell(value)) for value in record))
-    console.print(table)
+    headers, *rows = display_frame(frame)
+    grid = Grid.of(title, headers, rows, keys=keys, transpose=transpose,
+                   lift_constant=lift_constant, wide=[header(c) for c in wide],
+                   texts=[header(c) for c in texts])  # fmt: skip
+    print_grid(console, grid, view)
 
 
 def _stats(
@@ -98,17 +113,22 @@ def io_depth_command(
     by_node: ByNode = False,
     csv: Csv = False,
     allow_partial: AllowPartial = False,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """io_depth (SQEs per io_uring submit): summary, histogram, and per node."""
     import pandas as pd
 
+    view = View.of(wide, columns)
     stats = _stats(files, allow_partial, ("submit",), "io_depth")
     assert stats.io_depth is not None and stats.io_depth_histogram is not None
-    _show(pd.DataFrame(stats.io_depth.rows(), columns=["metric", "value"]), "io_depth", csv)
-    _show(stats.io_depth_histogram, "submits per io_depth bucket", csv)
+    summary = pd.DataFrame(stats.io_depth.rows(), columns=["metric", "value"])
+    _show(summary, "io_depth", csv, view)
+    _show(stats.io_depth_histogram, "submits per io_depth bucket", csv, view)
     if by_node and stats.io_depth_by_node is not None:
-        _show(stats.io_depth_by_node, "io_depth per node", csv)
+        _show(stats.io_depth_by_node, "io_depth per node", csv, view)
     _warn([stats.io_depth_warning] if stats.io_depth_warning else [])
+    view.check()
 
 
 @app.command("latency")
@@ -123,36 +143,51 @@ def latency_command(
     bucket_s: Annotated[
         float, typer.Option(min=0.001, help="Width of the time buckets (s) with --by-node.")
     ] = 10.0,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """I/O latency per operation: percentiles, buckets; per node and over time with --by-node."""
+    view = View.of(wide, columns)
     stats = _stats(
         files, allow_partial, ("storage_op",), "storage", slow_ms=slow_ms, bucket_s=bucket_s
     )
     assert stats.latency_by_op is not None and stats.latency_buckets is not None
-    _show(stats.latency_by_op, "storage op latency per operation", csv)
-    _show(stats.latency_buckets, "share of ops per latency bucket", csv)
+    _show(stats.latency_by_op, "storage op latency per operation", csv, view,
+          wide=("p95_ms", "errors"))  # fmt: skip
+    _show(stats.latency_buckets, "share of ops per latency bucket", csv, view)
     _warn(stats.latency_hints, "hint")
     if by_node:
         assert stats.node_table is not None and stats.persistence is not None
-        _show(stats.node_table, f"per node (slow = over {slow_ms:g} ms), worst first", csv)
-        _show(stats.persistence, f"slow ops over time ({bucket_s:g} s buckets)", csv)
+        _show(stats.node_table, f"per node (slow = over {slow_ms:g} ms), worst first", csv, view,
+              wide=NODE_DETAIL)  # fmt: skip
+        _show(stats.persistence, f"slow ops over time ({bucket_s:g} s buckets)", csv, view)
+    view.check()
 
 
 @app.command("rpc")
 def rpc_command(
-    files: FilesArgument, csv: Csv = False, allow_partial: AllowPartial = False
+    files: FilesArgument,
+    csv: Csv = False,
+    allow_partial: AllowPartial = False,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """RPC time per phase, retries, in-flight RPCs, and load per target node with its imbalance."""
     import pandas as pd
 
+    view = View.of(wide, columns)
     stats = _stats(files, allow_partial, ("rpc_client", "rpc_server"), "rpc")
     assert stats.rpc_phases is not None
-    _show(stats.rpc_phases, "RPC time per phase", csv)
+    _show(stats.rpc_phases, "RPC time per phase", csv, view, wide=("p90_ms",))
     if stats.rpc_retries is None or stats.rpc_load is None or stats.rpc_in_flight is None:
+        view.check()
         return  # server events only
-    _show(pd.DataFrame([vars(stats.rpc_retries)]), "RPC retries and failures", csv)
-    _show(stats.rpc_in_flight, "RPCs in flight per client process", csv)
-    _show(stats.rpc_load, "load per target node", csv)
+    failures = ", ".join(stats.rpc_retries.failures) or "none"
+    retries = {**vars(stats.rpc_retries), "failures": failures}
+    _show(pd.DataFrame([retries]), "RPC retries and failures", csv, view, keys=0,
+          texts=("failures",), transpose=True)  # fmt: skip
+    _show(stats.rpc_in_flight, "RPCs in flight per client process", csv, view)
+    _show(stats.rpc_load, "load per target node", csv, view, wide=("bytes",))
     balance = pd.DataFrame(
         [
             {"quantity": name, **vars(imbalance)}
@@ -162,7 +197,8 @@ def rpc_command(
             )
         ]
     )
-    _show(balance, "imbalance across targets (max/mean, coefficient of variation)", csv)
+    _show(balance, "imbalance across targets (max/mean, coefficient of variation)", csv, view)
+    view.check()
 
 
 def report(
@@ -209,6 +245,8 @@ def compare(
         float, typer.Option(min=0.5, max=0.999, help="Confidence of the intervals and tests.")
     ] = 0.95,
     allow_partial: AllowPartial = False,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Change from A to B per phase and metric, whether it is beyond run-to-run noise
     (from the repetitions), and the configuration differences."""
@@ -262,19 +300,29 @@ def compare(
         }
         typer.echo(json.dumps(document, indent=2))
         return
+    view = View.of(wide, columns)
+    title = f"{label_a} (A) -> {label_b} (B)"
     if csv:
-        _show(comparison.metrics, f"{label_a} (A) -> {label_b} (B)", csv)
+        _show(comparison.metrics, title, csv)
     else:
-        _show(comparison_table(comparison), f"{label_a} (A) -> {label_b} (B)", csv)
+        table = comparison_table(comparison)
+        keys = 3 if "point" in table.columns else 2
+        # The interval, p and the repetitions back the verdict: with --wide. A verdict
+        # that holds for every row (no noise estimate with 1 repetition) is said once.
+        detail = [c for c in table.columns if "CI" in c or c in ("p", "reps A/B", "reps_needed")]
+        _show(table, title, csv, view, keys=keys, wide=detail, texts=("verdict",),
+              lift_constant=True)  # fmt: skip
         once = one_value_table(comparison)
         if not once.empty:
-            _show(once, ONE_VALUE_CAPTION, csv)
+            _show(once, ONE_VALUE_CAPTION, csv, view, keys=keys)
         for line in verdict_lines(comparison):
-            console.print(f"- {plain(line)}", highlight=False, soft_wrap=True)
+            console.print(f"- {plain(line)}", highlight=False)
         for line in comparison.method.describe():
-            console.print(f"[dim]{plain(line)}[/]", highlight=False, soft_wrap=True)
+            console.print(f"[dim]{plain(line)}[/]", highlight=False)
     if comparison.config_diff.empty:
         if not csv:
             console.print("effective configurations are identical")
     else:
-        _show(comparison.config_diff, "configuration differences", csv)
+        _show(comparison.config_diff, "configuration differences", csv, view)
+    if not csv:
+        view.check()

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
+from benchfs.cli.bench_display import metadata_bench_grid, mount_grid, scale_grid, storage_grid
 from benchfs.cli.cluster_display import print_cluster_report
 from benchfs.cli.console import make_console
 from benchfs.cli.rpc_display import print_rpc_report
+from benchfs.cli.tables import ColumnsOption, Grid, View, WideOption, print_grid
 from benchfs.config.model import MAX_BULK_SPIN_US, MAX_QUEUE_DEPTH
-from benchfs.config.sizes import format_size, parse_size
-
-if TYPE_CHECKING:  # the benchmark modules pull in pandas: imported when a command runs
-    from benchfs.bench.mount import MountBenchReport
-    from benchfs.bench.storage import Side, StorageBenchReport
+from benchfs.config.sizes import parse_size
 
 app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference tool.")
 console = make_console()
@@ -33,6 +29,11 @@ DiskDirOption = Annotated[
 ResultsDirOption = Annotated[
     Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
 ]
+
+
+def _print(grid: Grid, view: View) -> None:
+    print_grid(console, grid, view)
+    view.check()
 
 
 def _size(text: str, option: str) -> int:
@@ -67,6 +68,8 @@ def storage(
         int,
         typer.Option(min=0, help="On/off pairs for the event log overhead (0 to skip)."),
     ] = 5,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Run the engine and fio (io_uring, direct) on the same four cases and compare."""
     from benchfs.bench.storage import run_storage_bench, standard_cases
@@ -86,70 +89,8 @@ def storage(
     if json_output:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        console.print(_table(report, cases[0].total_bytes, cases[-1].total_bytes, rounds))
-
-
-def _table(report: StorageBenchReport, seq_bytes: int, rand_bytes: int, rounds: int) -> Table:
-    """Two rows a case, engine over fio, so it stays readable in 80 columns:
-    figures keep their full width, only the case names wrap. Each side shows
-    its median round; the ratio is the median of the per-round ratios, with
-    their range under it."""
-    rows: list[tuple[str, ...]] = []
-    for case in report.cases:
-        paired = case.paired
-        for tool, side in (("engine", case.engine), ("fio", case.fio)):
-            engine_row = tool == "engine"
-            rows.append(
-                (
-                    case.name if engine_row else "",
-                    tool,
-                    f"{side.MiBps:,.0f}",
-                    f"{side.iops:,.0f}",
-                    f"{side.p50_us / 1000:.2f}",
-                    f"{side.p99_us / 1000:.2f}",
-                    f"{paired.median:.2f}" if engine_row else f"{paired.low:.2f}-{paired.high:.2f}",
-                    f"{case.io_depth_mean:.1f}" if engine_row else "",
-                )
-            )
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-        title=f"engine vs fio on {report.directory} "
-        f"(sequential {format_size(seq_bytes)}, random {format_size(rand_bytes)}, "
-        f"{rounds} paired rounds)",
-    )
-    table.add_column("case", overflow="fold")
-    headers = ("tool", "MiB/s", "IOPS", "p50 ms", "p99 ms", "ratio", "io_depth")
-    for index, header in enumerate(headers, start=1):
-        width = max([len(header), *(len(row[index]) for row in rows)])
-        table.add_column(
-            header, justify="left" if index == 1 else "right", no_wrap=True, min_width=width
-        )
-    for row in rows:
-        table.add_row(*row, end_section=row[1] == "fio")
-    caption = ["ratio: median of engine/fio per round, min-max below it"]
-    if report.disk is not None:
-        sizes = "; ".join(
-            f"{case.name} {_request_KiB(case.engine)} / {_request_KiB(case.fio)}"
-            for case in report.cases
-        )
-        caption.append(f"mean request on {report.disk}, KiB (engine / fio): {sizes}")
-    if report.cases:
-        first = report.cases[0]
-        caption += [first.engine_setup.describe(), first.fio_setup.describe()]
-    if report.trace_overhead is not None:
-        overhead = report.trace_overhead
-        caption.append(
-            f"event log on/off throughput: {overhead.median:.3f} "
-            f"({overhead.low:.3f}-{overhead.high:.3f}, {overhead.rounds} pairs)"
-        )
-    table.caption = "\n".join(caption)
-    return table
-
-
-def _request_KiB(side: Side) -> str:
-    return "-" if side.disk_request_KiB is None else f"{side.disk_request_KiB:,.0f}"
+        grid = storage_grid(report, cases[0].total_bytes, cases[-1].total_bytes, rounds)
+        _print(grid, View.of(wide, columns))
 
 
 @app.command("analysis")
@@ -215,6 +156,8 @@ def cluster(
             "after bulk data; 2000 is the value measured); default: the daemon's, 0.",
         ),
     ] = None,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """A local cluster `benchfs run` against fio (and posix:) with the same bytes,
     block size, jobs and queue depth, in paired rounds."""
@@ -239,7 +182,9 @@ def cluster(
     if json_output:
         typer.echo(json.dumps(report.to_json(), indent=2))
         return
-    print_cluster_report(console, report)
+    view = View.of(wide, columns)
+    print_cluster_report(console, report, view)
+    view.check()
 
 
 @app.command("metadata")
@@ -259,6 +204,8 @@ def metadata(
         bool, typer.Option(help="Also through BenchFS's FUSE mount (needs /dev/fuse).")
     ] = True,
     results_dir: ResultsDirOption = Path("results"),
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """The metadata workload on a local cluster (native client, the mount) and by
     plain POSIX calls on its disk."""
@@ -287,27 +234,7 @@ def metadata(
     if json_output:
         typer.echo(json.dumps(report.to_json(), indent=2))
         return
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title=f"benchfs run vs POSIX calls on {report.directory} ({case.ranks} ranks, "
-        f"{case.items} {'items' if case.kind == 'both' else case.kind} each, "
-        f"{case.write_bytes} bytes written)",
-    )
-    headers = ["phase", "native (ops/s)", "mount (ops/s)", "POSIX (ops/s)",
-               "native / POSIX", "mount / POSIX"]  # fmt: skip
-    if report.mount is None:
-        headers = [h for h in headers if not h.startswith("mount")]
-    for header in headers:
-        table.add_column(header, justify="right" if header != "phase" else "left", no_wrap=True)
-    for row in report.to_json()["phases"]:
-        cells = [row["mdtest_name"], f"{row['run_ops_s']:,.0f}"]
-        if report.mount is not None:
-            cells.append(f"{row['mount_ops_s']:,.0f}")
-        cells += [f"{row['posix_ops_s']:,.0f}", f"{row['ratio']:.3f}"]
-        if report.mount is not None:
-            cells.append(f"{row['mount_ratio']:.3f}")
-        table.add_row(*cells)
-    console.print(table)
+    _print(metadata_bench_grid(report), View.of(wide, columns))
     for side, run_dir in report.results_dirs.items():
         console.print(f"results ({side}): {run_dir}", highlight=False)
 
@@ -352,6 +279,8 @@ def rpc(
             "after bulk data; 2000 is the value measured); default: the daemon's, 0.",
         ),
     ] = None,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """The RPC layer against ucx_perftest and the UCX binding doing the same work, round by
     round with the CPU placement recorded, and end to end via a daemon."""
@@ -378,8 +307,10 @@ def rpc(
     if json_output:
         typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))
         return
+    view = View.of(wide, columns)
     for report in reports:
-        print_rpc_report(console, report)
+        print_rpc_report(console, report, view)
+    view.check()
 
 
 @app.command("scale")
@@ -396,6 +327,8 @@ def scale(
         Path | None,
         typer.Option("--dir", help="Where the daemons' data goes (default: the temp dir)."),
     ] = None,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Set-up cost as the cluster grows: spawn, membership, connect, first RPC, stop."""
     from benchfs.bench.scale import DEFAULT_SIZES, SUPERLINEAR, TARGET_NODES, run_scale_bench
@@ -411,28 +344,7 @@ def scale(
     if json_output:
         typer.echo(json.dumps(report.to_json(), indent=2))
         return
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title=f"set-up cost by cluster size (local daemons, pool {format_size(pool)} each)",
-    )
-    table.add_column("step (s)", no_wrap=True)
-    for row in report.rows:
-        table.add_column(f"N={row.nodes}", justify="right", no_wrap=True)
-    table.add_column("growth k", justify="right", no_wrap=True)
-    table.add_column(f"N={TARGET_NODES} (est.)", justify="right", no_wrap=True)
-    for growth in report.growth:
-        mark = " !" if growth.superlinear else ""
-        table.add_row(
-            growth.step.removesuffix("_s"),
-            *(f"{row.step(growth.step):.4f}" for row in report.rows),
-            f"{growth.exponent:.2f}{mark}",
-            f"{growth.at_target_s:,.2f}",
-        )
-    console.print(table)
-    console.print(
-        f"growth k: t ~ N**k fitted over the sizes; '!' marks k > {SUPERLINEAR}",
-        highlight=False,
-    )
+    _print(scale_grid(report, TARGET_NODES, SUPERLINEAR), View.of(wide, columns))
 
 
 @app.command("mount")
@@ -466,6 +378,8 @@ def mount(
             "before sleeping (0: none).",
         ),
     ] = 0,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """fio on the FUSE mount against the native client and against the local disk."""
     from benchfs.bench.mount import MountBenchSettings, run_mount_bench
@@ -482,7 +396,7 @@ def mount(
     if json_output:
         typer.echo(json.dumps(report.to_dict(), indent=2))
         return
-    console.print(_mount_table(report))
+    _print(mount_grid(report), View.of(wide, columns))
     sides = dict.fromkeys(
         (c.name, c.reference_name, c.mount_side, c.reference_side) for c in report.cases
     )
@@ -497,40 +411,3 @@ def mount(
         f"start, {end[0]:.2f} {end[1]:.2f} {end[2]:.2f} at the end",
         highlight=False,
     )
-
-
-def _mount_table(report: MountBenchReport) -> Table:
-    """A row a case: the sides' medians for orientation, then the paired
-    figure (the median of the per-round ratios or differences, with their
-    range), which is what the target is judged on."""
-    from benchfs.bench.mount import BW_TARGET, LATENCY_TARGET_US
-
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-        title="fio on the mount vs the native client / local disk "
-        f"({report.settings.rounds} paired rounds)",
-    )
-    headers = ("case", "against", "mount", "ref.", "paired", "range", "target")
-    for header in headers:
-        table.add_column(header, justify="left" if header in ("case", "against") else "right")
-    for case in report.cases:
-        paired = case.paired
-        if case.by_difference:
-            figure, spread = f"{paired.median:+.0f} us", f"{paired.low:+.0f}..{paired.high:+.0f}"
-        else:
-            figure, spread = f"{paired.median:.2f}x", f"{paired.low:.2f}-{paired.high:.2f}"
-        target = ""
-        if case.met is not None:
-            target = f"{'met' if case.met else 'MISSED'} {case.rounds_met}/{paired.rounds}"
-        table.add_row(
-            f"{case.name} ({case.unit})", case.reference_name, f"{case.mount:,.0f}",
-            f"{case.reference:,.0f}", figure, spread, target,
-        )  # fmt: skip
-    table.caption = (
-        f"targets against native: 1 MiB >= {BW_TARGET:.2f}x, 4 KiB p50 <= "
-        f"+{LATENCY_TARGET_US:g} us, judged on the paired median; target: met or "
-        "missed, and in how many rounds the pair alone meets it"
-    )
-    return table

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from benchfs.cli.console import plain
+from benchfs.cli.tables import NAME, Column, Grid, View, print_grid
 from benchfs.config.sizes import format_size
 
 if TYPE_CHECKING:  # the benchmark module pulls in the orchestrator: imported when it runs
@@ -19,9 +18,9 @@ if TYPE_CHECKING:  # the benchmark module pulls in the orchestrator: imported wh
 SIDE_NAMES = {"run": "benchfs run", "fio": "fio", "posix": "posix:"}
 
 
-def print_cluster_report(console: Console, report: ClusterBenchReport) -> None:
-    console.print(_sides_table(report))
-    console.print(_ratios_table(report))
+def print_cluster_report(console: Console, report: ClusterBenchReport, view: View) -> None:
+    print_grid(console, _sides_grid(report), view)
+    print_grid(console, _ratios_grid(report), view)
     for side in report.case.sides:
         console.print(f"  {report.case.describe(side)}", highlight=False)
     start, end = report.load_start, report.load_end
@@ -38,48 +37,45 @@ def print_cluster_report(console: Console, report: ClusterBenchReport) -> None:
         )
 
 
-def _sides_table(report: ClusterBenchReport) -> Table:
+def _sides_grid(report: ClusterBenchReport) -> Grid:
     case = report.case
     names = " vs ".join(SIDE_NAMES[side] for side in case.sides)
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title=f"{names} on {report.directory}: {case.jobs} jobs, "
+    grid = Grid.of(
+        f"{names} on {report.directory}: {case.jobs} jobs, "
         f"{format_size(case.total_bytes)} in {format_size(case.transfer_size)} transfers, "
         f"queue depth {case.queue_depth} per job on every side, all O_DIRECT, "
         f"{len(report.rounds)} paired rounds",
+        ["side (median)", "write (MiB/s)", "read (MiB/s)", "read/write"],
+        [],
     )
-    for header in ("side (median)", "write (MiB/s)", "read (MiB/s)", "read/write"):
-        table.add_column(header, justify="left" if header.startswith("side") else "right",
-                         no_wrap=True)  # fmt: skip
     for side in case.sides:
         figures = report.median(side)
-        table.add_row(
+        grid.add_row(
             SIDE_NAMES[side], f"{figures.write_MiBps:,.0f}", f"{figures.read_MiBps:,.0f}",
             f"{figures.parity:.2f}",
         )  # fmt: skip
-    return table
+    return grid
 
 
-def _ratios_table(report: ClusterBenchReport) -> Table:
+def _ratios_grid(report: ClusterBenchReport) -> Grid:
     """A row a comparison and direction: the median of the per-round ratios,
     the quartiles and the range, and whether the median meets the target."""
     from benchfs.bench.cluster import TARGET
 
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for header in ("ratio", "op", "median", "IQR", "min-max", f"target >= {TARGET:.2f}"):
-        table.add_column(header, justify="left" if header in ("ratio", "op") else "right",
-                         no_wrap=True)  # fmt: skip
+    grid = Grid(
+        "",
+        [Column("ratio", key=True), Column("op", NAME, key=True), Column("median"),
+         Column("IQR"), Column("min-max"), Column(f"target >= {TARGET:.2f}", NAME)],
+        caption="median: of the per-round ratios; the target is judged on it, and k/n says "
+        "in how many rounds the pair alone meets it",
+    )  # fmt: skip
     for comparison in report.comparisons:
         paired = comparison.paired
         q1, q3 = paired.quartiles
         verdict = "met" if comparison.met else "MISSED"
-        table.add_row(
+        grid.add_row(
             f"run / {SIDE_NAMES[comparison.reference]}", comparison.op, f"{paired.median:.2f}",
             f"{q1:.2f}-{q3:.2f}", f"{paired.low:.2f}-{paired.high:.2f}",
             f"{verdict} {comparison.rounds_met}/{paired.rounds}",
         )  # fmt: skip
-    table.caption = (
-        "median: of the per-round ratios; the target is judged on it, and k/n says "
-        "in how many rounds the pair alone meets it"
-    )
-    return table
+    return grid

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
-from benchfs.cli.console import cell, make_console, plain
+from benchfs.cli.console import make_console, plain
+from benchfs.cli.tables import NAME, TEXT, Column, ColumnsOption, Grid, View, WideOption, print_grid
 from benchfs.cluster.hostfile import resolve_nodes
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.health.thresholds import load_thresholds
@@ -79,6 +78,8 @@ def diagnose(
             "--deadline", min=1, help="Seconds each node may take (default 60 quick, 600 full)."
         ),
     ] = None,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Measure the storage behind a directory and say plainly whether it is healthy.
 
@@ -113,7 +114,9 @@ def diagnose(
     if json_output:
         typer.echo(to_json(report))
     else:
-        _print_summary(report)
+        view = View.of(wide, columns)
+        _print_summary(report, view)
+        view.check()
     raise typer.Exit(report.exit_code)
 
 
@@ -132,37 +135,21 @@ class _progress:
             self._status.__exit__(None, None, None)
 
 
-# Columns of words (left-aligned); the others hold figures.
+# Columns of words; the others hold figures.
 _WORDS = ("node", "status", "verdict")
 
 
-def _table(headers: Sequence[str], rows: list[list[str]], text: Sequence[str]) -> Table:
-    """A table whose figures stay whole in a narrow terminal: each figure column
-    is as wide as its longest cell (its header wraps between words); the
-    ``text`` columns share what is left of the terminal, and only they wrap."""
-    widths = [
-        max(*(len(row[index]) for row in rows), *map(len, header.split()))
-        for index, header in enumerate(headers)
+def _grid(headers: Sequence[str], rows: list[list[str]], text: Sequence[str]) -> Grid:
+    """The ``text`` columns wrap between words in what the figures leave of the
+    terminal; every figure stays whole (``benchfs.cli.tables``)."""
+    columns = [
+        Column(header, TEXT if header in text else NAME if header in _WORDS else "infer", i == 0)
+        for i, header in enumerate(headers)
     ]
-    texts = [index for index, header in enumerate(headers) if header in text]
-    # One space between columns (the box's divider), none at the edges.
-    figures = sum(widths[i] + 1 for i in range(len(headers)) if i not in texts)
-    spare = max(console.width - figures - len(texts) + 1, 8 * len(texts))
-    for index in texts:
-        whole = max(len(row[index]) for row in rows) if rows else len(headers[index])
-        widths[index] = max(8, min(whole, spare // len(texts)))
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=0)
-    for index, header in enumerate(headers):
-        left = header in text or header in _WORDS
-        table.add_column(
-            header, width=widths[index], overflow="fold", justify="left" if left else "right"
-        )
-    for row in rows:
-        table.add_row(*map(cell, row))
-    return table
+    return Grid("", columns, [list(row) for row in rows])
 
 
-def _print_summary(report: DiagnoseReport) -> None:
+def _print_summary(report: DiagnoseReport, view: View) -> None:
     from benchfs.health.report import NODE_COLUMNS, TERMINAL_HEADERS, node_row, terminal_row
 
     style = _STATUS_STYLE.get(report.status, "bold")
@@ -175,7 +162,7 @@ def _print_summary(report: DiagnoseReport) -> None:
     if len(report.nodes) > 1:
         headers = ("node", "status", *(c.header for c in NODE_COLUMNS), "flagged")
         rows = [node_row(node, by_node[node.node], short=True) for node in report.nodes]
-        console.print(_table(headers, rows, text=("node", "flagged")), "")
+        print_grid(console, _grid(headers, rows, text=("flagged",)), view)
         for assessment in report.assessments:
             node_error = next(n.error for n in report.nodes if n.node == assessment.node)
             if node_error:
@@ -194,7 +181,7 @@ def _print_summary(report: DiagnoseReport) -> None:
     if node.filesystem_text:
         console.print(node.filesystem_text, highlight=False, markup=False)
     rows = [terminal_row(test, by_node[node.node]) for test in node.tests]
-    console.print(_table(TERMINAL_HEADERS, rows, text=("test",)), "")
+    print_grid(console, _grid(TERMINAL_HEADERS, rows, text=("test",)), view)
     _print_findings(by_node[node.node].problems)
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from benchfs.cli.analyze import AllowPartial, Csv, _show, err_console
+from benchfs.cli.tables import ColumnsOption, View, WideOption
 
 PathsArgument = Annotated[
     list[Path],
@@ -32,11 +33,14 @@ def phases(
     ] = False,
     ranks: Annotated[bool, typer.Option("--ranks", help="Also show the per-rank rows.")] = False,
     allow_partial: AllowPartial = False,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Data and metadata phases (IOR's and mdtest's names) with the tool that produced them."""
     from analysis.reports.phases import phase_tables, tool_output_tables
     from analysis.sources.results import load_phase_source
 
+    view = View.of(wide, columns)
     documents = []
     for path in paths:
         source = load_phase_source(path, allow_partial=allow_partial)
@@ -46,14 +50,20 @@ def phases(
             documents.append({"path": str(path), **source.document})
             continue
         prefix = f"{path}: " if len(paths) > 1 else ""
-        tables = phase_tables(source.workload) + tool_output_tables(source.document)
-        for table in tables:
-            _show(table.frame, prefix + table.caption, csv)
+        # One column per phase where the phases' figures do not fit side by side.
+        for table in phase_tables(source.workload):
+            _show(table.frame, prefix + table.caption, csv, view, transpose=True,
+                  lift_constant=True)  # fmt: skip
+        for table in tool_output_tables(source.document):
+            _show(table.frame, prefix + table.caption, csv, view, texts=("command_line",),
+                  transpose=True)  # fmt: skip
         if ranks and source.ranks is not None:
-            _show(source.ranks, prefix + "per-rank rows", csv)
+            _show(source.ranks, prefix + "per-rank rows", csv, view)
     if json_output:
         value = documents[0] if len(documents) == 1 else documents
         typer.echo(json.dumps(_finite(value), indent=2))
+    else:
+        view.check()
 
 
 def _finite(value: Any) -> Any:

@@ -5,28 +5,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
+
+from benchfs.cli.tables import NAME, TEXT, Column, Grid, View, print_grid
 
 if TYPE_CHECKING:  # the benchmark module pulls in the engine: imported when it runs
     from benchfs.bench.rpc import RpcBenchReport, RpcCase
 
 
-def print_rpc_report(console: Console, report: RpcBenchReport) -> None:
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title=f"RPC vs references, transport {report.transport}: per-round ratios, steady rounds",
-    )
-    headers = ("case", "reference", "engine", "ref.", "ratio [q1-q3]", "min-max", "target")
-    for header in headers:
-        table.add_column(header, justify="left" if header in headers[:2] else "right")
+def print_rpc_report(console: Console, report: RpcBenchReport, view: View) -> None:
+    grid = Grid(
+        f"RPC vs references, transport {report.transport}: per-round ratios, steady rounds",
+        [Column("case", key=True), Column("reference", TEXT), Column("engine"), Column("ref."),
+         Column("ratio [q1-q3]"), Column("min-max"), Column("target", NAME)],
+    )  # fmt: skip
     for case in report.cases:
         number = "{:,.2f}" if case.unit == "us" else "{:,.0f}"
         for ref in case.references:
             ratios = case.ratios(ref.key)
             q1, q3 = ratios.quartiles
-            table.add_row(
+            grid.add_row(
                 f"{case.name} ({case.unit})",
                 ref.key if ref.like_for_like else f"{ref.key} ({ref.differs})",
                 number.format(case.engine_median()),
@@ -35,7 +33,7 @@ def print_rpc_report(console: Console, report: RpcBenchReport) -> None:
                 f"{ratios.low:.2f}-{ratios.high:.2f}",
                 _verdict(case, ref.key),
             )
-    console.print(table)
+    print_grid(console, grid, view)
     for case in report.cases:
         rounds = ", ".join(
             f"{r.placement.name} {r.placement.before_ns:.0f}/{r.placement.after_ns:.0f}"

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from benchfs.cli.tables import ColumnsOption, View, WideOption
 from benchfs.cluster.lifecycle import Lifecycle, Terminated
 from benchfs.cluster.private import private_umask
 from benchfs.config.plan import apply_overrides, load_config
@@ -124,6 +125,8 @@ def run(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print the summary as JSON on stdout; logs on stderr.")
     ] = False,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Start the daemons, run the IOR-style workload (and the mdtest-style one, with
     --metadata), or a whole suite (--suite io500), stop everything, keep the results."""
@@ -179,4 +182,4 @@ def run(
                 f"results ({ended} run): {escape(str(observer.run_dir))}", highlight=False
             )
         raise
-    print_results(results, json_output)
+    print_results(results, json_output, View.of(wide, columns))

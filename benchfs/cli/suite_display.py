@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich import box
-from rich.table import Table
+from benchfs.cli.tables import Column, Grid
 
 
 def _time_s(row: dict[str, Any]) -> float | None:
@@ -16,7 +15,7 @@ def _time_s(row: dict[str, Any]) -> float | None:
     return None if value is None else float(value)
 
 
-def suite_table(summary: dict[str, Any]) -> Table | None:
+def suite_grid(summary: dict[str, Any]) -> Grid | None:
     """None for a summary that is not a suite's."""
     suite = summary.get("suite")
     if not isinstance(suite, dict):
@@ -30,19 +29,17 @@ def suite_table(summary: dict[str, Any]) -> Table | None:
     if not valid:
         reasons = summary.get("invalid_reasons") or []
         caption += "\nnot a valid IO500 result:" + "".join(f"\n- {r}" for r in reasons)
-    table = Table(
-        title=f"{suite.get('name')}: {suite.get('tasks')} ranks, stonewall "
+    grid = Grid(
+        f"{suite.get('name')}: {suite.get('tasks')} ranks, stonewall "
         f"{suite.get('stonewall_s'):g} s, {suite.get('tool')} on {suite.get('target')}{mounted}",
+        [Column("phase", key=True), Column("result", kind="figure"), Column("unit", kind="name"),
+         Column("time (s)", kind="figure"), Column("stonewalled", kind="figure"),
+         Column("valid", kind="figure")],
         caption=caption,
-        box=box.SIMPLE_HEAD,
-        title_justify="left",
-        caption_justify="left",
-    )
-    for header in ("phase", "result", "unit", "time s", "stonewalled", "valid"):
-        table.add_column(header, justify="left" if header in ("phase", "unit") else "right")
+    )  # fmt: skip
     for row in summary["phases"]:
         time_s = _time_s(row)
-        table.add_row(
+        grid.add_row(
             str(row["phase"]),
             f"{float(row.get('io500_rate') or 0.0):.6f}",
             str(row.get("io500_unit", "")),
@@ -50,4 +47,4 @@ def suite_table(summary: dict[str, Any]) -> Table | None:
             "yes" if row.get("stonewalled") else "",
             "INVALID" if row.get("valid") is False else "",
         )
-    return table
+    return grid

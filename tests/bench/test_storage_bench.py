@@ -91,7 +91,7 @@ def test_table_output_names_cases(tmp_path: Path) -> None:
     assert "…" not in result.stdout, "80 columns must show every figure whole"
     assert any(row.split()[:2] == ["rand_read_4KiB", "engine"] for row in rows if row.strip())
     assert any(row.split()[:1] == ["fio"] for row in rows if row.strip())
-    assert "MiB/s" in result.stdout and "p99 ms" in result.stdout
+    assert "MiB/s" in result.stdout and "p99 (ms)" in result.stdout
     assert "2 paired rounds" in result.stdout
     assert "QD 32, O_DIRECT" in result.stdout and "ioengine=io_uring" in result.stdout
     disks = inspect_directory(tmp_path).disks

@@ -7,14 +7,15 @@ from typing import Any
 
 from rich.console import Console
 
-from benchfs.cli.suite_display import suite_table
+from benchfs.cli.suite_display import suite_grid
+from benchfs.cli.tables import print_grid
 
 
 def rendered(summary: dict[str, Any]) -> str:
-    table = suite_table(summary)
-    assert table is not None
+    grid = suite_grid(summary)
+    assert grid is not None
     console = Console(width=120, record=True)
-    console.print(table)
+    print_grid(console, grid)
     return " ".join(console.export_text().split())  # the caption wraps at the table width
 
 
@@ -56,7 +57,7 @@ def test_the_table_shows_every_phase_and_the_score() -> None:
 
 
 def test_a_summary_that_is_not_a_suite_has_no_table() -> None:
-    assert suite_table({"phases": []}) is None
+    assert suite_grid({"phases": []}) is None
 
 
 def test_an_invalid_result_is_marked_with_its_reasons() -> None:

@@ -28,7 +28,7 @@ MiB = 1 << 20
 # CPU seconds an idle daemon (all its threads) may use over the watched
 # interval: a spinning event loop alone would use about the whole interval.
 WATCH_S = 2.0
-# The policy switched on, as measured in docs/PERFORMANCE.md.
+# The policy switched on, as measured in docs/perf-log/rpc-1mib.md.
 BULK_SPIN_ON_US = 2000
 IDLE_CPU_BOUND_S = 0.2
 

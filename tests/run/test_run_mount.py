@@ -69,7 +69,7 @@ def test_a_run_through_the_mount_verifies_its_data_and_leaves_nothing(tmp_path: 
     )
     assert done.returncode == 0, done.stderr
     assert "mounting BenchFS on 4 nodes" in done.stderr
-    assert "write on BenchFS through the mount" in done.stdout, done.stdout
+    assert "Data phases on BenchFS through the mount" in done.stdout, done.stdout
     (run_dir,) = run_dirs(tmp_path / "results")
     document = summary(run_dir)
     assert document["parameters"]["interface"] == "mount"
@@ -179,7 +179,7 @@ def test_fio_runs_on_every_node_s_mount(tmp_path: Path) -> None:
     if done.returncode != 0 and "Function not implemented" in done.stderr:
         pytest.skip("the engine's namespace has no directories yet (mkdir: ENOSYS)")
     assert done.returncode == 0, done.stderr
-    assert "write on BenchFS through the mount" in done.stdout, done.stdout
+    assert "Data phases on BenchFS through the mount" in done.stdout, done.stdout
     (run_dir,) = run_dirs(tmp_path / "results")
     phases = {row["phase"]: row for row in summary(run_dir)["phases"]}
     assert sorted(phases) == ["read", "write"]

@@ -118,16 +118,17 @@ def test_items_spread_over_the_tree_and_the_checks_name_the_keys() -> None:
 def test_the_console_table_titles_the_items_and_marks_the_refused_rename() -> None:
     from rich.console import Console
 
-    from benchfs.cli.metadata_display import metadata_table
+    from benchfs.cli.metadata_display import metadata_grid
+    from benchfs.cli.tables import print_grid
 
     workload = MetadataWorkload.from_json({**WORKLOAD.to_json(), "dir_rename": False})
     rows = [row(name, 0, rank, 1.0, ops) for name, ops in
             (("Tree creation", 13), ("Directory creation", 26)) for rank in (0, 1)]  # fmt: skip
     phases, _ = summarize_metadata(rows, workload)
-    table = metadata_table({"phases": phases})
-    assert table is not None
+    grid = metadata_grid({"phases": phases})
+    assert grid is not None
     console = Console(width=200, record=True)
-    console.print(table)
+    print_grid(console, grid)
     text = console.export_text()
     # The title counts the items per rank, not the tree's directories.
     assert "26 directories per rank" in text and "2 ranks" in text

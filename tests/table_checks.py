@@ -13,8 +13,9 @@ ELLIPSIS = "…"
 
 
 def whole_on_a_line(output: str, text: str) -> bool:
-    """``text`` appears on one line of ``output``, not inside a longer token."""
-    pattern = re.compile(rf"(?<!\S){re.escape(text)}(?!\S)")
+    """``text`` appears on one line of ``output``, not inside a longer token
+    (a sentence's comma or bracket may follow it)."""
+    pattern = re.compile(rf"(?<![^\s(]){re.escape(text)}(?=\s|$|[,;)](?:\s|$))")
     return any(pattern.search(line) for line in output.splitlines())
 
 
