@@ -39,7 +39,7 @@ Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
 Durability = Literal["none", "fsync_on_close", "fsync_each_write"]
 Transport = Literal["auto", "shm", "tcp"]
 Phase = Literal["write", "read"]
-# "builtin": BenchFS's own ranks; the others run that tool (benchfs.run.tool_workload).
+# "builtin": BenchFS's own ranks; the others run that tool (benchfs.run.workloads).
 WorkloadTool = Literal["builtin", "fio", "ior", "mdtest"]
 LauncherName = Literal["auto", "local", "mpirun", "srun"]
 # "native": the ranks use the engine's client; "mount": plain POSIX calls on

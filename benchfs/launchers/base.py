@@ -19,6 +19,7 @@ from benchfs.cluster.hostfile import Host
 from benchfs.cluster.stuck import StuckOutput
 from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
+from benchfs.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -85,31 +86,24 @@ class Launcher(ABC):
         """
 
 
-_LAUNCHERS: dict[str, type[Launcher]] = {}
+_LAUNCHERS: Registry[type[Launcher]] = Registry("launcher", LaunchError)
 L = TypeVar("L", bound=type[Launcher])
 
 
 def register_launcher(cls: L) -> L:
     """Class decorator: make ``cls`` available as ``get_launcher(cls.name)``."""
-    name = cls.name
-    if name in _LAUNCHERS and _LAUNCHERS[name] is not cls:
-        raise ValueError(f"launcher name {name!r} is already registered by {_LAUNCHERS[name]}")
-    _LAUNCHERS[name] = cls
+    _LAUNCHERS.register(cls)
     return cls
 
 
 def launcher_names() -> list[str]:
     """Names of every registered launcher, sorted."""
-    return sorted(_LAUNCHERS)
+    return _LAUNCHERS.names()
 
 
 def launcher_class(name: str) -> type[Launcher]:
     """The launcher registered as ``name``."""
-    try:
-        return _LAUNCHERS[name]
-    except KeyError:
-        known = ", ".join(launcher_names())
-        raise LaunchError(f"unknown launcher {name!r}; known: {known}") from None
+    return _LAUNCHERS.get(name)
 
 
 def get_launcher(name: str, **options: Any) -> Launcher:

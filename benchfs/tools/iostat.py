@@ -293,6 +293,9 @@ class IostatWatches:
                 self.notes.append(f"iostat not watched on {watch.host.name}: {error}")
         self._wait_for_reports(1, "no report")
 
+    def poll(self) -> None:
+        """Nothing to look at while the workload runs: the samples are read after it."""
+
     def stop(self) -> None:
         """Stop every watch once it has written at least one interval report
         after its since-boot one (a short workload still gets a sample)."""

@@ -24,7 +24,7 @@ from benchfs.run.daemons import (
     ranks_named,
     write_daemon_configs,
 )
-from benchfs.run.workload import rank_failure
+from benchfs.run.workloads.rank_job import rank_failure
 from benchfs.workload.spec import WorkloadSpec, workload_spec
 
 PY = "/venv/bin/python"

@@ -1,10 +1,9 @@
 """A tool run in a target directory: fio for real on each node, its output
-kept and parsed into workload/summary.json; IOR and mdtest for real when
+kept and parsed into the phases of its summary; IOR and mdtest for real when
 they are found; a missing or failing tool named with what it said."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -17,8 +16,9 @@ from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.config.model import WorkloadConfig
 from benchfs.errors import ConfigError, ToolError
 from benchfs.launchers.local import LocalLauncher
-from benchfs.run.tool_place import PosixPlace
-from benchfs.run.tool_workload import ToolContext, ToolRun, plan_tool, run_tool_workload
+from benchfs.run.workloads.external import ToolContext, ToolRun
+from benchfs.run.workloads.place import PosixPlace
+from benchfs.run.workloads.tool import plan_tool, run_tool_workload, tool_subdirs
 from benchfs.tools.tool_argv import fio_argv
 
 HOSTS = [Host("n0"), Host("n1")]
@@ -31,12 +31,15 @@ FIO_ARGS = ["--name=seq", "--rw=write", "--bs=64k", "--size=4m", "--ioengine=psy
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 
 
-def _run(workload: WorkloadConfig, root: Path, hosts: list[Host] = HOSTS) -> ToolRun:
+Phases = dict[str, dict[str, object]]
+
+
+def _run(workload: WorkloadConfig, root: Path, hosts: list[Host] = HOSTS) -> tuple[ToolRun, Phases]:
+    """What ran, and the phases of the summary document by name."""
     plan = plan_tool(workload)
     assert plan is not None
     place = PosixPlace(root / "target")
-    layout = RunLayout(root / "results")
-    run = ToolRun.of(plan)
+    run = ToolRun(plan.tool, str(plan.binary))
     with Lifecycle(handle_signals=False) as life:
         context = ToolContext(
             life=life,
@@ -44,23 +47,19 @@ def _run(workload: WorkloadConfig, root: Path, hosts: list[Host] = HOSTS) -> Too
             hosts=hosts,
             tasks_per_node=2,
             place=place,
-            layout=layout,
+            layout=RunLayout(root / "results"),
             deadline_s=DEADLINE_S,
             run=run,
         )
+        context.layout.tool_output_dir.mkdir(parents=True)
+        place.make(*tool_subdirs(plan, hosts))
         document = run_tool_workload(plan, context)
-    assert json.loads(layout.summary.read_text()) == document
-    return run
-
-
-def _phases(root: Path) -> dict[str, dict[str, object]]:
-    document = json.loads(RunLayout(root / "results").summary.read_text())
-    return {row["phase"]: row for row in document["phases"]}
+    return run, {row["phase"]: row for row in document["phases"]}
 
 
 @needs_fio
 def test_fio_runs_on_every_node_and_its_phases_sum_the_nodes(tmp_path: Path) -> None:
-    run = _run(WorkloadConfig(tool="fio", tool_args=FIO_ARGS), tmp_path)
+    run, phases = _run(WorkloadConfig(tool="fio", tool_args=FIO_ARGS), tmp_path)
     binary = Path(shutil.which("fio") or "fio").absolute()
     assert run.tool == "fio" and run.version.startswith("fio-")
     for host in HOSTS:
@@ -68,7 +67,6 @@ def test_fio_runs_on_every_node_and_its_phases_sum_the_nodes(tmp_path: Path) -> 
         assert run.commands[host.name] == expected
         assert (tmp_path / "target" / host.name / "seq.0.0").stat().st_size == 4 << 20
     assert run.outputs == ["workload/tool/fio-n0.json", "workload/tool/fio-n1.json"]
-    phases = _phases(tmp_path)
     assert sorted(phases) == ["read", "write"]
     for row in phases.values():
         assert row["tool"] == "fio" and row["kind"] == "data"
@@ -81,9 +79,9 @@ def test_fio_runs_on_every_node_and_its_phases_sum_the_nodes(tmp_path: Path) -> 
 def test_a_fio_job_file_runs_after_the_options_benchfs_sets(tmp_path: Path) -> None:
     job = tmp_path / "write.fio"
     job.write_text("[w]\nrw=write\nbs=128k\nsize=1m\nioengine=psync\n")
-    run = _run(WorkloadConfig(tool="fio", fio_job=str(job)), tmp_path, [Host("n0")])
+    run, phases = _run(WorkloadConfig(tool="fio", fio_job=str(job)), tmp_path, [Host("n0")])
     assert run.commands["n0"][-1] == str(job)
-    assert list(_phases(tmp_path)) == ["write"]
+    assert list(phases) == ["write"]
     assert (tmp_path / "target" / "n0" / "w.0.0").stat().st_size == 1 << 20
 
 
@@ -128,13 +126,12 @@ def test_ior_runs_as_one_mpi_job_and_its_json_summary_gives_the_phases(tmp_path:
     workload = WorkloadConfig(
         tool="ior", tool_args=args, tool_path=shutil.which("ior", path=IOR_SEARCH)
     )
-    run = _run(workload, tmp_path, [Host("n0")])
+    run, phases = _run(workload, tmp_path, [Host("n0")])
     assert run.version.startswith("IOR-")
     assert run.commands["job"][-4:] == [
         "-O", "summaryFormat=JSON", "-O",
         f"summaryFile={RunLayout(tmp_path / 'results').ior_summary.absolute()}",
     ]  # fmt: skip
-    phases = _phases(tmp_path)
     assert {"write", "read"} <= set(phases)
     assert all(row["tool"] == "ior" for row in phases.values())
 
@@ -142,11 +139,12 @@ def test_ior_runs_as_one_mpi_job_and_its_json_summary_gives_the_phases(tmp_path:
 @needs_mdtest
 def test_mdtest_runs_as_one_mpi_job_and_its_text_gives_the_phases(tmp_path: Path) -> None:
     path = shutil.which("mdtest", path=IOR_SEARCH)
-    run = _run(WorkloadConfig(tool="mdtest", tool_args=["-n", "20", "-F", "-u"], tool_path=path),
-               tmp_path, [Host("n0")])  # fmt: skip
+    run, phases = _run(
+        WorkloadConfig(tool="mdtest", tool_args=["-n", "20", "-F", "-u"], tool_path=path),
+        tmp_path, [Host("n0")],
+    )  # fmt: skip
     assert run.version.startswith("mdtest-")
     assert run.commands["job"][-2:] == ["-d", str(tmp_path / "target" / "mdtest")]
-    phases = _phases(tmp_path)
     assert "File creation" in phases
     assert all(row["tool"] == "mdtest" for row in phases.values())
 

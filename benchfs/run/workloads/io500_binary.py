@@ -2,7 +2,7 @@
 (``suite.tool = "io500"``) on a mounted file system: an ini made from the
 ``[suite]`` settings (``benchfs.tools.io500_ini``), the binary as one MPI
 job through the run's launcher, its datadir in the tool's directory
-(``benchfs.run.tool_place``: on the mount relative to each rank's own mount
+(``benchfs.run.workloads.place``: on the mount relative to each rank's own mount
 point, where the ranks start) and its
 resultdir under ``workload/tool/io500/``. The binary's own result summary,
 figures and verdicts become the suite's summary
@@ -11,9 +11,9 @@ figures and verdicts become the suite's summary
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Self
 
 from analysis.convert.io500_binary import binary_suite_document
 from analysis.errors import AnalysisError
@@ -23,8 +23,9 @@ from analysis.loaders.io500 import load_io500_results
 from benchfs.config.model import RunConfig
 from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ToolError
-from benchfs.results.atomic import write_json_atomic
-from benchfs.run.tool_workload import ToolContext, wait_for_jobs
+from benchfs.run.workloads.base import Point, Summary, register_workload
+from benchfs.run.workloads.external import ExternalWorkload, ToolContext
+from benchfs.run.workloads.ranks import SuiteMode
 from benchfs.tools.io500_argv import whole_seconds
 from benchfs.tools.io500_ini import INI_NAME, RESULT_DIR, io500_argv, io500_ini
 from benchfs.tools.locate import find_tool
@@ -38,40 +39,27 @@ DATA_DIR = "io500-data"
 PHASES_IN_JOB = len(PHASE_NAMES) + 2
 
 
-@dataclass(frozen=True)
-class Io500BinaryPlan:
-    """The io500 binary found before anything starts, and the suite's sizes."""
-
-    binary: Path
-    sizes: SuiteSizes
-    tool: str = "io500"
+def find_io500_binary(config: RunConfig) -> Path:
+    """The binary of a ``suite.tool = "io500"`` suite; a missing one names
+    ``suite.tool_path`` and ``$IO500_BIN_DIR``."""
+    return find_tool("io500", config.suite.tool_path, setting=SETTING)
 
 
-def plan_io500_binary(config: RunConfig) -> Io500BinaryPlan | None:
-    """The binary of a ``suite.tool = "io500"`` suite (None otherwise); a missing
-    one names ``suite.tool_path`` and ``$IO500_BIN_DIR``."""
-    suite = config.suite
-    if suite.name == "none" or suite.tool != "io500":
-        return None
-    return Io500BinaryPlan(find_tool("io500", suite.tool_path, setting=SETTING), suite.sizes())
-
-
-def run_io500_binary(plan: Io500BinaryPlan, context: ToolContext) -> dict[str, Any]:
-    """The binary over every phase; writes and returns ``workload/summary.json``."""
+def run_io500_binary(binary: Path, sizes: SuiteSizes, context: ToolContext) -> Summary:
+    """The binary over every phase with ``sizes``, its datadir ``DATA_DIR``
+    in the context's place; the suite's summary document."""
     layout, place, run = context.layout, context.place, context.run
     outputs = layout.tool_output_dir
-    outputs.mkdir(parents=True, exist_ok=True)
-    place.make(DATA_DIR)
     results = (outputs / RESULT_DIR).absolute()
     ini = outputs / INI_NAME
-    ini.write_text(io500_ini(plan.sizes, place.directory / DATA_DIR, results))
+    ini.write_text(io500_ini(sizes, place.directory / DATA_DIR, results))
     run.ini = ini.read_text()
-    argv = io500_argv(plan.binary, ini.absolute())
+    argv = io500_argv(binary, ini.absolute())
     stdout = outputs / tool_output_name(JOB)
     stderr = outputs / tool_output_name(JOB, suffix=".stderr")
     try:
         job = context.start_ranks(argv, name=JOB, stdout=stdout, stderr=stderr)
-        wait_for_jobs(JOB, [job], context.deadline_s * PHASES_IN_JOB, layout)
+        context.wait(JOB, [job], context.deadline_s * PHASES_IN_JOB)
         try:
             result, log = load_io500_results(results)
         except AnalysisError as error:
@@ -81,10 +69,34 @@ def run_io500_binary(plan: Io500BinaryPlan, context: ToolContext) -> dict[str, A
             str(p.relative_to(layout.root)) for p in outputs.rglob("*") if p.is_file()
         )
     run.version = result.version
-    suite = {**plan.sizes.to_json(), "target": place.target, "tasks": context.tasks,
+    suite = {**sizes.to_json(), "target": place.target, "tasks": context.tasks,
              "tasks_per_node": context.tasks_per_node, "checks": applied_checks("io500", True),
              # What the binary ran with: its stonewall-time is whole seconds.
-             "stonewall_s": float(whole_seconds(plan.sizes.stonewall_s))}  # fmt: skip
-    document = binary_suite_document(result, log, suite)
-    write_json_atomic(layout.summary, document)
-    return document
+             "stonewall_s": float(whole_seconds(sizes.stonewall_s))}  # fmt: skip
+    return binary_suite_document(result, log, suite)
+
+
+@register_workload
+class Io500BinaryWorkload(SuiteMode, ExternalWorkload):
+    """IO500's phases by the reference's io500 binary (``suite.tool = "io500"``)."""
+
+    name = "suite-io500"
+    tool = "io500"
+
+    def __init__(self, binary: Path) -> None:
+        super().__init__()
+        self.binary = binary
+
+    @classmethod
+    def selects(cls, config: RunConfig) -> bool:
+        return config.suite.name != "none" and config.suite.tool == "io500"
+
+    @classmethod
+    def plan(cls, config: RunConfig, seed: int) -> Self:
+        return cls(find_io500_binary(config))
+
+    def subdirs(self, point: Point) -> Sequence[str]:
+        return (DATA_DIR,)
+
+    def run_tool(self, point: Point, context: ToolContext) -> Summary:
+        return run_io500_binary(self.binary, point.config.suite.sizes(), context)

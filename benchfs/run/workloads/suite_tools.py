@@ -4,7 +4,7 @@ real tool with IO500's arguments (``benchfs.tools.io500_argv``), in IO500's
 order, through the run's launcher; the timestamp after mdtest-easy-write
 and find are BenchFS's own (``benchfs.workload.io500_find``, one process, as
 the reference's external find), where the tool's directory is
-(``benchfs.run.tool_place``: here, or on the first node through its mount).
+(``benchfs.run.workloads.place``: here, or on the first node through its mount).
 
 What the tools print stays under ``workload/tool/`` (``<phase>.out``,
 ``<phase>.json`` for IOR, the stonewall status files and per-rank CSVs);
@@ -13,9 +13,10 @@ What the tools print stays under ``workload/tool/`` (``<phase>.out``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from analysis.convert.io500 import suite_document, tool_phase_row, with_figure
 from analysis.errors import AnalysisError
@@ -29,9 +30,10 @@ from benchfs import __version__
 from benchfs.config.model import RunConfig
 from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ToolError
-from benchfs.results.atomic import write_json_atomic
-from benchfs.run.tool_place import ToolPlace
-from benchfs.run.tool_workload import ToolContext, ToolRun, wait_for_jobs
+from benchfs.run.workloads.base import Point, Summary, register_workload
+from benchfs.run.workloads.external import ExternalWorkload, ToolContext, ToolRun
+from benchfs.run.workloads.place import ToolPlace
+from benchfs.run.workloads.ranks import SuiteMode
 from benchfs.tools.io500_argv import SuitePlaces, ior_summary_file, phase_argv
 from benchfs.tools.locate import find_tool
 from benchfs.workload.io500_rank import FIND_NAME, FIND_SIZE, ROOT, applied_checks
@@ -41,32 +43,31 @@ SETTING = "suite.tool_path"
 
 @dataclass(frozen=True)
 class SuiteToolPlan:
-    """IOR and mdtest found before anything starts, and the suite's sizes."""
+    """IOR and mdtest found before anything starts."""
 
     binary: Path  # ior
     mdtest: Path
-    sizes: SuiteSizes
     seed: int
-    tool: str = "ior+mdtest"
 
 
-def plan_suite_tools(config: RunConfig, seed: int) -> SuiteToolPlan | None:
-    """The tools of a ``suite.tool = "ior"`` suite (None otherwise); a missing
-    one names it and ``suite.tool_path``."""
+def plan_suite_tools(config: RunConfig, seed: int) -> SuiteToolPlan:
+    """The tools of a ``suite.tool = "ior"`` suite; a missing one names it
+    and ``suite.tool_path``."""
     suite = config.suite
-    if suite.name == "none" or suite.tool != "ior":
-        return None
     ior = find_tool("ior", suite.tool_path, setting=SETTING)
     mdtest = find_tool("mdtest", suite.tool_path, setting=SETTING)
-    return SuiteToolPlan(ior, mdtest, suite.sizes(), seed)
+    return SuiteToolPlan(ior, mdtest, seed)
 
 
-def run_suite_tools(plan: SuiteToolPlan, context: ToolContext) -> dict[str, Any]:
-    """Every phase in IO500's order; writes and returns ``workload/summary.json``."""
+# The directories the suite's tools work in.
+SUBDIRS = (ROOT, f"{ROOT}/ior-easy", f"{ROOT}/ior-hard")
+
+
+def run_suite_tools(plan: SuiteToolPlan, sizes: SuiteSizes, context: ToolContext) -> Summary:
+    """Every phase in IO500's order with ``sizes``, in the context's place
+    (made with ``SUBDIRS``); the suite's summary document."""
     layout, place, run = context.layout, context.place, context.run
     results = layout.tool_output_dir
-    results.mkdir(parents=True, exist_ok=True)
-    place.make(ROOT, f"{ROOT}/ior-easy", f"{ROOT}/ior-hard")
     places = SuitePlaces(place.directory / ROOT, results.absolute(), plan.seed)
     rows: list[dict[str, Any]] = []
     timestamp_ns = 0
@@ -75,22 +76,20 @@ def run_suite_tools(plan: SuiteToolPlan, context: ToolContext) -> dict[str, Any]
             if phase == "find":
                 rows.append(_find(place, timestamp_ns))
                 continue
-            argv = phase_argv(phase, plan.binary, plan.mdtest, plan.sizes, places)
+            argv = phase_argv(phase, plan.binary, plan.mdtest, sizes, places)
             stdout = results / tool_output_name(phase)
             stderr = results / tool_output_name(phase, suffix=".stderr")
             job = context.start_ranks(argv, name=phase, stdout=stdout, stderr=stderr)
-            wait_for_jobs(phase, [job], context.deadline_s, layout)
+            context.wait(phase, [job])
             rows.append(_phase_row(phase, places, stdout, layout, run))
             if phase == "mdtest-easy-write":
                 timestamp_ns = place.timestamp()
     finally:
         run.outputs = sorted(str(p.relative_to(layout.root)) for p in results.iterdir())
-    suite = {**plan.sizes.to_json(), "target": place.target,
+    suite = {**sizes.to_json(), "target": place.target,
              "tasks": context.tasks, "tasks_per_node": context.tasks_per_node,
              "checks": applied_checks("ior", True)}  # fmt: skip
-    document = suite_document(rows, suite)
-    write_json_atomic(layout.summary, document)
-    return document
+    return suite_document(rows, suite)
 
 
 def _phase_row(
@@ -124,3 +123,29 @@ def _find(place: ToolPlace, timestamp_ns: int) -> dict[str, Any]:
     criteria = {"name": FIND_NAME, "size": FIND_SIZE, "newer": "mdtest-easy-write"}
     row.update(found=count.found, criteria=criteria)
     return with_figure(row)
+
+
+@register_workload
+class SuiteToolsWorkload(SuiteMode, ExternalWorkload):
+    """IO500's phases by IOR and mdtest (``suite.tool = "ior"``)."""
+
+    name = "suite-ior"
+    tool = "ior+mdtest"
+
+    def __init__(self, plan: SuiteToolPlan) -> None:
+        super().__init__()
+        self.tools, self.binary = plan, plan.binary
+
+    @classmethod
+    def selects(cls, config: RunConfig) -> bool:
+        return config.suite.name != "none" and config.suite.tool == "ior"
+
+    @classmethod
+    def plan(cls, config: RunConfig, seed: int) -> Self:
+        return cls(plan_suite_tools(config, seed))
+
+    def subdirs(self, point: Point) -> Sequence[str]:
+        return SUBDIRS
+
+    def run_tool(self, point: Point, context: ToolContext) -> Summary:
+        return run_suite_tools(self.tools, point.config.suite.sizes(), context)
