@@ -277,7 +277,7 @@ def _sample_row(phase: str, metric: str, a: list[float], b: list[float], method:
         return _one_value_row(phase, metric, math.nan, math.nan)
     direction = ""
     if result.verdict == noise.CHANGED:
-        better = (result.change_pct > 0) == _higher_is_better(metric)
+        better = (result.change_pct > 0) == higher_is_better(metric)
         direction = "better" if better else "worse"
     return (
         phase, metric, result.mean_a, result.mean_b, result.change_pct, result.ci_low_pct,
@@ -380,7 +380,8 @@ def _rank_minimum(confidence: float) -> int:
     return n
 
 
-def _higher_is_better(metric: str) -> bool:
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of ``metric`` is better (bandwidth, rates, scores)."""
     return metric.startswith(_HIGHER_IS_BETTER)
 
 

@@ -30,3 +30,7 @@ class ToolError(BenchfsError):
 
 class EngineError(BenchfsError, OSError):
     """The native engine failed; carries the errno of the failure."""
+
+
+class HistoryError(BenchfsError):
+    """The results database cannot be opened, read or written; names the file or URL."""

@@ -30,6 +30,7 @@ def build_report(run: RunData, plots_dir: Path, stats: TraceStats | None = None)
     report = Report(f"BenchFS run {run.label}")
     _findings(report.section("Findings"), run, stats)
     _run_section(report.section("Run"), run)
+    _history_section(report, run.manifest)
     workload = report.section("Workload")
     if run.suite is not None:
         workload.tables += suite_tables(run.workload, run.suite)
@@ -78,6 +79,7 @@ def add_trace_sections(
 
 
 def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
+    section.bullets += _history_lines(run.manifest)
     section.bullets += stats.findings if stats else []
     if stats is not None and stats.crosscheck is not None:
         for row in stats.crosscheck.itertuples(index=False):
@@ -97,6 +99,40 @@ def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
     section.bullets += [f"data loss: {note}" for note in run.notes]
     if run.absent:
         section.bullets.append(f"not in this run: {', '.join(run.absent)}")
+
+
+def _history_lines(manifest: dict[str, Any]) -> list[str]:
+    """What the history said before the run (benchfs.run.history_step), one line a node."""
+    preflight = manifest.get("preflight")
+    history = preflight.get("history") if isinstance(preflight, dict) else None
+    if not isinstance(history, dict):
+        return []
+    if history.get("status") != "consulted":
+        reason = history.get("reason")
+        return [f"history not consulted: {reason}"] if reason and "off" not in str(reason) else []
+    return [str(node["line"]) for node in history.get("nodes") or [] if node.get("line")]
+
+
+def _history_section(report: Report, manifest: dict[str, Any]) -> None:
+    """The runs each node was judged on before this one: its history's evidence."""
+    preflight = manifest.get("preflight")
+    history = preflight.get("history") if isinstance(preflight, dict) else None
+    if not isinstance(history, dict) or not history.get("nodes"):
+        return
+    section = report.section("Node history")
+    done = "left out" if history.get("action") == "exclude" else "named"
+    section.paragraphs.append(
+        f"Before the run the history ({history.get('database')}) was asked about every node: "
+        f"one {history.get('rule')} is {done}; one flagged and then clean is said to have "
+        "recovered. Each node's recent runs, newest first:"
+    )
+    rows = [
+        (node["node"], node["decision"], node["status"], run["started_at"], run["label"],
+         "yes" if run["flagged"] else "no", run.get("reason") or "-")
+        for node in history["nodes"] for run in (node.get("evidence") or {}).get("runs") or []
+    ]  # fmt: skip
+    columns = ["node", "decision", "status", "run started", "run", "flagged", "verdict"]
+    section.tables.append(Table("Each node's recent runs", pd.DataFrame(rows, columns=columns)))
 
 
 def _checked(stats: TraceStats) -> list[str]:

@@ -163,3 +163,42 @@ def repetition_values(samples: pd.DataFrame, metric: str, label: str, path: Path
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, path)
+
+
+def node_over_runs(runs: pd.DataFrame, node: str, path: Path) -> Path:
+    """One node's figures run by run: the engine's mean and p99 per storage op (log
+    scale) above, the preflight's read and write MiB/s below; flagged runs in red.
+
+    ``runs``: one row per run, ``started`` (datetime), ``flagged`` (bool) and, where
+    measured, ``mean_ms``, ``p99_ms``, ``preflight_read_MiB_s``, ``preflight_write_MiB_s``.
+    """
+    fig = Figure(figsize=(9, 6))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    when = pd.to_datetime(runs["started"])
+    flagged = runs["flagged"].to_numpy(dtype=bool)
+    for column, label, style in (("mean_ms", "mean", "-o"), ("p99_ms", "p99", "--s")):
+        if column in runs and runs[column].notna().any():
+            top.plot(when, runs[column], style, color="#1f77b4", label=f"storage op {label}")
+            marked = runs[column].where(flagged)
+            top.plot(when, marked, "o", color="#d62728", markersize=9, label=None)
+    if flagged.any():
+        for moment in when[flagged]:
+            for ax in (top, bottom):
+                ax.axvline(moment, color="#d62728", alpha=0.25, linewidth=6)
+    top.set_yscale("log")
+    top.set_ylabel("ms per storage op (log scale)")
+    top.set_title(f"{node}: its figures run by run (red: flagged in that run)")
+    top.grid(True, alpha=0.3)
+    if top.get_legend_handles_labels()[0]:
+        top.legend(fontsize=8)
+    preflight = (("preflight_read_MiB_s", "preflight read", "#2ca02c"),
+                 ("preflight_write_MiB_s", "preflight write", "#9467bd"))  # fmt: skip
+    for column, label, colour in preflight:
+        if column in runs and runs[column].notna().any():
+            bottom.plot(when, runs[column], "-o", color=colour, label=label)
+    bottom.set_ylabel("MiB/s (fio, before the run)")
+    bottom.set_xlabel("run started (UTC)")
+    bottom.grid(True, alpha=0.3)
+    if bottom.get_legend_handles_labels()[0]:
+        bottom.legend(fontsize=8)
+    return _save(fig, path)

@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from analysis.errors import AnalysisError
 from benchfs import __version__
-from benchfs.cli import analyze, bench, clean, daemon, diagnose, mount, phases, run
+from benchfs.cli import analyze, bench, clean, daemon, diagnose, history, mount, nodes, phases, run
 from benchfs.cli.console import make_console, plain
 from benchfs.cluster.lifecycle import Lifecycle, Terminated
 from benchfs.errors import BenchfsError
@@ -49,6 +49,8 @@ app = typer.Typer(
 )
 app.add_typer(bench.app, name="bench")
 app.add_typer(analyze.app, name="analyze")
+app.add_typer(history.app, name="history")
+app.command("nodes")(nodes.nodes)
 analyze.app.command("phases")(phases.phases)
 app.command("report")(analyze.report)
 app.command("compare")(analyze.compare)

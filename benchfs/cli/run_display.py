@@ -103,6 +103,7 @@ def print_results(results: list[PointResult], json_output: bool, view: View | No
                 "results_dir": str(result.run_dir),
                 "notes": result.notes,
                 "stragglers": result.stragglers,
+                "history": result.history,
             }
             for result in results
         ]

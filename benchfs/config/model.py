@@ -201,6 +201,44 @@ class PreflightConfig(Section):
     thresholds: Thresholds = Thresholds()
 
 
+class HistoryConfig(Section):
+    """The results database (docs/HISTORY.md): every run's nodes and verdicts, and what
+    the preflight makes of them."""
+
+    # Write this run into the history (after its results are written).
+    enabled: bool = True
+    # None: SQLite, ``<output.results_dir>/history.sqlite``. Else a file path (SQLite) or
+    # ``postgresql://user@host/db``: its password comes from ~/.pgpass, never the URL, since
+    # the URL is saved in every manifest.
+    url: Annotated[str, Field(min_length=1)] | None = None
+    # The cluster name the nodes are kept under (None: $SLURM_CLUSTER_NAME, else this host).
+    cluster: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")] | None = None
+    # What the preflight does with a node flagged in flagged_runs of its last_runs
+    # runs (its latest included): exclude it, flag it and keep it, or not look.
+    preflight: Literal["exclude", "flag", "off"] = "exclude"
+    flagged_runs: Annotated[int, Field(ge=1, le=100)] = 2
+    last_runs: Annotated[int, Field(ge=1, le=100)] = 3
+    # Only runs within this many hours count as evidence.
+    max_age_h: Annotated[float, Field(gt=0, le=MAX_SECONDS / 3600, allow_inf_nan=False)] = 24.0
+    # How long a write waits for another writer's lock.
+    lock_timeout_s: Seconds = 30.0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.flagged_runs > self.last_runs:
+            raise ValueError(
+                f"flagged_runs ({self.flagged_runs}) cannot exceed last_runs ({self.last_runs})"
+            )
+        if self.url is not None and _URL_PASSWORD.match(self.url):
+            raise ValueError(
+                "url must not hold a password (it is saved in every manifest): "
+                "put it in ~/.pgpass or the file $PGPASSFILE names"
+            )
+        return self
+
+
+# scheme://user:password@...: the password part.
+_URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@:]*:[^/@]*@")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -218,6 +256,7 @@ class RunConfig(Section):
     mount: MountConfig = MountConfig()
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()
+    history: HistoryConfig = HistoryConfig()
 
     @model_validator(mode="after")
     def _one_workload(self) -> Self:

@@ -30,7 +30,7 @@ from benchfs.results.atomic import write_text_atomic
 MANIFEST_NAME = MANIFEST
 # Environment that changes how the transport and MPI behave, and the job's identity.
 ENVIRONMENT_PREFIXES = ("UCX_", "OMPI_", "BENCHFS_")
-ENVIRONMENT_NAMES = ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "PBS_JOBID")
+ENVIRONMENT_NAMES = ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_CLUSTER_NAME", "PBS_JOBID")
 
 # aborted: the orchestrator died; a later run or `benchfs clean` found what it left.
 Status = Literal["running", "completed", "failed", "interrupted", "aborted"]

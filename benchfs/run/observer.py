@@ -37,5 +37,7 @@ class PointResult:
     notes: list[str] = field(default_factory=list)
     # One line per node whose disk was slow during the workload.
     stragglers: list[str] = field(default_factory=list)
+    # Where the history of its nodes went, or why it was not written (one line).
+    history: str | None = None
     # The writer of the point's manifest.json, for notes that come after its end.
     manifest: ManifestRecorder | None = field(default=None, repr=False, compare=False)

@@ -36,6 +36,7 @@ import secrets
 import signal
 import sys
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 from analysis.layout import RunLayout
@@ -44,11 +45,14 @@ from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated, stop_reque
 from benchfs.cluster.private import make_private_dir
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
+from benchfs.history.record import record_safely
+from benchfs.history.rows import run_record
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.select import launcher_for
 from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
 from benchfs.results.rundir import create_run_dir
 from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch, forwarded_environment
+from benchfs.run.history_step import history_step
 from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
 from benchfs.run.preflight import preflight_step
@@ -148,6 +152,7 @@ def _preflight(
     outcome = preflight_step(
         config, hosts, launcher, record.run_dir, env=forwarded_environment(env)
     )
+    outcome = history_step(config, len(hosts), outcome, env)
     record.preflight(outcome.record, outcome.hosts, outcome.excluded)
     for line in outcome.lines:
         observer.step(line)
@@ -310,6 +315,16 @@ def run_plan(
                     result.notes += notes
                     if result.manifest is not None:
                         result.manifest.add_notes(notes)
+                # Last, once the results are written: the history is kept beside them.
+                config = points[result.index].config
+                result.history = record_safely(
+                    config.output.results_dir,
+                    config.history,
+                    partial(run_record, result.run_dir),
+                )
+                observer.step(result.history)
+                if result.history.startswith("history not written") and result.manifest:
+                    result.manifest.add_notes([result.history])
         finally:  # a signal in the reports too
             live.finish()  # cleaned up: nothing for a later run to find
     return results

@@ -1,0 +1,140 @@
+"""What ``benchfs nodes`` and ``benchfs history`` show, as plain rows and lines
+(the CLI lays them out): the node table, one node's runs, drain hints, trends,
+and the ``--since`` times they take.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from analysis.figures import figure
+from benchfs.errors import ConfigError
+from benchfs.history.model import NodeRun
+from benchfs.history.status import ACTED_ON, NodeSummary, describe_figure, short_time
+from benchfs.history.trends import Trend
+
+NODE_HEADERS = ("node", "status", "runs", "flagged", "first flagged", "last flagged", "worst")
+RUN_HEADERS = ("started", "run", "part", "flagged", "mean ms", "p99 ms", "slow %", "worst")
+TREND_HEADERS = ("started", "run", "phase", "mean", "± sd", "change", "verdict", "flagged nodes")
+# A drain reason is one field of scontrol's command line: short, no quotes.
+DRAIN_REASON_CHARS = 120
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def since_stamp(text: str, now: datetime | None = None) -> str:
+    """``--since``: a date or time (ISO, UTC unless it says otherwise) or an age
+    (``90m``, ``24h``, ``7d``, ``2w``), as the history's UTC time text."""
+    value = text.strip()
+    relative = _RELATIVE.match(value)
+    if relative:
+        moment = (now or datetime.now(UTC)) - timedelta(
+            **{_UNITS[relative.group(2)]: float(relative.group(1))}
+        )
+    else:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ConfigError(
+                f"--since {text}: expected a date or time (2026-12-01, 2026-12-01T23:00) "
+                "or an age (90m, 24h, 7d, 2w)"
+            ) from None
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def node_rows(summaries: Sequence[NodeSummary], *, with_cluster: bool) -> list[list[str]]:
+    rows = []
+    for summary in summaries:
+        worst = summary.worst.row if summary.worst is not None else None
+        value = "-"
+        if worst is not None and worst.value is not None:
+            value = f"{figure(worst.value)} {worst.unit}".strip()
+        name = f"{summary.cluster}/{summary.node}" if with_cluster else summary.node
+        rows.append(
+            [
+                name,
+                summary.status,
+                str(summary.runs_seen),
+                str(summary.runs_flagged),
+                short_time(summary.first_flagged),
+                short_time(summary.last_flagged),
+                value,
+            ]
+        )
+    return rows
+
+
+def reason_lines(summaries: Sequence[NodeSummary], *, with_cluster: bool) -> list[str]:
+    """One line per node that is not healthy: its status and why."""
+    return [
+        f"{f'{s.cluster}/' if with_cluster else ''}{s.node}: {s.status}: {s.reason}"
+        for s in summaries
+        if s.status != "healthy"
+    ]
+
+
+def run_rows(runs: Sequence[NodeRun]) -> list[list[str]]:
+    """One node's runs, one line each, oldest first."""
+    rows = []
+    for run in runs:
+        row = run.row
+        part = row.role if row.excluded_by is None else f"left out ({row.excluded_by})"
+        if run.status != "completed":
+            part += f", run {run.status}"
+        rows.append(
+            [
+                short_time(run.started_at),
+                run.label,
+                part,
+                "yes" if row.flagged else "no",
+                figure(row.mean_ms),
+                figure(row.p99_ms),
+                figure(row.slow_pct),
+                describe_figure(row) if row.flagged else "-",
+            ]
+        )
+    return rows
+
+
+def drain_hints(summaries: Sequence[NodeSummary]) -> list[str]:
+    """``scontrol update`` lines that would drain the nodes the preflight acts on
+    (printed for an admin; never run)."""
+    lines = []
+    for summary in summaries:
+        if summary.status not in ACTED_ON or not summary.acted_on:
+            continue
+        worst = summary.worst.row if summary.worst is not None else None
+        what = describe_figure(worst) if worst is not None else summary.status
+        reason = (
+            f"benchfs: {summary.status}, flagged {summary.recent_flagged} of last "
+            f"{len(summary.recent)} runs since {short_time(summary.first_flagged)}: {what}"
+        )
+        reason = reason.replace('"', "'")[:DRAIN_REASON_CHARS]
+        lines.append(
+            f'scontrol update nodename={shlex.quote(summary.node)} state=drain reason="{reason}"'
+        )
+    return lines
+
+
+def trend_rows(trend: Trend) -> list[list[str]]:
+    rows = []
+    for point in trend.points:
+        change = f"{point.change_pct:+.1f}%" if point.change_pct is not None else "-"
+        verdict = f"{point.verdict}, {point.direction}" if point.direction else point.verdict
+        rows.append(
+            [
+                short_time(point.started_at),
+                point.label,
+                point.phase,
+                figure(point.mean),
+                figure(point.spread) if point.spread is not None else "-",
+                change,
+                verdict,
+                ", ".join(point.flagged_nodes) or "-",
+            ]
+        )
+    return rows
