@@ -101,7 +101,7 @@ def history(
     of its repetitions; a change is marked only where it is beyond that noise."""
     if ctx.invoked_subcommand is not None:
         return
-    from benchfs.history.trends import trends
+    from benchfs.history.trends import trends, unit
     from benchfs.history.views import TREND_HEADERS, since_stamp, trend_rows
 
     store = history_of(results_dir, url, config)
@@ -124,11 +124,13 @@ def history(
             plain(f"{trend.cluster}: {trend.workload_key} ({trend.runs} runs, {metric})"),
             highlight=False,
         )
-        console.print(table(TREND_HEADERS, trend_rows(trend), ("run", "phase", "verdict",
-                                                               "flagged nodes")), "")  # fmt: skip
+        words = ("phase", "verdict", "flagged")
+        headers = [f"mean {unit(metric)}".strip() if h == "mean" else h for h in TREND_HEADERS]
+        console.print(table(headers, trend_rows(trend), words), "")
     console.print(
         "change: against the previous run of the same workload; 'changed' only beyond the "
-        "noise of both runs' repetitions (the test of `benchfs compare`)",
+        "noise of both runs' repetitions (the test of `benchfs compare`), 'no estimate' "
+        "where a run has one repetition; flagged: the nodes flagged in that run",
         highlight=False,
         markup=False,
     )

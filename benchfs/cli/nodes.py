@@ -69,6 +69,7 @@ def nodes(
         drain_hints,
         node_rows,
         reason_lines,
+        run_reason_lines,
         run_rows,
         since_stamp,
     )
@@ -109,9 +110,8 @@ def nodes(
         (summary,) = summaries
         console.print(plain(f"{summary.node}: {summary.status}: {summary.reason}"), highlight=False)
         console.print(table(RUN_HEADERS, run_rows(runs), ("run", "part", "flagged", "worst")))
-        for run in runs:
-            if run.row.flagged:
-                console.print(plain(f"{run.label}: {run.row.reason}"), highlight=False)
+        for line in run_reason_lines(runs):
+            console.print(plain(line), highlight=False)
     elif not summaries:
         console.print(plain(f"no runs in {store.shown} yet"), highlight=False)
     else:

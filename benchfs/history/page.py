@@ -14,7 +14,7 @@ from analysis.reports.model import Figure, Report, Table
 from analysis.reports.plots import node_over_runs
 from benchfs.history.model import NodeRun
 from benchfs.history.status import NodeSummary
-from benchfs.history.views import RUN_HEADERS, run_rows
+from benchfs.history.views import RUN_HEADERS, run_reason_lines, run_rows
 
 
 def write_node_page(summary: NodeSummary, runs: Sequence[NodeRun], path: Path) -> Path:
@@ -29,8 +29,7 @@ def write_node_page(summary: NodeSummary, runs: Sequence[NodeRun], path: Path) -
     section = report.section("Runs")
     frame = pd.DataFrame(run_rows(runs), columns=list(RUN_HEADERS))
     section.tables.append(Table("One line per run, oldest first", frame))
-    reasons = [f"{run.started_at} {run.label}: {run.row.reason}" for run in runs if run.row.reason]
-    section.bullets += reasons
+    section.bullets += run_reason_lines(runs)
     figures = pd.DataFrame(
         {
             "started": [pd.Timestamp(run.started_at) for run in runs],

@@ -116,7 +116,11 @@ def describe_figure(row: NodeRow) -> str:
     if not row.metric:
         return "-"
     value = f"{figure(row.value)} {row.unit}".strip() if row.value is not None else "?"
-    typical = f" ({figure(row.typical)} on the others)" if row.typical is not None else ""
+    typical = (
+        f" ({figure(row.typical)} {row.unit} on the others)".replace("  ", " ")
+        if row.typical is not None
+        else ""
+    )
     return f"{row.metric} {value}{typical}"
 
 

@@ -22,6 +22,15 @@ from analysis.stats import noise
 from benchfs.history.model import FigureRow, NodeRun, RunRow
 
 DEFAULT_METRIC = "bwMiB"
+# The unit of each per-repetition figure (analysis.compare.REPETITION_METRICS).
+UNITS = {"bwMiB": "MiB/s", "iops": "IOPS", "wrRdTime": "s", "first_done_s": "s",
+         "last_done_s": "s", "rate_ops_s": "ops/s", "time_s": "s"}  # fmt: skip
+
+
+def unit(metric: str) -> str:
+    return UNITS.get(metric, "us" if metric.endswith("_us") else "")
+
+
 FIRST = "first run"
 
 

@@ -11,14 +11,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from analysis.figures import figure
+from analysis.stats import noise
 from benchfs.errors import ConfigError
-from benchfs.history.model import NodeRun
+from benchfs.history.model import NodeRow, NodeRun
 from benchfs.history.status import ACTED_ON, NodeSummary, describe_figure, short_time
 from benchfs.history.trends import Trend
 
 NODE_HEADERS = ("node", "status", "runs", "flagged", "first flagged", "last flagged", "worst")
 RUN_HEADERS = ("started", "run", "part", "flagged", "mean ms", "p99 ms", "slow %", "worst")
-TREND_HEADERS = ("started", "run", "phase", "mean", "± sd", "change", "verdict", "flagged nodes")
+# Verdicts of a trend as a table cell (the JSON keeps noise's own words).
+SHORT_VERDICTS = {noise.NO_ESTIMATE_ONE: "no estimate", noise.NOT_POSITIVE: "not tested"}
+TREND_HEADERS = ("started", "phase", "mean", "± sd", "change", "verdict", "flagged")
 # A drain reason is one field of scontrol's command line: short, no quotes.
 DRAIN_REASON_CHARS = 120
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhdw])$")
@@ -50,9 +53,7 @@ def node_rows(summaries: Sequence[NodeSummary], *, with_cluster: bool) -> list[l
     rows = []
     for summary in summaries:
         worst = summary.worst.row if summary.worst is not None else None
-        value = "-"
-        if worst is not None and worst.value is not None:
-            value = f"{figure(worst.value)} {worst.unit}".strip()
+        value = _value(worst) if worst is not None else "-"
         name = f"{summary.cluster}/{summary.node}" if with_cluster else summary.node
         rows.append(
             [
@@ -82,7 +83,7 @@ def run_rows(runs: Sequence[NodeRun]) -> list[list[str]]:
     rows = []
     for run in runs:
         row = run.row
-        part = row.role if row.excluded_by is None else f"left out ({row.excluded_by})"
+        part = row.role if row.excluded_by is None else f"out ({row.excluded_by})"
         if run.status != "completed":
             part += f", run {run.status}"
         rows.append(
@@ -94,10 +95,25 @@ def run_rows(runs: Sequence[NodeRun]) -> list[list[str]]:
                 figure(row.mean_ms),
                 figure(row.p99_ms),
                 figure(row.slow_pct),
-                describe_figure(row) if row.flagged else "-",
+                _value(row),
             ]
         )
     return rows
+
+
+def run_reason_lines(runs: Sequence[NodeRun]) -> list[str]:
+    """What each flagged run found, and why a run left the node out."""
+    return [
+        f"{short_time(run.started_at)} {run.label}: {run.row.reason}"
+        for run in runs
+        if run.row.reason and (run.row.flagged or run.row.excluded_by is not None)
+    ]
+
+
+def _value(row: NodeRow) -> str:
+    if not row.flagged or row.value is None:
+        return "-"
+    return f"{figure(row.value)} {row.unit}".strip()
 
 
 def drain_hints(summaries: Sequence[NodeSummary]) -> list[str]:
@@ -124,11 +140,11 @@ def trend_rows(trend: Trend) -> list[list[str]]:
     rows = []
     for point in trend.points:
         change = f"{point.change_pct:+.1f}%" if point.change_pct is not None else "-"
-        verdict = f"{point.verdict}, {point.direction}" if point.direction else point.verdict
+        verdict = SHORT_VERDICTS.get(point.verdict, point.verdict)
+        verdict = f"{verdict}, {point.direction}" if point.direction else verdict
         rows.append(
             [
                 short_time(point.started_at),
-                point.label,
                 point.phase,
                 figure(point.mean),
                 figure(point.spread) if point.spread is not None else "-",
