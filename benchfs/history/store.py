@@ -111,6 +111,7 @@ class History:
     def __init__(self, location: Location, *, lock_timeout_s: float = 30.0) -> None:
         self.location = location
         self.lock_timeout_s = lock_timeout_s
+        self._engines: dict[bool, Engine] = {}
 
     @property
     def shown(self) -> str:
@@ -204,14 +205,19 @@ class History:
     # -- connections
 
     def _engine(self, *, write: bool) -> Engine:
+        if self.location.path is not None:
+            _check_sqlite_file(self.location.path)  # before every use: it may change
+        if write not in self._engines:
+            self._engines[write] = self._new_engine(write=write)
+        return self._engines[write]
+
+    def _new_engine(self, *, write: bool) -> Engine:
         location = self.location
         url = location.engine_url(read_only=not write)
         if not location.is_sqlite:
             return create_engine(
                 url, poolclass=NullPool, connect_args={"connect_timeout": PG_CONNECT_TIMEOUT_S}
             )
-        assert location.path is not None
-        _check_sqlite_file(location.path)
         engine = create_engine(
             url, poolclass=NullPool, connect_args={"timeout": self.lock_timeout_s}
         )
@@ -230,16 +236,13 @@ class History:
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
-        engine = self._engine(write=write)
-        try:
-            with engine.begin() as conn:
-                if write and not self.location.is_sqlite:
-                    milliseconds = max(1, int(self.lock_timeout_s * 1000))
-                    conn.exec_driver_sql(f"SET LOCAL lock_timeout = {milliseconds}")
-                    conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_LOCK_KEY})")
-                yield conn
-        finally:
-            engine.dispose()
+        # No pool: each transaction opens its connection and closes it after.
+        with self._engine(write=write).begin() as conn:
+            if write and not self.location.is_sqlite:
+                milliseconds = max(1, int(self.lock_timeout_s * 1000))
+                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {milliseconds}")
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({PG_LOCK_KEY})")
+            yield conn
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

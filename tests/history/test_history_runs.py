@@ -27,7 +27,7 @@ from run_helpers import environment, manifest, needs_fio_and_iostat, run_dirs, s
 MIB = 1 << 20
 # Each throttled daemon on its own group: 1 MiB/s each way on the loop device.
 LIMIT = 1 * MIB
-pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(600), needs_fio_and_iostat]
+pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(1200), needs_fio_and_iostat]
 
 
 def run_args(root: Path, data: Path) -> list[str]:
