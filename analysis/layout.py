@@ -10,6 +10,8 @@ file is never written under one name and looked for under another.
 <run>/preflight/<node>.json              a node's preflight: a benchfs-diagnose document
 <run>/preflight/<node>.stderr            what that node's worker said on stderr (when anything)
 <run>/iostat/<node>.json                 iostat -x -t -o JSON on that node during the workload
+<run>/live/samples.jsonl                 every node's figures, once a second while the phases ran
+<run>/verdicts.json                      per node and phase: slow or not, where, since when
 <run>/workload/summary.json              per phase, IOR's names (benchfs.workload.summary)
 <run>/workload/ranks.jsonl               one row per rank, repetition and phase
 <run>/workload/latency-<phase>-<rep>.npy every transfer's latency in ns (u64)
@@ -44,6 +46,8 @@ TRACES_DIR = "traces"
 LOGS_DIR = "logs"
 WORKLOAD_DIR = "workload"
 PLOTS_DIR = "plots"
+LIVE_DIR = "live"
+VERDICTS = "verdicts.json"
 REPORT_MARKDOWN = "report.md"
 REPORT_HTML = "report.html"
 
@@ -56,6 +60,8 @@ LATENCY_GLOB = "latency-*-*.npy"
 # Inside workload/: what a tool run printed (workload.tool).
 TOOL_OUTPUT_DIR = "tool"
 IOR_SUMMARY_FILE = "ior-summary.json"
+# Inside live/.
+LIVE_SAMPLES = "samples.jsonl"
 # Inside logs/.
 WORKLOAD_LOG = "workload.log"
 DAEMON_LOGS_DIR = "daemons"
@@ -110,6 +116,18 @@ class RunLayout:
     @property
     def traces_dir(self) -> Path:
         return self.root / TRACES_DIR
+
+    @property
+    def live_dir(self) -> Path:
+        return self.root / LIVE_DIR
+
+    @property
+    def live_samples(self) -> Path:
+        return self.live_dir / LIVE_SAMPLES
+
+    @property
+    def verdicts(self) -> Path:
+        return self.root / VERDICTS
 
     @property
     def logs_dir(self) -> Path:

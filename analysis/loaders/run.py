@@ -28,6 +28,8 @@ from analysis.loaders.fio import parse_fio_json
 from analysis.loaders.ior import parse_ior_json
 from analysis.loaders.iostat import iostat_frame
 from analysis.loaders.traces import TraceSet, load_traces
+from analysis.loaders.verdicts import load_verdicts
+from analysis.verdicts import Verdicts
 
 ToFrame = Callable[[str, Path], pd.DataFrame]
 # What ``RunData.absent`` may name: the parts a run may lack.
@@ -57,6 +59,8 @@ class RunData:
     repetitions: pd.DataFrame | None = None
     # A suite run: ``suite`` (what ran), ``score``, ``bandwidth`` and ``metadata``.
     suite: dict[str, Any] | None = None
+    # Per node and phase: healthy or slow, in which layer, since when (analysis.verdicts).
+    verdicts: Verdicts | None = None
 
     @property
     def label(self) -> str:
@@ -116,6 +120,8 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     if run.preflight is None:
         run.absent.append("preflight/")
     run.logs = _logs(run, paths)
+    if paths.verdicts.is_file():
+        run.verdicts = load_verdicts(run.read(paths.verdicts))
     return run
 
 

@@ -26,4 +26,6 @@ def test_paths_of_a_run() -> None:
     assert paths.iostat_file("n1") == Path("/r/iostat/n1.json")
     assert paths.workload_log == Path("/r/logs/workload.log")
     assert paths.daemon_logs_dir == Path("/r/logs/daemons")
+    assert paths.live_samples == Path("/r/live/samples.jsonl")
+    assert paths.verdicts == Path("/r/verdicts.json")
     assert paths.report_files() == [Path("/r/report.md"), Path("/r/report.html"), Path("/r/plots")]
