@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # the measuring modules pull in pandas: imported when the com
 console = make_console()
 err_console = make_console(stderr=True)
 _TEMP_DIR = Path(tempfile.gettempdir())
+DEFAULT_RESULTS = Path("results")  # benchfs run's output.results_dir
 _STATUS_STYLE = {"healthy": "bold green", "degraded": "bold yellow", "error": "bold red"}
 
 
@@ -80,6 +82,22 @@ def diagnose(
     ] = None,
     wide: WideOption = False,
     columns: ColumnsOption = None,
+    results_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--results-dir",
+            help="The results root whose history records the nodes (default: ./results, "
+            "when it exists).",
+        ),
+    ] = None,
+    history_url: Annotated[
+        str | None,
+        typer.Option("--history-url", help="The history instead: a file or postgresql://..."),
+    ] = None,
+    history: Annotated[
+        bool,
+        typer.Option("--history/--no-history", help="Record the nodes in the history."),
+    ] = True,
 ) -> None:
     """Measure the storage behind a directory and say plainly whether it is healthy.
 
@@ -117,7 +135,32 @@ def diagnose(
         view = View.of(wide, columns)
         _print_summary(report, view)
         view.check()
+    # Into the history of the results root: one named, or ./results where runs already are.
+    root = results_dir or DEFAULT_RESULTS
+    if history and (results_dir is not None or history_url is not None or root.is_dir()):
+        line = _record(report, root, history_url, output)
+        err_console.print(plain(line), highlight=False, soft_wrap=True)
     raise typer.Exit(report.exit_code)
+
+
+def _record(report: DiagnoseReport, results_dir: Path, url: str | None, output: Path | None) -> str:
+    """Every node measured, into the history; the line that says where (or why not)."""
+    from benchfs.config.model import HistoryConfig
+    from benchfs.history.consult import cluster_name
+    from benchfs.history.diagnose_rows import diagnose_record
+    from benchfs.history.record import record_safely
+
+    settings = HistoryConfig(url=url)
+    return record_safely(
+        results_dir,
+        settings,
+        lambda: diagnose_record(
+            report.to_dict(),
+            cluster=cluster_name(settings),
+            command=" ".join(["benchfs", *sys.argv[1:]]),
+            results_dir=str(output.resolve()) if output is not None else "",
+        ),
+    )
 
 
 class _progress:

@@ -1,13 +1,17 @@
 """A results directory as rows of the history: ``run_record`` is the one place
 that knows where a run's per-node verdicts come from.
 
-Today's results directories say it in four places, all read here:
+A run with live diagnosis writes them in ``verdicts.json`` (``analysis.verdicts``):
+every node judged in every phase, slow ones with their layer, time pattern,
+onset and figures against the other nodes; those are the run's verdicts of
+the workload. Beside them, and for the results directories written before:
 - the preflight's decisions in the manifest (fio with the workload's
   pattern on every node, and the policy's evidence);
 - the exclusions (by the preflight's figures, or by the history itself);
 - the stragglers the manifest records (iostat's awaits during the workload);
 - the engine's storage ops per node (its traces, ``analysis.loaders.run``),
-  checked against iostat on the same node (``analysis.stats.crosscheck``).
+  checked against iostat on the same node (``analysis.stats.crosscheck``): the
+  figures of every node, and a verdict where ``verdicts.json`` is absent.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from analysis.errors import AnalysisError
 from analysis.layout import RunLayout
 from analysis.loaders.run import RunData, load_run
 from analysis.stats.overview import Part, trace_stats
+from analysis.verdicts import Verdicts
 from benchfs.config.sizes import format_size
 from benchfs.errors import HistoryError
 from benchfs.history.model import FigureRow, Kind, NodeRow, RunRecord, RunRow, VerdictRow
@@ -54,7 +59,10 @@ def run_record(run_dir: Path) -> RunRecord:
     engine: dict[str, dict[str, Any]] = {}
     if run is not None and run.traces is not None:
         engine, found = _engine_figures(run, used)
-        verdicts += found
+        if run.verdicts is None:
+            verdicts += found
+    if run is not None and run.verdicts is not None:
+        verdicts += _live_verdicts(run.verdicts)
     preflight = _preflight_figures(manifest.get("preflight") or {})
     names = list(dict.fromkeys([*used, *excluded, *preflight]))
     nodes = [
@@ -243,6 +251,39 @@ def _straggler_verdicts(stragglers: Mapping[str, Any], used: Sequence[str]) -> l
                 typical=_number(row.get("others_ms")),
                 unit="ms",
                 evidence=dict(row),
+            )
+        )
+    return found
+
+
+def _live_verdicts(document: Verdicts) -> list[VerdictRow]:
+    """The slow verdicts of ``verdicts.json``, each phase's as a row of its own."""
+    found = []
+    for verdict in document.slow():
+        figures = verdict.figures
+        spans = ", ".join(
+            f"t+{span.start_s:g} s to {'the end' if span.end_s is None else f't+{span.end_s:g} s'}"
+            for span in verdict.intervals
+        )
+        pattern = f"{verdict.pattern} ({spans})" if spans else verdict.pattern
+        in_ms = figures.unit == "ms"
+        what = f"{verdict.op} {verdict.metric}" if verdict.op else verdict.metric
+        found.append(
+            VerdictRow(
+                node=verdict.node,
+                source="live",
+                flagged=True,
+                metric=f"{verdict.phase} {what}" if verdict.kind == "node" else f"{what} asymmetry",
+                layer=verdict.layer or "",
+                reason=verdict.verdict,
+                pattern=pattern,
+                onset_s=verdict.onset_s,
+                value=figures.p50,
+                typical=figures.others_p50,
+                unit=figures.unit,
+                p50_ms=figures.p50 if in_ms else None,
+                p99_ms=figures.p99 if in_ms else None,
+                evidence=verdict.model_dump(mode="json", exclude={"node"}),
             )
         )
     return found

@@ -125,6 +125,9 @@ class History:
 
     def write(self, record: RunRecord) -> None:
         """Replace the run's rows (by its uid) with ``record``'s, in one transaction."""
+        with self._errors():
+            if self.location.path is not None:  # the results root, as a run makes it
+                self.location.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with self._errors(), self._transaction(write=True) as conn:
             version = _schema_version(conn, self.shown)
             if version is None:
