@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
-from benchfs.cli.console import cell, make_console, plain
+from benchfs.cli.console import make_console, plain
+from benchfs.cli.tables import Grid, print_grid
 
 if TYPE_CHECKING:  # the store pulls in SQLAlchemy: imported when a command runs
     from benchfs.history.store import History
@@ -71,14 +70,10 @@ def history_of(results_dir: Path, url: str | None, config: Path | None) -> Histo
     return open_history(root, settings)
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], words: Sequence[str]) -> Table:
-    """A narrow table: figures right-aligned, the ``words`` columns left."""
-    shown = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for header in headers:
-        shown.add_column(header, justify="left" if header in words else "right")
-    for row in rows:
-        shown.add_row(*map(cell, row))
-    return shown
+def show(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
+         texts: Sequence[str] = ()) -> None:  # fmt: skip
+    """A table that fits the terminal (``benchfs.cli.tables``); the first column names rows."""
+    print_grid(console, Grid.of(title, headers, rows, texts=texts))
 
 
 @app.callback()
@@ -120,13 +115,10 @@ def history(
         console.print(plain(f"no runs with {metric} figures in {store.shown}"), highlight=False)
         return
     for trend in found:
-        console.print(
-            plain(f"{trend.cluster}: {trend.workload_key} ({trend.runs} runs, {metric})"),
-            highlight=False,
-        )
-        words = ("phase", "verdict", "flagged")
         headers = [f"mean {unit(metric)}".strip() if h == "mean" else h for h in TREND_HEADERS]
-        console.print(table(headers, trend_rows(trend), words), "")
+        title = f"{trend.cluster}: {trend.workload_key} ({trend.runs} runs, {metric})"
+        show(title, headers, trend_rows(trend), texts=("flagged",))
+        console.print("")
     console.print(
         "change: against the previous run of the same workload; 'changed' only beyond the "
         "noise of both runs' repetitions (the test of `benchfs compare`), 'no estimate' "

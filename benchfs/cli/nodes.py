@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from benchfs.cli.console import make_console, plain
-from benchfs.cli.history import Cluster, ConfigFile, Json, ResultsDir, Since, Url, history_of, table
+from benchfs.cli.history import Cluster, ConfigFile, Json, ResultsDir, Since, Url, history_of, show
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -108,17 +108,16 @@ def nodes(
         typer.echo(json.dumps(document, indent=2, default=str))
     elif node is not None:
         (summary,) = summaries
+        show(f"{summary.node}: its runs, oldest first", RUN_HEADERS, run_rows(runs))
         console.print(plain(f"{summary.node}: {summary.status}: {summary.reason}"), highlight=False)
-        console.print(table(RUN_HEADERS, run_rows(runs), ("run", "part", "flagged", "worst")))
         for line in run_reason_lines(runs):
             console.print(plain(line), highlight=False)
     elif not summaries:
         console.print(plain(f"no runs in {store.shown} yet"), highlight=False)
     else:
         several = len({summary.cluster for summary in summaries}) > 1
-        console.print(
-            table(NODE_HEADERS, node_rows(summaries, with_cluster=several), ("node", "status"))
-        )
+        title = f"{len(summaries)} nodes, worst first"
+        show(title, NODE_HEADERS, node_rows(summaries, with_cluster=several))
         for line in reason_lines(summaries, with_cluster=several):
             console.print(plain(line), highlight=False)
         console.print(

@@ -21,8 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli.table_checks import assert_fits
 from fixtures.slowdisk import SlowDisk
 from run_helpers import environment, manifest, needs_fio_and_iostat, run_dirs, scratch_dirs
+
+from benchfs.history.views import NODE_HEADERS
 
 MIB = 1 << 20
 # Each throttled daemon on its own group: 1 MiB/s each way on the loop device.
@@ -163,9 +166,10 @@ def test_three_runs_make_a_node_confirmed_another_recovered_and_the_next_preflig
 
     table = benchfs("nodes", "--results-dir", str(results))
     assert table.returncode == 0, table.stderr
-    lines = table.stdout.splitlines()
     # One line per node in 80 columns, worst first; then one reason line per node not healthy.
-    rows = [line.split() for line in lines[2:6]]
+    rows = [line.split() for line in table.stdout.splitlines()
+            if line.split()[:1] in (["local0"], ["local1"], ["local2"], ["local3"])]  # fmt: skip
+    assert_fits(table.stdout, 80, headers=NODE_HEADERS)
     assert [row[:2] for row in rows] == [["local3", "confirmed"], ["local1", "recovered"],
                                          ["local0", "healthy"], ["local2", "healthy"]]  # fmt: skip
     assert rows[0][2:4] == ["2", "2"] and rows[0][-1] == "ms"
