@@ -68,8 +68,12 @@ def test_defaults_fill_every_key() -> None:
     assert effective["preflight"]["runtime_s"] == 4.0
     assert set(effective) == {
         "cluster", "launcher", "workload", "metadata", "suite", "mount", "preflight",
-        "output",
+        "output", "history",
     }  # fmt: skip
+    # The history: SQLite under the results root; a node flagged in 2 of its
+    # last 3 runs (within 24 h) left out by the preflight.
+    assert effective["history"]["url"] is None and effective["history"]["preflight"] == "exclude"
+    assert (effective["history"]["flagged_runs"], effective["history"]["last_runs"]) == (2, 3)
     assert effective["workload"]["interface"] == "native"
     assert effective["metadata"]["mode"] == "off"
     assert effective["suite"]["name"] == "none"

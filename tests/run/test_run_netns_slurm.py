@@ -20,6 +20,7 @@ from run_helpers import (
     NamespaceWatcher,
     assert_nothing_left,
     manifest,
+    run_dirs,
     small_args,
     summary,
 )
@@ -85,7 +86,7 @@ def test_three_namespace_hosts_through_srun_in_one_allocation(
     assert watcher.seen["ranks"] == {
         str(rank): where[names[rank // TASKS_PER_NODE]] for rank in range(3 * TASKS_PER_NODE)
     }
-    (run_dir,) = [p for p in results.iterdir() if not p.name.startswith(".")]
+    (run_dir,) = run_dirs(results)
     write, read = summary(run_dir)["phases"]
     for phase in (write, read):
         # numTasks: the six ranks were one MPI job, not six singletons.
