@@ -3,13 +3,12 @@ status, and every degraded finding with the figure and limit behind it."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from benchfs import __version__
 from benchfs.history.model import NodeRow, RunRecord, RunRow, VerdictRow
-from benchfs.history.rows import run_uid, unit_of
+from benchfs.history.rows import finite_number, run_uid, unit_of
 
 DIAGNOSE_LAYER = "storage (diagnose)"
 
@@ -83,7 +82,7 @@ def _verdict(node: str, finding: Mapping[str, Any]) -> VerdictRow:
         metric=f"{test} {metric}".strip() if test and test not in metric else metric,
         layer=DIAGNOSE_LAYER,
         reason=f"diagnose: {finding.get('message', '')}",
-        value=_number(finding.get("value")),
+        value=finite_number(finding.get("value")),
         unit=unit_of(metric),
         evidence=dict(finding),
     )
@@ -103,13 +102,5 @@ def _error_verdict(node: str, error: str) -> VerdictRow:
 def _metric(measurement: Mapping[str, Any], test: str, name: str) -> float | None:
     for result in measurement.get("tests") or []:
         if result.get("name") == test and not result.get("error"):
-            return _number((result.get("metrics") or {}).get(name))
+            return finite_number((result.get("metrics") or {}).get(name))
     return None
-
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

@@ -17,7 +17,6 @@ the workload. Beside them, and for the results directories written before:
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import socket
 from collections.abc import Mapping, Sequence
@@ -28,13 +27,12 @@ import pandas as pd
 
 from analysis.compare import REPETITION_METRICS
 from analysis.errors import AnalysisError
-from analysis.layout import RunLayout
 from analysis.loaders.run import RunData, load_run
 from analysis.stats.overview import Part, trace_stats
 from analysis.verdicts import Verdicts
 from benchfs.config.sizes import format_size
-from benchfs.errors import HistoryError
 from benchfs.history.model import FigureRow, Kind, NodeRow, RunRecord, RunRow, VerdictRow
+from benchfs.results.manifest import load_manifest
 
 # Which verdict speaks for a node when several sources flag it: the most direct first.
 SOURCE_ORDER = ("live", "engine", "iostat", "preflight", "history", "diagnose")
@@ -140,16 +138,8 @@ def unit_of(metric: str) -> str:
 
 
 def _manifest(run_dir: Path) -> dict[str, Any]:
-    path = RunLayout(run_dir).manifest
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise HistoryError(f"{path}: cannot read: {error.strerror or error}") from error
-    except json.JSONDecodeError as error:
-        raise HistoryError(f"{path}: line {error.lineno}: not valid JSON: {error.msg}") from error
-    if not isinstance(document, dict) or "start_time" not in document:
-        raise HistoryError(f"{path}: not a BenchFS manifest (no start_time)")
-    return document
+    """The manifest as JSON data (``load_manifest``: one line naming what is wrong)."""
+    return load_manifest(run_dir).model_dump(mode="json")
 
 
 def _kind(command: Sequence[str]) -> Kind:
@@ -205,8 +195,8 @@ def _preflight_verdicts(preflight: Mapping[str, Any]) -> list[VerdictRow]:
                 metric=metric,
                 layer=PREFLIGHT_LAYER,
                 reason=f"preflight: {decision.get('reason', '')}",
-                value=_number(worst.get("value")),
-                typical=_number(worst.get("median")),
+                value=finite_number(worst.get("value")),
+                typical=finite_number(worst.get("median")),
                 unit=unit_of(metric),
                 evidence={"decision": decision.get("decision"), **evidence},
             )
@@ -246,9 +236,9 @@ def _straggler_verdicts(stragglers: Mapping[str, Any], used: Sequence[str]) -> l
                 layer="device",
                 reason=f"iostat: {row['verdict']}",
                 pattern=_pattern(row.get("pattern"), row.get("first_slow_s")),
-                onset_s=_number(row.get("first_slow_s")),
-                value=_number(row.get("worst_ms")),
-                typical=_number(row.get("others_ms")),
+                onset_s=finite_number(row.get("first_slow_s")),
+                value=finite_number(row.get("worst_ms")),
+                typical=finite_number(row.get("others_ms")),
                 unit="ms",
                 evidence=dict(row),
             )
@@ -293,7 +283,7 @@ def _pattern(pattern: Any, first_s: Any, last_s: Any = None) -> str:
     if pattern == "constant":
         return "whole run"
     if pattern == "passing":
-        first, last = _number(first_s), _number(last_s)
+        first, last = finite_number(first_s), finite_number(last_s)
         span = f"t+{first:g} s" if first is not None else ""
         if span and last is not None:
             span += f" to t+{last:g} s"
@@ -317,12 +307,12 @@ def _engine_figures(
     figures = {
         str(node): {
             "ops": int(row["ops"]),
-            "mean_ms": _number(row["mean_ms"]),
-            "p50_ms": _number(row["p50_ms"]),
-            "p99_ms": _number(row["p99_ms"]),
-            "slow_pct": _number(row["slow_pct"]),
-            "read_mean_ms": _number(row["read_mean_ms"]),
-            "write_mean_ms": _number(row["write_mean_ms"]),
+            "mean_ms": finite_number(row["mean_ms"]),
+            "p50_ms": finite_number(row["p50_ms"]),
+            "p99_ms": finite_number(row["p99_ms"]),
+            "slow_pct": finite_number(row["slow_pct"]),
+            "read_mean_ms": finite_number(row["read_mean_ms"]),
+            "write_mean_ms": finite_number(row["write_mean_ms"]),
         }
         for node, row in table.iterrows()
     }
@@ -359,7 +349,7 @@ def _engine_figures(
                     f"over {stats.slow_ms:g} ms{', ' + pattern if pattern else ''}{where}"
                 ),
                 pattern=pattern,
-                onset_s=_number(steady["first_slow_s"]) if steady is not None else None,
+                onset_s=finite_number(steady["first_slow_s"]) if steady is not None else None,
                 value=value,
                 typical=typical,
                 unit="ms",
@@ -380,7 +370,7 @@ def _preflight_figures(preflight: Mapping[str, Any]) -> dict[str, dict[str, Any]
         values = (decision.get("evidence") or {}).get("values") or {}
         found[str(decision["node"])] = {
             "decision": str(decision.get("decision", "")),
-            "values": {key: _number(value) for key, value in values.items()},
+            "values": {key: finite_number(value) for key, value in values.items()},
         }
     return found
 
@@ -425,8 +415,8 @@ def _node_row(
         read_mean_ms=engine.get("read_mean_ms"),
         write_mean_ms=engine.get("write_mean_ms"),
         preflight_decision=str(preflight.get("decision", "")),
-        preflight_read_MiB_s=_number(values.get("read_bw_MiB_s")),
-        preflight_write_MiB_s=_number(values.get("write_bw_MiB_s")),
+        preflight_read_MiB_s=finite_number(values.get("read_bw_MiB_s")),
+        preflight_write_MiB_s=finite_number(values.get("write_bw_MiB_s")),
         figures={"preflight": values} if values else {},
     )
 
@@ -441,13 +431,14 @@ def _figures(run: RunData) -> list[FigureRow]:
         repetition = int(row["repetition"]) if "repetition" in frame.columns else position
         for _, column in REPETITION_METRICS:
             if column in frame.columns:
-                value = _number(row[column])
+                value = finite_number(row[column])
                 if value is not None:
                     found.append(FigureRow(str(row["phase"]), column, repetition, value))
     return found
 
 
-def _number(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
+    """``value`` as a finite float, else None (NaN, text, missing)."""
     try:
         number = float(value)
     except (TypeError, ValueError):
