@@ -5,13 +5,15 @@ and a failed run is recorded as failed."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from damaged import KINDS, REASONS, damaged
-from run_helpers import environment, manifest, run_dirs, small_args
+from run_helpers import environment, manifest, run_dirs, running_phase, small_args
 
 from analysis.layout import RunLayout
 from analysis.verdicts import Figures, Interval, NodeVerdict, Verdicts
@@ -99,3 +101,16 @@ def test_a_failed_run_is_recorded_as_failed(tmp_path: Path) -> None:
     (run,) = History(Location(path=tmp_path / "results" / "history.sqlite")).runs()
     assert run.status == "failed" and run.error == manifest(run_dir)["error"]
     assert "history: failed run recorded in" in err.replace("\n", "")
+
+
+def test_an_interrupted_run_is_recorded_as_interrupted(tmp_path: Path) -> None:
+    args = two_nodes(tmp_path, "--repetitions", "100000", "--transfer-size", "4k")
+    with running_phase(tmp_path, args) as run:
+        os.kill(run.process.pid, signal.SIGINT)
+        code, output = run.finish()
+    assert code == 128 + signal.SIGINT, output
+    (run_dir,) = run_dirs(tmp_path / "results")
+    assert manifest(run_dir)["status"] == "interrupted"
+    (recorded,) = History(Location(path=tmp_path / "results" / "history.sqlite")).runs()
+    assert recorded.status == "interrupted" and recorded.error == "interrupted (SIGINT)"
+    assert "history: interrupted run recorded in" in output.replace("\n", "")
