@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchfs.cli.console import make_console, plain
-from benchfs.cli.tables import Grid, print_grid
+from benchfs.cli.tables import ColumnsOption, Grid, View, WideOption, print_grid
 
 if TYPE_CHECKING:  # the store pulls in SQLAlchemy: imported when a command runs
     from benchfs.history.store import History
@@ -70,10 +70,18 @@ def history_of(results_dir: Path, url: str | None, config: Path | None) -> Histo
     return open_history(root, settings)
 
 
-def show(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
-         texts: Sequence[str] = ()) -> None:  # fmt: skip
-    """A table that fits the terminal (``benchfs.cli.tables``); the first column names rows."""
-    print_grid(console, Grid.of(title, headers, rows, texts=texts))
+def show(
+    title: str,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    view: View,
+    *,
+    wide: Sequence[str] = (),
+    texts: Sequence[str] = (),
+) -> None:
+    """A table that fits the terminal (``benchfs.cli.tables``); the first column
+    names rows, those in ``wide`` wait for --wide or --columns."""
+    print_grid(console, Grid.of(title, headers, rows, wide=wide, texts=texts), view)
 
 
 @app.callback()
@@ -91,13 +99,15 @@ def history(
         ),
     ] = "bwMiB",
     json_output: Json = False,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Per workload (target, pattern, sizes, node count), each run's figure with the noise
     of its repetitions; a change is marked only where it is beyond that noise."""
     if ctx.invoked_subcommand is not None:
         return
     from benchfs.history.trends import trends, unit
-    from benchfs.history.views import TREND_HEADERS, since_stamp, trend_rows
+    from benchfs.history.views import TREND_HEADERS, TREND_WIDE, since_stamp, trend_rows
 
     store = history_of(results_dir, url, config)
     after = since_stamp(since) if since else None
@@ -114,11 +124,13 @@ def history(
     if not found:
         console.print(plain(f"no runs with {metric} figures in {store.shown}"), highlight=False)
         return
+    view = View.of(wide, columns)
     for trend in found:
         headers = [f"mean {unit(metric)}".strip() if h == "mean" else h for h in TREND_HEADERS]
         title = f"{trend.cluster}: {trend.workload_key} ({trend.runs} runs, {metric})"
-        show(title, headers, trend_rows(trend), texts=("flagged",))
-        console.print("")
+        show(title, [*headers, *TREND_WIDE], trend_rows(trend), view, wide=TREND_WIDE,
+             texts=("flagged",))  # fmt: skip
+    view.check()
     console.print(
         "change: against the previous run of the same workload; 'changed' only beyond the "
         "noise of both runs' repetitions (the test of `benchfs compare`), 'no estimate' "

@@ -10,6 +10,7 @@ import typer
 
 from benchfs.cli.console import make_console, plain
 from benchfs.cli.history import Cluster, ConfigFile, Json, ResultsDir, Since, Url, history_of, show
+from benchfs.cli.tables import ColumnsOption, View, WideOption
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -57,6 +58,8 @@ def nodes(
         int | None, typer.Option("--last-runs", min=1, help="...of its last this many runs.")
     ] = None,
     json_output: Json = False,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Per node: runs seen and flagged, first and last flagged, the worst figure, and a
     status (new, confirmed, intermittent, recovered, healthy) with its reason."""
@@ -66,6 +69,7 @@ def nodes(
     from benchfs.history.views import (
         NODE_HEADERS,
         RUN_HEADERS,
+        VERDICT_HEADERS,
         drain_hints,
         node_rows,
         reason_lines,
@@ -84,6 +88,7 @@ def nodes(
         raise ConfigError(
             f"--flagged-runs {rules.flagged_runs} cannot exceed --last-runs {rules.last_runs}"
         )
+    view = View.of(wide, columns)
     store = history_of(results_dir, url, config)
     after = since_stamp(since) if since else None
     runs = store.node_runs(cluster=cluster, since=after, node=node)
@@ -108,7 +113,9 @@ def nodes(
         typer.echo(json.dumps(document, indent=2, default=str))
     elif node is not None:
         (summary,) = summaries
-        show(f"{summary.node}: its runs, oldest first", RUN_HEADERS, run_rows(runs))
+        show(f"{summary.node}: its runs, oldest first", [*RUN_HEADERS, *VERDICT_HEADERS],
+             run_rows(runs), view, wide=VERDICT_HEADERS)  # fmt: skip
+        view.check()
         console.print(plain(f"{summary.node}: {summary.status}: {summary.reason}"), highlight=False)
         for line in run_reason_lines(runs):
             console.print(plain(line), highlight=False)
@@ -117,7 +124,9 @@ def nodes(
     else:
         several = len({summary.cluster for summary in summaries}) > 1
         title = f"{len(summaries)} nodes, worst first"
-        show(title, NODE_HEADERS, node_rows(summaries, with_cluster=several))
+        show(title, [*NODE_HEADERS, *VERDICT_HEADERS], node_rows(summaries, with_cluster=several),
+             view, wide=VERDICT_HEADERS)  # fmt: skip
+        view.check()
         for line in reason_lines(summaries, with_cluster=several):
             console.print(plain(line), highlight=False)
         console.print(

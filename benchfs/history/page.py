@@ -14,7 +14,7 @@ from analysis.reports.model import Figure, Report, Table
 from analysis.reports.plots import node_over_runs
 from benchfs.history.model import NodeRun
 from benchfs.history.status import NodeSummary
-from benchfs.history.views import RUN_HEADERS, run_reason_lines, run_rows
+from benchfs.history.views import RUN_HEADERS, VERDICT_HEADERS, run_reason_lines, run_rows
 
 
 def write_node_page(summary: NodeSummary, runs: Sequence[NodeRun], path: Path) -> Path:
@@ -27,7 +27,7 @@ def write_node_page(summary: NodeSummary, runs: Sequence[NodeRun], path: Path) -
         + (f", {summary.runs_left_out} left out on its history" if summary.runs_left_out else "")
     )
     section = report.section("Runs")
-    frame = pd.DataFrame(run_rows(runs), columns=list(RUN_HEADERS))
+    frame = pd.DataFrame(run_rows(runs), columns=[*RUN_HEADERS, *VERDICT_HEADERS])
     section.tables.append(Table("One line per run, oldest first", frame))
     section.bullets += run_reason_lines(runs)
     figures = pd.DataFrame(

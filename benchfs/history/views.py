@@ -17,11 +17,15 @@ from benchfs.history.model import NodeRow, NodeRun
 from benchfs.history.status import ACTED_ON, NodeSummary, describe_figure, short_time
 from benchfs.history.trends import Trend
 
+# The verdict behind a figure (the reason lines say it too): shown with --wide.
+VERDICT_HEADERS = ("metric", "layer", "pattern")
 NODE_HEADERS = ("node", "status", "runs", "flagged", "first flagged", "last flagged", "worst")
 RUN_HEADERS = ("started", "run", "part", "flagged", "mean ms", "p99 ms", "slow %", "worst")
 # Verdicts of a trend as a table cell (the JSON keeps noise's own words).
 SHORT_VERDICTS = {noise.NO_ESTIMATE_ONE: "no estimate", noise.NOT_POSITIVE: "not tested"}
 TREND_HEADERS = ("started", "phase", "mean", "± sd", "change", "verdict", "flagged")
+# Shown with --wide: which run, and how many repetitions its noise comes from.
+TREND_WIDE = ("run", "reps")
 # A drain reason is one field of scontrol's command line: short, no quotes.
 DRAIN_REASON_CHARS = 120
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([mhdw])$")
@@ -64,6 +68,7 @@ def node_rows(summaries: Sequence[NodeSummary], *, with_cluster: bool) -> list[l
                 short_time(summary.first_flagged),
                 short_time(summary.last_flagged),
                 value,
+                *_verdict(worst),
             ]
         )
     return rows
@@ -96,6 +101,7 @@ def run_rows(runs: Sequence[NodeRun]) -> list[list[str]]:
                 figure(row.p99_ms),
                 figure(row.slow_pct),
                 _value(row),
+                *_verdict(row),
             ]
         )
     return rows
@@ -108,6 +114,13 @@ def run_reason_lines(runs: Sequence[NodeRun]) -> list[str]:
         for run in runs
         if run.row.reason and (run.row.flagged or run.row.excluded_by is not None)
     ]
+
+
+def _verdict(row: NodeRow | None) -> list[str]:
+    """Metric, layer and time pattern of a flagged row, ``-`` where none."""
+    if row is None or not row.flagged:
+        return ["-"] * len(VERDICT_HEADERS)
+    return [row.metric or "-", row.layer or "-", row.pattern or "-"]
 
 
 def _value(row: NodeRow) -> str:
@@ -151,6 +164,8 @@ def trend_rows(trend: Trend) -> list[list[str]]:
                 change,
                 verdict,
                 ", ".join(point.flagged_nodes) or "-",
+                point.label,
+                str(len(point.values)),
             ]
         )
     return rows

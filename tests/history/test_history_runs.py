@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli.table_checks import assert_fits
 from fixtures.slowdisk import SlowDisk
 from run_helpers import environment, manifest, needs_fio_and_iostat, run_dirs, scratch_dirs
+from table_checks import assert_fits
 
 from benchfs.history.views import NODE_HEADERS
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from cli.table_checks import assert_fits
 from damaged import record
+from table_checks import assert_fits
 from typer.testing import CliRunner
 
 from benchfs.cli.main import app
@@ -128,7 +128,9 @@ def field_history(path: Path) -> History:
 
 def test_the_field_reports_table_in_80_columns(tmp_path: Path) -> None:
     field_history(tmp_path / "h.sqlite")
-    result = runner.invoke(app, ["nodes", "--url", str(tmp_path / "h.sqlite")], terminal_width=80)
+    result = runner.invoke(
+        app, ["nodes", "--url", str(tmp_path / "h.sqlite")], env={"COLUMNS": "80"}
+    )
     assert result.exit_code == 0, result.output
     assert_fits(result.output, 80, figures=["4,340 ms", "3,161 ms"], headers=NODE_HEADERS)
     statuses = {line.split()[0]: line.split()[1] for line in result.output.splitlines()
