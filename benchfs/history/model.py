@@ -126,6 +126,12 @@ class NodeRun:
 
     @property
     def judged(self) -> bool:
-        """Whether this run said anything about the node: it ran, was measured, or the
-        preflight's own figures left it out; a node left out on its history was not seen."""
-        return self.row.excluded_by != "history" and self.status != "running"
+        """Whether this run said anything about the node: it flagged it, measured it,
+        or ran to its end with it. A node left out on its history was not seen, nor
+        one in a run that ended (failed, interrupted, aborted) before a figure of it:
+        clean there is not evidence of recovery."""
+        row = self.row
+        if row.excluded_by == "history" or self.status == "running":
+            return False
+        measured = row.ops is not None or row.preflight_decision != ""
+        return row.flagged or measured or self.status == "completed"

@@ -2,13 +2,18 @@
 
 ``record_safely`` is what a run, ``diagnose`` and ``bench cluster`` call once
 their results are written: it never raises, and says in one line where the
-run went or why it did not.
+run went or why it did not. ``record_left_run`` is the same for a run whose
+orchestrator died, once ``benchfs clean`` (or the next run) marked it aborted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from benchfs.config.model import HistoryConfig
 from benchfs.errors import BenchfsError, HistoryError
@@ -48,3 +53,13 @@ def record_safely(
     except Exception as error:  # a results directory no reader expected: the run stands
         return f"history not written: {history.shown}: {type(error).__name__}: {error}"
     return f"history: {record.run.status} run recorded in {history.shown}"
+
+
+def record_left_run(run_dir: Path, effective_config: Mapping[str, Any]) -> str:
+    """A results directory into the history its own run named (its ``[history]``,
+    under its results root, ``run_dir``'s parent); the line that says where, or why not."""
+    try:
+        config = HistoryConfig.model_validate(effective_config.get("history") or {})
+    except ValidationError as error:
+        return f"history not written: {run_dir}: its [history] settings: {error.errors()[0]['msg']}"
+    return record_safely(run_dir.parent, config, partial(run_record, run_dir))

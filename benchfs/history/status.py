@@ -1,7 +1,8 @@
 """What a node's runs say about it: a status and a one-line reason.
 
-From the runs that judged the node (it ran or was measured; a run that
-left it out on its history did not see it), oldest first:
+From the runs that judged the node (flagged it, measured it or ran to its
+end with it; a run that left it out on its history did not see it, nor one
+that ended before any figure of it), oldest first:
 
 - ``healthy``: never flagged;
 - ``new``: flagged in its latest run, and not before (or not often enough);

@@ -10,7 +10,8 @@ of this user whose command line names the run's token) are stopped, the
 FUSE mounts under its paths unmounted (``fusermount3 -u``, lazily as the
 last resort: a mount whose process died answers nothing but "Transport
 endpoint is not connected"), its paths removed, and the manifests it left
-at ``running`` marked ``aborted``. A run whose launcher reaches other hosts
+at ``running`` marked ``aborted`` and recorded so in the history the run
+named (``benchfs.history.record``). A run whose launcher reaches other hosts
 records them and the launcher's settings, so that the same launcher runs
 the per-host helper's ``sweep`` (``benchfs.node.host``) on each of them
 first: processes, mounts, paths and shared-memory files go there too,
@@ -150,6 +151,8 @@ class Cleaned:
     unmounted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
+    # Where each aborted run went in the history, or why not (one line each).
+    history: list[str] = field(default_factory=list)
     # What the per-host helper said on each of the run's other hosts.
     hosts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -283,6 +286,9 @@ def sweep_hosts(remote: RemoteHosts, token: str, paths: list[str], result: Clean
 
 
 def clean_run(record: RunRecord) -> Cleaned:
+    # The history pulls in SQLAlchemy: not for the per-host helper, which imports this module.
+    from benchfs.history.record import record_left_run
+
     result = Cleaned(record.token, record.pid)
     marker = f"benchfs-{record.token}"
     if record.remote is not None:
@@ -323,6 +329,7 @@ def clean_run(record: RunRecord) -> Cleaned:
         manifest.notes = [*manifest.notes, note]
         write_manifest(Path(text), manifest)
         result.aborted.append(text)
+        result.history.append(record_left_run(Path(text), manifest.effective_config))
     return result
 
 

@@ -270,6 +270,8 @@ def run_plan(
     make_private_dir(base)
     for cleaned in clean_dead_runs():
         observer.step(f"cleaned up after an earlier {cleaned.describe()}")
+        for line in cleaned.history:
+            observer.step(line)
     token = run_token()
     shm_dir = SHM_DIR / f"benchfs-{token}" if SHM_DIR.is_dir() else None
     live = LiveRun(token)

@@ -1,6 +1,6 @@
 """A `benchfs run` killed with SIGKILL cleans nothing itself: its daemons and
 ranks die with it, and `benchfs clean` (or the next run) removes what it
-left and marks its manifest aborted."""
+left, marks its manifest aborted and records it so in the history."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from run_helpers import (
     small_args,
     wait_for,
 )
+
+from benchfs.history.store import History, Location
 
 
 def benchfs_clean() -> subprocess.CompletedProcess[str]:
@@ -76,6 +78,11 @@ def test_clean_removes_what_a_killed_run_left_and_marks_it_aborted(
     assert recorded["status"] == "aborted"
     assert "orchestrator" in recorded["error"] and "gone" in recorded["error"]
     assert any("cleaned later" in note for note in recorded["notes"]), recorded["notes"]
+    history = tmp_path / "results" / "history.sqlite"
+    assert f"history: aborted run recorded in {history}" in done.stdout, done.stdout
+    (run,) = History(Location(path=history)).runs()
+    assert (run.status, run.error) == ("aborted", recorded["error"])
+    assert run.results_dir == str(run_dir.resolve())
     assert_nothing_left(tmp_path, token, pids)
     again = benchfs_clean()
     assert again.returncode == 0 and again.stdout.startswith("nothing to clean"), again.stdout
@@ -88,4 +95,9 @@ def test_the_next_run_cleans_up_after_a_killed_one(tmp_path: Path, own_tmpdir: P
     assert done.returncode == 0, done.stderr
     assert f"run {token}" in done.stderr + done.stdout
     assert manifest(killed)["status"] == "aborted"
+    history = tmp_path / "results" / "history.sqlite"
+    said = done.stderr.replace("\n", "")  # the steps wrap at the terminal's width
+    assert f"history: aborted run recorded in {history}" in said, done.stderr
+    runs = {run.label: run.status for run in History(Location(path=history)).runs()}
+    assert runs == {"run": "aborted", "next": "completed"}
     assert_nothing_left(tmp_path, token, pids)
