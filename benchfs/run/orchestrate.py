@@ -6,8 +6,9 @@ Per point: a results directory (``analysis.layout``) and its manifest (one
 the daemons, started once and kept while no daemon setting changes, their
 mounts, or a posix: directory); the point's workload mode
 (``benchfs.run.workloads``), watched with iostat on every host
-(``benchfs.run.watch``); the summary; the report. Everything started lives
-in one ``Lifecycle``: on an error, Ctrl-C or SIGTERM, processes are stopped
+(``benchfs.run.watch``); the summary; the report; the history
+(``benchfs.history``, which the preflight step consults too). Everything
+started lives in one ``Lifecycle``: on an error, Ctrl-C or SIGTERM, processes are stopped
 and the run's temporary files (configs, registry, data dirs, shared memory)
 removed before the error surfaces. What a point leaves behind is its results directory.
 
@@ -36,7 +37,6 @@ import secrets
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from functools import partial
 from pathlib import Path
 
 from analysis.layout import RunLayout
@@ -113,6 +113,17 @@ def _stragglers(point: Point, result: PointResult) -> None:
         point.record.stragglers(stragglers)
     except Exception as error:  # an observer: the run stands without it
         point.notes.append(f"stragglers not checked: {type(error).__name__}: {error}")
+
+
+def _history(result: PointResult, config: RunConfig, observer: RunObserver) -> None:
+    """Step 11, last, once the results and the report are written: the point
+    into the history; a history that cannot be written is one line, the run stands."""
+    result.history = record_safely(
+        config.output.results_dir, config.history, lambda: run_record(result.run_dir)
+    )
+    observer.step(result.history)
+    if result.history.startswith("history not written") and result.manifest is not None:
+        result.manifest.add_notes([result.history])
 
 
 def _results(
@@ -317,16 +328,7 @@ def run_plan(
                     result.notes += notes
                     if result.manifest is not None:
                         result.manifest.add_notes(notes)
-                # Last, once the results are written: the history is kept beside them.
-                config = points[result.index].config
-                result.history = record_safely(
-                    config.output.results_dir,
-                    config.history,
-                    partial(run_record, result.run_dir),
-                )
-                observer.step(result.history)
-                if result.history.startswith("history not written") and result.manifest:
-                    result.manifest.add_notes([result.history])
+                _history(result, points[result.index].config, observer)
         finally:  # a signal in the reports too
             live.finish()  # cleaned up: nothing for a later run to find
     return results
