@@ -39,6 +39,7 @@ def _write_many(url: str, writer: int, count: int) -> None:
         store.write(record(uid=f"w{writer}-{index}", node=f"n{writer}"))
 
 
+@pytest.mark.usefixtures("whole_lines")
 def test_a_run_writes_the_same_rows_to_postgresql_as_to_sqlite(
     tmp_path: Path, postgres_url: str
 ) -> None:
@@ -49,7 +50,7 @@ def test_a_run_writes_the_same_rows_to_postgresql_as_to_sqlite(
         capture_output=True, text=True, env=environment(), timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert f"history: completed run recorded in {postgres_url}" in done.stderr.replace("\n", "")
+    assert f"history: completed run recorded in {postgres_url}" in done.stderr.splitlines()
     shown = subprocess.run(
         [sys.executable, "-m", "benchfs", "nodes", "--url", postgres_url, "--json"],
         capture_output=True, text=True, env=environment(), timeout=120,

@@ -34,6 +34,7 @@ def start(args: list[str]) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.usefixtures("whole_lines")
 def test_a_run_into_a_history_that_cannot_be_written_completes_and_says_so(
     tmp_path: Path, kind: str
 ) -> None:
@@ -49,7 +50,7 @@ def test_a_run_into_a_history_that_cannot_be_written_completes_and_says_so(
     assert line.startswith(f"history not written: {path}: ") and REASONS[kind] in line
     assert "\n" not in line
     assert line in manifest(run_dir)["notes"]
-    assert line in err.replace("\n", "")
+    assert line in err.splitlines()
 
 
 def test_two_runs_at_once_are_both_recorded(tmp_path: Path) -> None:
@@ -91,6 +92,7 @@ def test_two_runs_at_once_are_both_recorded(tmp_path: Path) -> None:
         node="local0") if r.results_dir == str(first)).flagged  # fmt: skip
 
 
+@pytest.mark.usefixtures("whole_lines")
 def test_a_failed_run_is_recorded_as_failed(tmp_path: Path) -> None:
     # No daemon registers within a millisecond: the run fails once they have started.
     process = start(two_nodes(tmp_path, "--set", "cluster.deadlines.register_s=0.001"))
@@ -100,9 +102,12 @@ def test_a_failed_run_is_recorded_as_failed(tmp_path: Path) -> None:
     assert manifest(run_dir)["status"] == "failed"
     (run,) = History(Location(path=tmp_path / "results" / "history.sqlite")).runs()
     assert run.status == "failed" and run.error == manifest(run_dir)["error"]
-    assert "history: failed run recorded in" in err.replace("\n", "")
+    assert f"history: failed run recorded in {tmp_path / 'results' / 'history.sqlite'}" in (
+        err.splitlines()
+    )
 
 
+@pytest.mark.usefixtures("whole_lines")
 def test_an_interrupted_run_is_recorded_as_interrupted(tmp_path: Path) -> None:
     args = two_nodes(tmp_path, "--repetitions", "100000", "--transfer-size", "4k")
     with running_phase(tmp_path, args) as run:
@@ -113,4 +118,5 @@ def test_an_interrupted_run_is_recorded_as_interrupted(tmp_path: Path) -> None:
     assert manifest(run_dir)["status"] == "interrupted"
     (recorded,) = History(Location(path=tmp_path / "results" / "history.sqlite")).runs()
     assert recorded.status == "interrupted" and recorded.error == "interrupted (SIGINT)"
-    assert "history: interrupted run recorded in" in output.replace("\n", "")
+    history = tmp_path / "results" / "history.sqlite"
+    assert f"history: interrupted run recorded in {history}" in output.splitlines()

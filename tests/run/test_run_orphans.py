@@ -88,16 +88,18 @@ def test_clean_removes_what_a_killed_run_left_and_marks_it_aborted(
     assert again.returncode == 0 and again.stdout.startswith("nothing to clean"), again.stdout
 
 
-def test_the_next_run_cleans_up_after_a_killed_one(tmp_path: Path, own_tmpdir: Path) -> None:
+def test_the_next_run_cleans_up_after_a_killed_one(
+    tmp_path: Path, own_tmpdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token, pids = kill_orchestrator(tmp_path)
     (killed,) = run_dirs(tmp_path / "results")
+    monkeypatch.setenv("COLUMNS", "1000")  # each step the run prints on one line
     done = benchfs_run(small_args(tmp_path, "--label", "next"))
     assert done.returncode == 0, done.stderr
     assert f"run {token}" in done.stderr + done.stdout
     assert manifest(killed)["status"] == "aborted"
     history = tmp_path / "results" / "history.sqlite"
-    said = done.stderr.replace("\n", "")  # the steps wrap at the terminal's width
-    assert f"history: aborted run recorded in {history}" in said, done.stderr
+    assert f"history: aborted run recorded in {history}" in done.stderr.splitlines()
     runs = {run.label: run.status for run in History(Location(path=history)).runs()}
     assert runs == {"run": "aborted", "next": "completed"}
     assert_nothing_left(tmp_path, token, pids)
