@@ -40,7 +40,7 @@ Url = Annotated[
 ]
 ConfigFile = Annotated[
     Path | None,
-    typer.Option("--config", help="A run config whose [history] and results_dir to use."),
+    typer.Option("--config", help="A run config whose history section and results_dir to use."),
 ]
 Since = Annotated[
     str | None,
