@@ -17,8 +17,13 @@ from analysis.stats.latency import LATENCY
 
 SLOW_MS = 100.0
 # A node is flagged when at least this share of its ops is slow...
-SLOW_NODE_PCT = 1.0
-# ...or when its mean is this many times the median of all nodes' means.
+SLOW_NODE_PCT = 5.0
+# ...or when a smaller share (still at least this) comes with a mean this many
+# times the typical node's: a loaded machine gives a healthy node a percent or
+# two of slow ops with a mean near the others', which is noise, not a sick node...
+SOME_SLOW_PCT = 1.0
+SOME_SLOW_MEAN_FACTOR = 3.0
+# ...or when its mean alone is this many times the median of all nodes' means.
 SLOW_NODE_MEAN_FACTOR = 10.0
 # A time bucket counts as slow for a node when this share of its ops is slow.
 SLOW_BUCKET_PCT = 10.0
@@ -114,12 +119,16 @@ def flag_slow_nodes(
     min_slow_pct: float = SLOW_NODE_PCT,
     mean_factor: float = SLOW_NODE_MEAN_FACTOR,
 ) -> list[str]:
-    """Nodes with many slow ops, or a mean far above the typical node's."""
+    """Nodes with many slow ops, some slow ops and a mean well above the
+    typical node's, or a mean far above it."""
     require_columns(node_table, ["node", "slow_pct", "mean_ms"], "slow-node flags")
     if node_table.empty:
         return []
     typical = float(node_table["mean_ms"].median())
-    flagged = (node_table["slow_pct"] >= min_slow_pct) | (
-        node_table["mean_ms"] >= mean_factor * typical
+    share, mean = node_table["slow_pct"], node_table["mean_ms"]
+    flagged = (
+        (share >= min_slow_pct)
+        | ((share >= SOME_SLOW_PCT) & (mean >= SOME_SLOW_MEAN_FACTOR * typical))
+        | (mean >= mean_factor * typical)
     )
     return [str(node) for node in node_table.loc[flagged, "node"]]

@@ -129,3 +129,14 @@ def test_over_time_for_one_op() -> None:
 def test_mean_far_above_the_rest_flags_a_node_without_slow_ops() -> None:
     rows = [(f"n{i}", "read", 1.0, 0) for i in range(5)] + [("x", "read", 50.0, 0)]
     assert flag_slow_nodes(node_latency_table(_ops(rows))) == ["x"]
+
+
+def test_a_few_slow_ops_on_a_node_with_a_typical_mean_are_noise() -> None:
+    # 2% of its ops over 100 ms, mean 1.8 times the others': a loaded machine.
+    rows = [(f"n{i}", "write", 3.4, 0) for i in range(3) for _ in range(100)]
+    rows += [("busy", "write", 3.6, 0)] * 98 + [("busy", "write", 120.0, 0)] * 2
+    assert flag_slow_nodes(node_latency_table(_ops(rows))) == []
+    # The same share with a mean three times the others' is a sick node.
+    rows = [(f"n{i}", "write", 3.4, 0) for i in range(3) for _ in range(100)]
+    rows += [("sick", "write", 9.0, 0)] * 98 + [("sick", "write", 150.0, 0)] * 2
+    assert flag_slow_nodes(node_latency_table(_ops(rows))) == ["sick"]

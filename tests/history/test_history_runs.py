@@ -30,7 +30,13 @@ from benchfs.history.views import NODE_HEADERS
 MIB = 1 << 20
 # Each throttled daemon on its own group: 1 MiB/s each way on the loop device.
 LIMIT = 1 * MIB
-pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(1200), needs_fio_and_iostat]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.root,
+    pytest.mark.timeout(1200),
+    needs_fio_and_iostat,
+    pytest.mark.usefixtures("whole_lines"),
+]
 
 
 def run_args(root: Path, data: Path) -> list[str]:
@@ -82,12 +88,17 @@ def throttled(results: Path, groups: dict[str, Path]) -> Iterator[Mover]:
         mover.join()
 
 
-def benchfs(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def benchfs(
+    *args: str, timeout: float = 300, columns: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``benchfs ARGS``; ``columns``: the terminal width its tables get
+    (else the whole_lines width, each step on one line)."""
+    env = environment() if columns is None else {**environment(), "COLUMNS": str(columns)}
     return subprocess.run(
         [sys.executable, "-m", "benchfs", *args],
         capture_output=True,
         text=True,
-        env=environment(),
+        env=env,
         timeout=timeout,
     )
 
@@ -164,7 +175,7 @@ def test_three_runs_make_a_node_confirmed_another_recovered_and_the_next_preflig
     assert by_node["local1"]["status"] == "recovered"
     assert by_node["local1"]["runs_seen"] == 3
 
-    table = benchfs("nodes", "--results-dir", str(results))
+    table = benchfs("nodes", "--results-dir", str(results), columns=80)
     assert table.returncode == 0, table.stderr
     # One line per node in 80 columns, worst first; then one reason line per node not healthy.
     rows = [line.split() for line in table.stdout.splitlines()

@@ -43,7 +43,7 @@ def test_write_then_read_verified_file_per_process_and_shared(tmp_path: Path) ->
         assert summary(run_dir) == {
             key: value
             for key, value in document.items()
-            if key not in ("results_dir", "notes", "stragglers")
+            if key not in ("results_dir", "notes", "stragglers", "history")
         }
         write, read = document["phases"]
         assert (write["phase"], read["phase"]) == ("write", "read")
