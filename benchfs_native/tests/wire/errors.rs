@@ -307,6 +307,78 @@ fn layout_is_pinned() {
 }
 
 #[test]
+fn reply_and_fixed_part_layouts_are_pinned() {
+    // A stat reply's attr, byte for byte (docs/WIRE_PROTOCOL.md, "attr").
+    let attr = wire::Attr {
+        ino: 0x0102,
+        kind: wire::FileKind::Dir,
+        size: 3,
+        blocks: 4,
+        mode: 0o755,
+        uid: 5,
+        gid: 6,
+        nlink: 2,
+        atime_unix_ns: 7,
+        mtime_unix_ns: 8,
+        ctime_unix_ns: 9,
+    };
+    let mut out = Vec::new();
+    encode_reply(&mut out, Route::new(1, 2), &Reply::Stat(attr)).unwrap();
+    let le = |v: u64, n: usize| v.to_le_bytes()[..n].to_vec();
+    let want: Vec<u8> = [
+        le(0x0102, 8),
+        le(3, 8),
+        le(4, 8),
+        le(u64::from(libc::S_IFDIR | 0o755), 4),
+        le(5, 4),
+        le(6, 4),
+        le(2, 4),
+        le(7, 8),
+        le(8, 8),
+        le(9, 8),
+    ]
+    .concat();
+    assert_eq!(out[8..10], (FLAG_REPLY).to_le_bytes());
+    assert_eq!(out[10..12], [64, 0], "fixed_len");
+    assert_eq!(&out[HEADER_LEN..], &want[..]);
+
+    // A link_count add: ino, step, mask, then the shared attributes with
+    // their reserved word.
+    out.clear();
+    let shared = wire::SharedAttr {
+        mode: 0o640,
+        uid: 11,
+        gid: 12,
+        atime_unix_ns: 13,
+        mtime_unix_ns: 14,
+        ctime_unix_ns: 15,
+    };
+    let add = Request::LinkCount {
+        path: "",
+        ino: 0x99,
+        step: wire::CountStep::Add,
+        mask: 0,
+        attr: shared,
+    };
+    encode_request(&mut out, Route::new(1, 2), &add).unwrap();
+    let want: Vec<u8> = [
+        le(0x99, 8),
+        le(2, 4),
+        le(0, 4),
+        le(0o640, 4),
+        le(11, 4),
+        le(12, 4),
+        le(0, 4),
+        le(13, 8),
+        le(14, 8),
+        le(15, 8),
+    ]
+    .concat();
+    assert_eq!(out[10..12], [56, 0], "fixed_len");
+    assert_eq!(&out[HEADER_LEN..], &want[..]);
+}
+
+#[test]
 fn link_targets_are_bounded_both_ways() {
     let route = Route::new(1, 1);
     let symlink = |len| Request::Symlink {

@@ -30,10 +30,11 @@ use super::ServerConfig;
 use super::buffers::BufPool;
 use super::channels::Channels;
 use super::data_buf::DataBuf;
-use super::dispatch::{Done, Failure, Job, Outcome, Storage, Work};
+use super::dispatch::{Failure, Job, Outcome, Storage};
 use super::idle::{Idle, IdlePolicy};
 use super::on_ring::OnRing;
 use super::pool::StoragePool;
+use super::requests::unix_now_ns;
 use super::sessions::ConnectGate;
 use super::signals::{SignalGuard, signal_name};
 use super::slots::{Meta, Queued, Receiving, Sending, Slots};
@@ -42,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::rpc::session::{AM_REQUEST, AM_SESSION};
 use crate::rpc::trace_op;
 use crate::rpc::transport::ucx_error;
-use crate::rpc::wire::Limits;
+use crate::rpc::wire::{Limits, Reply, RequestOf};
 use crate::storage::ChunkStore;
 use crate::sys::Epoll;
 use crate::trace::format::{Kind, status_of};
@@ -443,7 +444,9 @@ impl<'w> Server<'w> {
                 self.stats.refused_stopping += 1;
                 let text = format!(
                     "{} {}: node {} is shutting down",
-                    q.meta.op, q.job.path, self.cfg.node_id
+                    q.meta.op,
+                    q.job.request.path(),
+                    self.cfg.node_id
                 );
                 self.error_reply(q.meta, libc::ESHUTDOWN, &text);
             }
@@ -524,12 +527,21 @@ impl<'w> Server<'w> {
         }
     }
 
-    fn submit(&mut self, job: Job) {
-        if let Work::Echo { back } = job.work {
+    fn submit(&mut self, mut job: Job) {
+        if let RequestOf::Ping { echo, .. } = job.request {
             // Nothing for the store to do: answer with the data at once.
+            self.stats.bytes_in += job.buf.len() as u64;
+            if !echo {
+                job.buf.clear();
+            }
+            let len = job.buf.len() as u64;
+            self.stats.bytes_out += len;
             let outcome = Outcome {
                 token: job.token,
-                result: Ok(Done::Echo { back }),
+                result: Ok(Reply::Ping {
+                    time_unix_ns: unix_now_ns(),
+                    len,
+                }),
                 buf: job.buf,
                 fixed: None,
                 storage_ns: 0,
@@ -553,12 +565,11 @@ impl<'w> Server<'w> {
     /// Fails a dispatched request without running it; `buf` takes the
     /// place of its pool buffer.
     fn fail_now(&mut self, job: &Job, why: &str, buf: Vec<u8>) {
-        let op = job.work.op();
         self.complete(Outcome {
             token: job.token,
             result: Err(Failure {
                 errno: libc::EIO,
-                message: format!("{op} {}: {why}", job.path),
+                message: format!("{} {}: {why}", job.request.op(), job.request.path()),
             }),
             buf,
             fixed: None,

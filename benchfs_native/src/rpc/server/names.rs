@@ -6,11 +6,12 @@
 use std::fs;
 use std::os::fd::AsFd as _;
 
-use super::dispatch::{Done, Failure, SetFields, Storage, Work, fail, io_fail};
+use super::dispatch::{Failure, Storage, fail, io_fail};
 use super::requests::unix_now_ns;
 use crate::namespace::{Changes, CountStep, Kind, Namespace, Record, SharedAttrs, split_parent};
 use crate::rpc::wire::{
-    self, Attr, FileKind, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME, SET_SIZE, SET_UID,
+    self, Attr, FileKind, OwnedRequest, Reply, RequestOf, RmdirStep, SET_ATIME, SET_GID, SET_MODE,
+    SET_MTIME, SET_SIZE, SET_UID,
 };
 use crate::sys;
 
@@ -40,10 +41,10 @@ pub(super) fn record_attr(r: &Record) -> Attr {
 
 /// The target a symlink or link request brought (its payload, checked:
 /// UTF-8, no NUL, the length the decoder bounded).
-fn link_target<'b>(work: &Work, path: &str, buf: &'b [u8]) -> Result<&'b str, Failure> {
+fn link_target<'b>(request: &OwnedRequest, buf: &'b [u8]) -> Result<&'b str, Failure> {
     let target = std::str::from_utf8(buf)
-        .map_err(|_| fail(work, path, libc::EINVAL, "the link target is not UTF-8"))?;
-    wire::check_target(target).map_err(|e| fail(work, path, e.posix_errno(), &e.to_string()))?;
+        .map_err(|_| fail(request, libc::EINVAL, "the link target is not UTF-8"))?;
+    wire::check_target(target).map_err(|e| fail(request, e.posix_errno(), &e.to_string()))?;
     Ok(target)
 }
 
@@ -75,16 +76,15 @@ fn wire_shared(s: &SharedAttrs) -> wire::SharedAttr {
     }
 }
 
-fn changes(f: &SetFields) -> Changes {
-    let pick_time = |bit: u32, v: u64| pick(f.mask, bit, v);
-    let pick = |bit: u32, v: u32| pick(f.mask, bit, v);
+/// The fields of a setattr (or a link_count set) that `mask` names.
+fn changes(mask: u32, mode: u32, uid: u32, gid: u32, atime: u64, mtime: u64) -> Changes {
     Changes {
-        mode: pick(SET_MODE, f.mode),
-        uid: pick(SET_UID, f.uid),
-        gid: pick(SET_GID, f.gid),
-        resized: f.mask & SET_SIZE != 0,
-        atime: pick_time(SET_ATIME, f.atime),
-        mtime: pick_time(SET_MTIME, f.mtime),
+        mode: pick(mask, SET_MODE, mode),
+        uid: pick(mask, SET_UID, uid),
+        gid: pick(mask, SET_GID, gid),
+        resized: mask & SET_SIZE != 0,
+        atime: pick(mask, SET_ATIME, atime),
+        mtime: pick(mask, SET_MTIME, mtime),
     }
 }
 
@@ -92,14 +92,14 @@ impl Storage {
     /// Runs a record op.
     pub(super) fn run_names(
         &self,
-        work: &Work,
-        path: &str,
+        request: &OwnedRequest,
         buf: &mut Vec<u8>,
-    ) -> Result<Done, Failure> {
+    ) -> Result<Reply<'static>, Failure> {
         let now = unix_now_ns();
-        let no = |errno: i32| fail(work, path, errno, "");
-        if let Work::Statfs = work {
-            return self.statfs(work);
+        let path = request.path();
+        let no = |errno: i32| fail(request, errno, "");
+        if let RequestOf::Statfs = request {
+            return self.statfs(request);
         }
         // A panic on another pool thread would poison the mutex; the
         // records stay consistent (every op checks before it changes).
@@ -108,24 +108,24 @@ impl Storage {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let ns: &mut Namespace = &mut names;
-        if let Work::Create {
+        if let RequestOf::Create {
             parent_here: true, ..
         }
-        | Work::Mkdir {
+        | RequestOf::Mkdir {
             parent_here: true, ..
         }
-        | Work::Link {
+        | RequestOf::Link {
             parent_here: true, ..
         }
-        | Work::Symlink {
+        | RequestOf::Symlink {
             parent_here: true, ..
-        } = work
+        } = request
         {
             // Under the same lock as the insert: no rmdir can slip between.
             ns.check_parent(split_parent(path).0).map_err(no)?;
         }
-        match *work {
-            Work::Create {
+        match *request {
+            RequestOf::Create {
                 mode,
                 uid,
                 gid,
@@ -133,9 +133,12 @@ impl Storage {
                 ..
             } => ns
                 .create(path, mode, (uid, gid), exclusive, now)
-                .map(|(r, made)| Done::Created(record_attr(&r), made))
+                .map(|(r, created)| Reply::Create {
+                    attr: record_attr(&r),
+                    created,
+                })
                 .map_err(no),
-            Work::Open { flags } => {
+            RequestOf::Open { flags, .. } => {
                 let r = ns.get(path).ok_or_else(|| no(libc::ENOENT))?;
                 let writable = (flags as i32) & libc::O_ACCMODE != libc::O_RDONLY;
                 if r.kind == Kind::Dir && writable {
@@ -146,34 +149,43 @@ impl Storage {
                 if r.kind == Kind::Symlink {
                     return Err(no(libc::ELOOP));
                 }
-                Ok(Done::Attr(record_attr(r)))
+                Ok(Reply::Open(record_attr(r)))
             }
-            Work::Stat { .. } => ns
+            RequestOf::Stat { .. } => ns
                 .get(path)
-                .map(|r| Done::Attr(record_attr(r)))
+                .map(|r| Reply::Stat(record_attr(r)))
                 .ok_or_else(|| no(libc::ENOENT)),
-            Work::Unlink { ino, .. } => ns.unlink(path, ino).map(Done::Removed).map_err(no),
-            Work::Mkdir { mode, uid, gid, .. } => ns
-                .mkdir(path, mode, (uid, gid), now)
-                .map(|r| Done::Attr(record_attr(&r)))
+            RequestOf::Unlink { ino, .. } => ns
+                .unlink(path, ino)
+                .map(|r| Reply::Unlink {
+                    ino: r.id,
+                    linked: r.linked,
+                })
                 .map_err(no),
-            Work::Rmdir { step, ino } => match step {
+            RequestOf::Mkdir { mode, uid, gid, .. } => ns
+                .mkdir(path, mode, (uid, gid), now)
+                .map(|r| Reply::Mkdir(record_attr(&r)))
+                .map_err(no),
+            RequestOf::Rmdir { step, ino, .. } => match step {
                 RmdirStep::Mark => ns.rmdir_mark(path),
                 RmdirStep::Commit => ns.rmdir_commit(path),
                 RmdirStep::Unmark => ns.rmdir_unmark(path),
                 RmdirStep::Undo => ns.rmdir_undo(path, ino),
             }
-            .map(|()| Done::Unit)
+            .map(|()| Reply::Rmdir)
             .map_err(no),
-            Work::CheckParent => ns.check_parent(path).map(|()| Done::Unit).map_err(no),
-            Work::Link {
+            RequestOf::CheckParent { .. } => ns
+                .check_parent(path)
+                .map(|()| Reply::CheckParent)
+                .map_err(no),
+            RequestOf::Link {
                 record,
                 exclusive,
                 linked,
                 ..
             } => {
                 let target = match wire::FileKind::of_mode(record.mode) {
-                    FileKind::Symlink => Some(link_target(work, path, buf)?),
+                    FileKind::Symlink => Some(link_target(request, buf)?),
                     _ => None,
                 };
                 let rec = Record {
@@ -190,60 +202,83 @@ impl Storage {
                     linked,
                 };
                 ns.link(path, rec, target, exclusive, now)
-                    .map(Done::Removed)
+                    .map(|r| Reply::Link {
+                        replaced: r.id,
+                        linked: r.linked,
+                        name_replaced: r.took_name,
+                    })
                     .map_err(no)
             }
-            Work::Symlink { uid, gid, .. } => {
-                let target = link_target(work, path, buf)?;
+            RequestOf::Symlink { uid, gid, .. } => {
+                let target = link_target(request, buf)?;
                 ns.symlink(path, target, (uid, gid), now)
-                    .map(|r| Done::Attr(record_attr(&r)))
+                    .map(|r| Reply::Symlink(record_attr(&r)))
                     .map_err(no)
             }
-            Work::LinkCount {
+            RequestOf::LinkCount {
                 ino,
                 step,
                 mask,
-                attr,
+                attr: a,
+                ..
             } => {
                 let step = match step {
                     wire::CountStep::Mark => {
                         return ns
                             .mark_linked(path, ino)
-                            .map(|()| Done::Count(0, None))
+                            .map(|()| Reply::LinkCount {
+                                count: 0,
+                                attr: None,
+                            })
                             .map_err(no);
                     }
                     wire::CountStep::Get => CountStep::Get,
-                    wire::CountStep::Add => CountStep::Add(shared_attrs(&attr)),
+                    wire::CountStep::Add => CountStep::Add(shared_attrs(&a)),
                     wire::CountStep::Drop => CountStep::Drop,
                     wire::CountStep::Undo => CountStep::Undo,
-                    wire::CountStep::Set => CountStep::Set(changes(&SetFields {
+                    wire::CountStep::Set => CountStep::Set(changes(
                         mask,
-                        mode: attr.mode,
-                        uid: attr.uid,
-                        gid: attr.gid,
-                        size: 0,
-                        atime: attr.atime_unix_ns,
-                        mtime: attr.mtime_unix_ns,
-                        data: false,
-                    })),
+                        a.mode,
+                        a.uid,
+                        a.gid,
+                        a.atime_unix_ns,
+                        a.mtime_unix_ns,
+                    )),
                 };
                 ns.link_count(ino, step, now)
-                    .map(|c| Done::Count(u64::from(c.count), c.shared.map(|s| wire_shared(&s))))
+                    .map(|c| Reply::LinkCount {
+                        count: u64::from(c.count),
+                        attr: c.shared.map(|s| wire_shared(&s)),
+                    })
                     .map_err(no)
             }
-            Work::Readlink => {
+            RequestOf::Readlink { .. } => {
                 let (r, target) = ns.readlink(path).map_err(no)?;
                 buf.clear();
                 buf.extend_from_slice(target.as_bytes());
-                Ok(Done::Link(record_attr(&r)))
+                Ok(Reply::Readlink {
+                    attr: record_attr(&r),
+                    len: buf.len() as u64,
+                })
             }
-            Work::Setattr(f) => ns
-                .setattr(path, &changes(&f), now)
-                .map(|r| Done::Attr(record_attr(&r)))
-                .map_err(no),
-            Work::Readdir {
+            RequestOf::Setattr {
+                mask,
+                mode,
+                uid,
+                gid,
+                atime_unix_ns,
+                mtime_unix_ns,
+                ..
+            } => {
+                let c = changes(mask, mode, uid, gid, atime_unix_ns, mtime_unix_ns);
+                ns.setattr(path, &c, now)
+                    .map(|r| Reply::Setattr(record_attr(&r)))
+                    .map_err(no)
+            }
+            RequestOf::Readdir {
                 cursor,
                 max_entries,
+                ..
             } => {
                 let page = ns.readdir(path, cursor, max_entries);
                 drop(names);
@@ -261,36 +296,38 @@ impl Storage {
                     })
                     .collect();
                 wire::encode_dir_entries(buf, &entries)
-                    .map_err(|e| fail(work, path, libc::EINVAL, &e.to_string()))?;
-                Ok(Done::Dir {
+                    .map_err(|e| fail(request, libc::EINVAL, &e.to_string()))?;
+                Ok(Reply::Readdir {
                     count: entries.len() as u32,
                     next_cursor: page.next_cursor,
                     eof: page.eof,
+                    entries_len: buf.len() as u64,
                 })
             }
             _ => Err(no(libc::EINVAL)),
         }
     }
 
-    /// Sets the times of data object `path` (absent: nothing to do).
+    /// Sets the times of data object `path` that `mask` names.
     pub(super) fn data_times(
         &self,
-        work: &Work,
-        path: &str,
-        f: &SetFields,
-    ) -> Result<Done, Failure> {
-        let atime = (f.mask & SET_ATIME != 0).then_some(f.atime);
-        let mtime = (f.mask & SET_MTIME != 0).then_some(f.mtime);
-        let file: fs::File = self.open_data(work, path)?;
-        sys::set_times(file.as_fd(), atime, mtime).map_err(|e| io_fail(work, path, &e))?;
-        let m = file.metadata().map_err(|e| io_fail(work, path, &e))?;
-        Ok(Done::Attr(super::dispatch::attr_of(&m)))
+        request: &OwnedRequest,
+        mask: u32,
+        atime: u64,
+        mtime: u64,
+    ) -> Result<Reply<'static>, Failure> {
+        let atime = pick(mask, SET_ATIME, atime);
+        let mtime = pick(mask, SET_MTIME, mtime);
+        let file: fs::File = self.open_data(request)?;
+        sys::set_times(file.as_fd(), atime, mtime).map_err(|e| io_fail(request, &e))?;
+        let m = file.metadata().map_err(|e| io_fail(request, &e))?;
+        Ok(Reply::Setattr(super::dispatch::attr_of(&m)))
     }
 
-    fn statfs(&self, work: &Work) -> Result<Done, Failure> {
-        let st = sys::statvfs(self.store.root_fd()).map_err(|e| io_fail(work, "", &e))?;
+    fn statfs(&self, request: &OwnedRequest) -> Result<Reply<'static>, Failure> {
+        let st = sys::statvfs(self.store.root_fd()).map_err(|e| io_fail(request, &e))?;
         let files = self.namespace_records() as u64;
-        Ok(Done::Statfs(wire::StatFsReply {
+        Ok(Reply::Statfs(wire::StatFsReply {
             block_size: st.f_frsize,
             blocks: st.f_blocks,
             blocks_free: st.f_bfree,

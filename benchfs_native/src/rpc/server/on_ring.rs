@@ -21,7 +21,8 @@
 //! free registered buffer is received into a pool vector and copied into
 //! a registered buffer when the ring takes the write.
 
-use super::dispatch::{Done, Job, Outcome, Storage, Work, engine_fail};
+use super::dispatch::{Job, Outcome, Storage, engine_fail};
+use crate::rpc::wire::{Reply, RequestOf};
 use crate::storage::buffer::FixedBuf;
 use crate::storage::store::{Completions, Finished, ReadAnswer};
 
@@ -38,22 +39,21 @@ impl Storage {
     )]
     pub fn start_on_ring(&self, mut job: Job, to: &Completions) -> Result<Job, Job> {
         let tag = u64::from(job.token);
-        let started = match job.work {
-            Work::Write {
+        let started = match job.request {
+            RequestOf::Write {
                 chunk,
                 offset,
                 sync,
+                ..
             } => {
                 let len = job.fixed.as_ref().map_or(job.buf.len(), FixedBuf::len) as u64;
-                let Ok(at) = self.file_offset(&job.work, &job.path, chunk, offset, len) else {
+                let Ok(at) = self.file_offset(&job.request, chunk, offset, len) else {
                     return Err(job);
                 };
                 let sync = sync || self.fsync_each_write;
+                let path = job.request.path();
                 if let Some(data) = job.fixed.take() {
-                    return match self
-                        .store
-                        .start_write_fixed(&job.path, at, data, sync, tag, to)
-                    {
+                    return match self.store.start_write_fixed(path, at, data, sync, tag, to) {
                         Ok(()) => Ok(job),
                         Err(data) => {
                             job.fixed = Some(data);
@@ -62,10 +62,12 @@ impl Storage {
                     };
                 }
                 let data = std::mem::take(&mut job.buf);
-                self.store.start_write(&job.path, at, data, sync, tag, to)
+                self.store.start_write(path, at, data, sync, tag, to)
             }
-            Work::Read { chunk, offset, len } => {
-                let Ok(at) = self.file_offset(&job.work, &job.path, chunk, offset, len) else {
+            RequestOf::Read {
+                chunk, offset, len, ..
+            } => {
+                let Ok(at) = self.file_offset(&job.request, chunk, offset, len) else {
                     return Err(job);
                 };
                 let Ok(len) = usize::try_from(len) else {
@@ -74,7 +76,7 @@ impl Storage {
                 let out = std::mem::take(&mut job.buf);
                 let answer_in = ReadAnswer::Registered;
                 self.store
-                    .start_read(&job.path, at, len, out, answer_in, tag, to)
+                    .start_read(job.request.path(), at, len, out, answer_in, tag, to)
             }
             _ => return Err(job),
         };
@@ -91,23 +93,25 @@ impl Storage {
     /// into, when the ring would start that write; `None`: receive it into
     /// a pool vector.
     pub fn write_buf(&self, job: &Job, len: usize) -> Option<FixedBuf> {
-        let Work::Write { chunk, offset, .. } = job.work else {
+        let RequestOf::Write { chunk, offset, .. } = job.request else {
             return None;
         };
         let at = self
-            .file_offset(&job.work, &job.path, chunk, offset, len as u64)
+            .file_offset(&job.request, chunk, offset, len as u64)
             .ok()?;
-        self.store.write_buf(&job.path, at, len)
+        self.store.write_buf(job.request.path(), at, len)
     }
 
     /// The outcome of `job`, started on the ring, from its result.
     pub fn finish_on_ring(job: &Job, f: Finished) -> Outcome {
         let result = match f.result {
-            Ok(n) => match job.work {
-                Work::Read { .. } => Ok(Done::Data),
-                _ => Ok(Done::Written(n as u64)),
+            Ok(n) => match job.request {
+                RequestOf::Read { .. } => Ok(Reply::Read {
+                    len: f.fixed.as_ref().map_or(f.buf.len(), FixedBuf::len) as u64,
+                }),
+                _ => Ok(Reply::Write { written: n as u64 }),
             },
-            Err(e) => Err(engine_fail(&job.work, &job.path, &e)),
+            Err(e) => Err(engine_fail(&job.request, &e)),
         };
         Outcome {
             token: job.token,

@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use benchfs_ucx::{AmMessage, SendOptions};
 
 use super::data_buf::DataBuf;
-use super::dispatch::{Done, Job, Outcome, SetFields, Work};
+use super::dispatch::{Job, Outcome};
 use super::event_loop::Server;
 use super::slots::{Meta, Queued, Sending};
 use super::stats::{self, Gauges, Identity, Rejected};
@@ -96,22 +96,14 @@ impl Server<'_> {
             self.error_reply(meta, libc::ESHUTDOWN, &text);
             return;
         }
-        let (work, need, keep) = match request {
-            Request::Ping { len, echo } => {
-                if len > 0 {
-                    // Received at dispatch, like write data (a bandwidth
-                    // measure must move the bytes), and sent back on echo.
-                    meta.bytes = len;
-                    let work = Work::Echo { back: echo };
-                    (work, usize::try_from(len).unwrap_or(usize::MAX), true)
-                } else {
-                    let reply = Reply::Ping {
-                        time_unix_ns: unix_now_ns(),
-                        len: 0,
-                    };
-                    self.reply(meta, &reply, Vec::new(), None);
-                    return;
-                }
+        match request {
+            Request::Ping { len: 0, .. } => {
+                let reply = Reply::Ping {
+                    time_unix_ns: unix_now_ns(),
+                    len: 0,
+                };
+                self.reply(meta, &reply, Vec::new(), None);
+                return;
             }
             Request::Stats => {
                 let json = self.stats_json().into_bytes();
@@ -125,154 +117,18 @@ impl Server<'_> {
                 self.begin_stop(reason, force);
                 return;
             }
-            Request::Create {
-                mode,
-                uid,
-                gid,
-                exclusive,
-                parent_here,
-                ..
-            } => (
-                Work::Create {
-                    mode,
-                    uid,
-                    gid,
-                    exclusive,
-                    parent_here,
-                },
-                0,
-                false,
-            ),
-            Request::Open { flags, .. } => (Work::Open { flags }, 0, false),
-            Request::Stat { data, .. } => (Work::Stat { data }, 0, false),
-            Request::Mkdir {
-                mode,
-                uid,
-                gid,
-                parent_here,
-                ..
-            } => (
-                Work::Mkdir {
-                    mode,
-                    uid,
-                    gid,
-                    parent_here,
-                },
-                0,
-                false,
-            ),
-            Request::Rmdir { step, ino, .. } => (Work::Rmdir { step, ino }, 0, false),
-            Request::CheckParent { .. } => (Work::CheckParent, 0, false),
-            Request::Link {
-                record,
-                target_len,
-                parent_here,
-                exclusive,
-                linked,
-                ..
-            } => (
-                Work::Link {
-                    record,
-                    parent_here,
-                    exclusive,
-                    linked,
-                },
-                usize::try_from(target_len).unwrap_or(usize::MAX),
-                target_len > 0,
-            ),
-            Request::Symlink {
-                uid,
-                gid,
-                len,
-                parent_here,
-                ..
-            } => (
-                Work::Symlink {
-                    uid,
-                    gid,
-                    parent_here,
-                },
-                usize::try_from(len).unwrap_or(usize::MAX),
-                true,
-            ),
-            Request::Readlink { .. } => (Work::Readlink, 0, false),
-            Request::LinkCount {
-                ino,
-                step,
-                mask,
-                attr,
-                ..
-            } => (
-                Work::LinkCount {
-                    ino,
-                    step,
-                    mask,
-                    attr,
-                },
-                0,
-                false,
-            ),
-            Request::Setattr {
-                mask,
-                mode,
-                uid,
-                gid,
-                size,
-                atime_unix_ns,
-                mtime_unix_ns,
-                data,
-                ..
-            } => {
-                let f = SetFields {
-                    mask,
-                    mode,
-                    uid,
-                    gid,
-                    size,
-                    atime: atime_unix_ns,
-                    mtime: mtime_unix_ns,
-                    data,
-                };
-                (Work::Setattr(f), 0, false)
-            }
-            Request::Statfs => (Work::Statfs, 0, false),
-            Request::Write {
-                chunk,
-                offset,
-                len,
-                sync,
-                ..
-            } => {
-                meta.bytes = len;
-                let work = Work::Write {
-                    chunk,
-                    offset,
-                    sync,
-                };
-                (work, usize::try_from(len).unwrap_or(usize::MAX), true)
-            }
-            Request::Read {
-                chunk, offset, len, ..
-            } => {
-                let work = Work::Read { chunk, offset, len };
-                (work, usize::try_from(len).unwrap_or(usize::MAX), false)
-            }
-            Request::Fsync { .. } => (Work::Fsync, 0, false),
-            Request::Truncate { size, .. } => (Work::Truncate { size }, 0, false),
-            Request::Unlink { ino, data, .. } => (Work::Unlink { ino, data }, 0, false),
-            Request::Readdir {
-                cursor,
-                max_entries,
-                ..
-            } => (
-                Work::Readdir {
-                    cursor,
-                    max_entries,
-                },
-                0,
-                false,
-            ),
+            // A ping's payload is received at dispatch, like write data (a
+            // bandwidth measure must move the bytes), and sent back on echo.
+            Request::Ping { len, .. } | Request::Write { len, .. } => meta.bytes = len,
+            _ => {}
+        }
+        // The buffer a dispatched request holds: its payload's, or a read's.
+        let payload = request.payload_len();
+        let need = match request {
+            Request::Read { len, .. } => len,
+            _ => payload,
         };
+        let need = usize::try_from(need).unwrap_or(usize::MAX);
         if self.queue.len() >= self.cfg.max_queued {
             let text = format!(
                 "{} {}: node {} has {} requests waiting (its bound)",
@@ -286,14 +142,13 @@ impl Server<'_> {
         }
         let job = Job {
             token: 0,
-            path: request.path().to_owned(),
-            work,
+            request: request.to_owned_path(),
             buf: Vec::new(),
             fixed: None,
         };
         // Only a message with a payload to use is kept (received at
         // dispatch); the others release UCX's buffer now.
-        let msg = if keep { Some(msg) } else { None };
+        let msg = if payload > 0 { Some(msg) } else { None };
         self.queue.push_back(Queued {
             msg,
             job,
@@ -310,7 +165,6 @@ impl Server<'_> {
             return;
         };
         meta.storage_ns = o.storage_ns;
-        let op = meta.op;
         let token = Some(o.token);
         let mut buf = o.buf;
         let reply = match o.result {
@@ -320,38 +174,11 @@ impl Server<'_> {
                 self.slots_error_reply(meta, token, f.errno, &f.message);
                 return;
             }
-            Ok(Done::Created(attr, created)) => Reply::Create { attr, created },
-            Ok(Done::Attr(a)) => match op {
-                Op::Open => Reply::Open(a),
-                Op::Mkdir => Reply::Mkdir(a),
-                Op::Setattr => Reply::Setattr(a),
-                Op::Symlink => Reply::Symlink(a),
-                _ => Reply::Stat(a),
-            },
-            Ok(Done::Removed(r)) => match op {
-                Op::Link => Reply::Link {
-                    replaced: r.id,
-                    linked: r.linked,
-                    name_replaced: r.took_name,
-                },
-                _ => Reply::Unlink {
-                    ino: r.id,
-                    linked: r.linked,
-                },
-            },
-            Ok(Done::Count(count, attr)) => Reply::LinkCount { count, attr },
-            Ok(Done::Statfs(f)) => Reply::Statfs(f),
-            Ok(Done::Written(n)) => {
-                self.stats.bytes_in += n;
-                Reply::Write { written: n }
-            }
-            Ok(Done::Link(attr)) => {
-                let len = buf.len() as u64;
-                let meta = *meta;
-                self.send(meta, &Reply::Readlink { attr, len }, buf, true, token, 0);
-                return;
-            }
-            Ok(Done::Data) => {
+            Ok(reply) => reply,
+        };
+        match reply {
+            Reply::Write { written } => self.stats.bytes_in += written,
+            Reply::Read { .. } => {
                 // Read on the ring: sent from the registered buffer the
                 // data was read into; the idle pool vector goes back now.
                 let (data, pooled) = match o.fixed {
@@ -368,48 +195,17 @@ impl Server<'_> {
                 self.send_data(meta, &Reply::Read { len }, data, pooled, token, 0);
                 return;
             }
-            Ok(Done::Echo { back }) => {
-                let mut len = buf.len() as u64;
-                self.stats.bytes_in += len;
-                if !back {
-                    buf.clear();
-                    len = 0;
-                }
-                self.stats.bytes_out += len;
-                let meta = *meta;
-                let reply = Reply::Ping {
-                    time_unix_ns: unix_now_ns(),
-                    len,
-                };
-                self.send(meta, &reply, buf, true, token, 0);
-                return;
-            }
-            Ok(Done::Dir {
-                count,
-                next_cursor,
-                eof,
-            }) => {
-                let reply = Reply::Readdir {
-                    count,
-                    next_cursor,
-                    eof,
-                    entries_len: buf.len() as u64,
-                };
-                let meta = *meta;
-                self.send(meta, &reply, buf, true, token, 0);
-                return;
-            }
-            Ok(Done::Unit) => match op {
-                Op::Fsync => Reply::Fsync,
-                Op::Truncate => Reply::Truncate,
-                Op::Rmdir => Reply::Rmdir,
-                _ => Reply::CheckParent,
-            },
-        };
-        buf.clear();
+            _ => {}
+        }
         let meta = *meta;
-        self.bufs.put(buf);
-        self.send(meta, &reply, Vec::new(), false, token, 0);
+        if meta.op.reply_payload() {
+            // Directory entries, a link's target, an echo: in the buffer.
+            self.send(meta, &reply, buf, true, token, 0);
+        } else {
+            buf.clear();
+            self.bufs.put(buf);
+            self.send(meta, &reply, Vec::new(), false, token, 0);
+        }
     }
 
     /// An immediate (slot-less) reply.

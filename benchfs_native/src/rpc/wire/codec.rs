@@ -1,5 +1,10 @@
-//! The encoding's primitives: little-endian writers, the bounds-checked
-//! reader, and [`DecodeError`].
+//! The encoding's primitives: the [`Writer`] the encoders put an op's
+//! fixed part with, its mirror the bounds-checked [`Reader`] the decoders
+//! read it with, and [`DecodeError`].
+//!
+//! Each op's encoder and decoder name the same fields in the same order
+//! (`w.u32(mode)` / `r.u32("mode")`, `w.zero::<4>()` / `r.zero::<4>("reserved")`),
+//! so the two read as one layout.
 
 use std::fmt;
 
@@ -40,14 +45,54 @@ impl From<DecodeError> for Error {
     }
 }
 
-pub(super) fn put_u16(out: &mut Vec<u8>, v: u16) {
-    out.extend_from_slice(&v.to_le_bytes());
+/// A little-endian writer of up to `N` bytes (a message's fixed part, a
+/// directory entry's), the mirror of [`Reader`]. The encoders write at
+/// positions known when they are compiled, so once inlined each field's
+/// bounds check folds away.
+pub(super) struct Writer<const N: usize> {
+    buf: [u8; N],
+    pos: usize,
 }
-pub(super) fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-pub(super) fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
+
+impl<const N: usize> Writer<N> {
+    #[inline(always)]
+    pub(super) fn new() -> Self {
+        Writer {
+            buf: [0; N],
+            pos: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn put<const K: usize>(&mut self, bytes: [u8; K]) {
+        self.buf[self.pos..self.pos + K].copy_from_slice(&bytes);
+        self.pos += K;
+    }
+
+    #[inline(always)]
+    pub(super) fn u16(&mut self, v: u16) {
+        self.put(v.to_le_bytes());
+    }
+    #[inline(always)]
+    pub(super) fn u32(&mut self, v: u32) {
+        self.put(v.to_le_bytes());
+    }
+    #[inline(always)]
+    pub(super) fn u64(&mut self, v: u64) {
+        self.put(v.to_le_bytes());
+    }
+
+    /// Writes a reserved field (zero).
+    #[inline(always)]
+    pub(super) fn zero<const K: usize>(&mut self) {
+        self.put([0u8; K]);
+    }
+
+    /// The bytes written so far.
+    #[inline(always)]
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.pos]
+    }
 }
 
 /// A bounds-checked little-endian reader that knows its absolute offset.

@@ -1,7 +1,7 @@
 //! Directory entries, the payload of a readdir reply.
 
 use super::Limits;
-use super::codec::{DecodeError, Reader, put_u16, put_u32, put_u64};
+use super::codec::{DecodeError, Reader, Writer};
 use crate::error::{Error, Result};
 
 /// Length of one encoded directory entry without its name.
@@ -46,11 +46,13 @@ pub fn encode_dir_entries(out: &mut Vec<u8>, entries: &[DirEntry<'_>]) -> Result
             out.truncate(before);
             return Err(Error::invalid("entry name", format!("{:?}: {why}", e.name)));
         }
+        let mut w = Writer::<DIR_ENTRY_FIXED>::new();
         // At most MAX_NAME, checked above.
-        put_u16(out, e.name.len() as u16);
-        put_u16(out, 0);
-        put_u32(out, e.mode);
-        put_u64(out, e.ino);
+        w.u16(e.name.len() as u16);
+        w.zero::<2>();
+        w.u32(e.mode);
+        w.u64(e.ino);
+        out.extend_from_slice(w.bytes());
         out.extend_from_slice(e.name.as_bytes());
     }
     Ok(out.len() - before)

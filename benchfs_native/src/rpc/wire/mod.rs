@@ -13,11 +13,16 @@
 //!
 //! * `op`: the operation codes and what each op's messages carry.
 //! * `header`: the fixed header, its encoding and its checks.
-//! * `request`, `reply`: the two kinds of message.
+//! * `request` (the request, its encoder, decoder and shared rules),
+//!   `reply`: the two kinds of message.
+//! * `attr`, `shared`: the attributes replies and link_count carry.
 //! * `dir_entry`: the readdir payload.
-//! * `codec`: little-endian writing, the bounds-checked reader and
-//!   [`DecodeError`].
+//! * `codec`: the `Writer` the encoders write a fixed
+//!   part with, its mirror the bounds-checked reader, and [`DecodeError`].
+//!
+//! What a new op touches is listed in docs/WIRE_PROTOCOL.md, "Adding an op".
 
+mod attr;
 mod codec;
 mod dir_entry;
 mod header;
@@ -26,16 +31,15 @@ mod reply;
 mod request;
 mod shared;
 
+pub use attr::{Attr, FileKind, StatFsReply};
 pub use codec::DecodeError;
 pub use dir_entry::{DIR_ENTRY_FIXED, DirEntry, MAX_NAME, decode_dir_entries, encode_dir_entries};
 pub use header::{Header, Route, decode_header};
 pub use op::Op;
-pub use reply::{
-    Attr, FileKind, Reply, StatFsReply, decode_reply, decode_reply_body, encode_reply,
-};
+pub use reply::{Reply, decode_reply, decode_reply_body, encode_reply};
 pub use request::{
-    CountStep, Record, Request, RmdirStep, check_target, decode_request, decode_request_body,
-    encode_request,
+    CountStep, OwnedRequest, Record, Request, RequestOf, RmdirStep, check_target, decode_request,
+    decode_request_body, encode_request,
 };
 pub use shared::{SHARED_ATTR_LEN, SharedAttr};
 

@@ -134,7 +134,7 @@ impl Op {
     }
 
     /// Whether a successful reply carries a payload.
-    pub(super) fn reply_payload(self) -> bool {
+    pub fn reply_payload(self) -> bool {
         matches!(
             self,
             Op::Ping | Op::Read | Op::Readdir | Op::Stats | Op::Readlink

@@ -1,7 +1,8 @@
 //! Replies: each op's answer, or an error with its errno, encoded and
-//! decoded.
+//! decoded (each op's fixed part written in the order it is read).
 
-use super::codec::{DecodeError, Reader};
+use super::attr::{Attr, FileKind, StatFsReply, put_attr, put_statfs, read_attr, read_statfs};
+use super::codec::{DecodeError, Reader, Writer};
 use super::dir_entry::DIR_ENTRY_FIXED;
 use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
 use super::op::Op;
@@ -12,99 +13,6 @@ use super::{
     MAX_ERRNO, MAX_PATH, MAX_TARGET,
 };
 use crate::error::{Error, Result};
-
-/// What a namespace entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum FileKind {
-    /// A regular file.
-    #[default]
-    File,
-    /// A directory.
-    Dir,
-    /// A symbolic link (its target kept in its record, never followed by
-    /// the engine).
-    Symlink,
-}
-
-impl FileKind {
-    /// The kind an `st_mode` names (`S_IFDIR`: a directory, `S_IFLNK`: a
-    /// symbolic link, else a file).
-    pub fn of_mode(mode: u32) -> FileKind {
-        match mode & libc::S_IFMT {
-            libc::S_IFDIR => FileKind::Dir,
-            libc::S_IFLNK => FileKind::Symlink,
-            _ => FileKind::File,
-        }
-    }
-
-    /// The `S_IF*` type bits.
-    pub fn type_bits(self) -> u32 {
-        match self {
-            FileKind::File => libc::S_IFREG,
-            FileKind::Dir => libc::S_IFDIR,
-            FileKind::Symlink => libc::S_IFLNK,
-        }
-    }
-
-    /// Lower-case name (`file`, `dir`, `symlink`).
-    pub fn name(self) -> &'static str {
-        match self {
-            FileKind::File => "file",
-            FileKind::Dir => "dir",
-            FileKind::Symlink => "symlink",
-        }
-    }
-}
-
-/// Attributes of a file or directory (create, open, stat, mkdir, setattr
-/// and data-stat replies). On the wire the kind is the type bits of `mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Attr {
-    /// Stable id for the entry's life (a file's data id); the root is 1.
-    pub ino: u64,
-    /// File, directory or symbolic link (the type bits of `mode`).
-    pub kind: FileKind,
-    /// Size in bytes (a symbolic link's: its target's length).
-    pub size: u64,
-    /// 512-byte units allocated.
-    pub blocks: u64,
-    /// `st_mode`: file type bits and permissions.
-    pub mode: u32,
-    /// Owner.
-    pub uid: u32,
-    /// Group.
-    pub gid: u32,
-    /// Links: directories 2, files and symbolic links their names' count.
-    /// From a name's owner, 0 for one of several names of a file: the
-    /// count is its home daemon's (link_count).
-    pub nlink: u32,
-    /// Last access, nanoseconds since the Unix epoch.
-    pub atime_unix_ns: u64,
-    /// Last modification, nanoseconds since the Unix epoch.
-    pub mtime_unix_ns: u64,
-    /// Last status change, nanoseconds since the Unix epoch.
-    pub ctime_unix_ns: u64,
-}
-
-/// A daemon's totals (statfs reply): its data directory's file system and
-/// its namespace records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StatFsReply {
-    /// `f_frsize` of the data directory's file system.
-    pub block_size: u64,
-    /// `f_blocks`.
-    pub blocks: u64,
-    /// `f_bfree`.
-    pub blocks_free: u64,
-    /// `f_bavail`.
-    pub blocks_avail: u64,
-    /// Namespace records held (the root not counted).
-    pub files: u64,
-    /// `f_ffree`.
-    pub files_free: u64,
-    /// `f_namemax`.
-    pub name_max: u32,
-}
 
 /// A reply. Read data, readdir entries and the stats JSON are the active
 /// message's payload, of which the length is given here.
@@ -248,23 +156,17 @@ impl Reply<'_> {
             Reply::Error { op, .. } => *op,
         }
     }
-}
 
-/// Encodes `a` into the first [`ATTR_LEN`] bytes of `fixed`: `ino, size,
-/// blocks: u64; mode, uid, gid, nlink: u32; atime, mtime, ctime: u64`. The
-/// type bits of `mode` are those of `a.kind`.
-fn put_attr(fixed: &mut [u8], a: &Attr) {
-    let mode = (a.mode & !libc::S_IFMT) | a.kind.type_bits();
-    fixed[0..8].copy_from_slice(&a.ino.to_le_bytes());
-    fixed[8..16].copy_from_slice(&a.size.to_le_bytes());
-    fixed[16..24].copy_from_slice(&a.blocks.to_le_bytes());
-    fixed[24..28].copy_from_slice(&mode.to_le_bytes());
-    fixed[28..32].copy_from_slice(&a.uid.to_le_bytes());
-    fixed[32..36].copy_from_slice(&a.gid.to_le_bytes());
-    fixed[36..40].copy_from_slice(&a.nlink.to_le_bytes());
-    fixed[40..48].copy_from_slice(&a.atime_unix_ns.to_le_bytes());
-    fixed[48..56].copy_from_slice(&a.mtime_unix_ns.to_le_bytes());
-    fixed[56..64].copy_from_slice(&a.ctime_unix_ns.to_le_bytes());
+    /// The length of the payload the reply comes with: read data, the
+    /// entries, the JSON, an echo, a link's target (0 for the others).
+    pub fn payload_len(&self) -> u64 {
+        match *self {
+            Reply::Ping { len, .. } | Reply::Read { len } | Reply::Readlink { len, .. } => len,
+            Reply::Readdir { entries_len, .. } => entries_len,
+            Reply::Stats { json_len } => json_len,
+            _ => 0,
+        }
+    }
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a char
@@ -281,159 +183,134 @@ fn truncate_str(s: &str, max: usize) -> &str {
 }
 
 /// Appends the encoding of `reply` (to `route.request_id`, from
-/// `route.node`, on `route.channel`) to `out` and returns the number of bytes appended. An error
-/// message longer than [`MAX_PATH`] bytes is cut; an errno outside
-/// `1..=4095` is an error.
+/// `route.node`, on `route.channel`) to `out` and returns the number of
+/// bytes appended. An error message longer than [`MAX_PATH`] bytes is cut;
+/// an errno outside `1..=4095` is an error.
 pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Result<usize> {
+    check(reply)?;
     let op = reply.op();
-    let mut fixed = [0u8; FIXED_MAX];
-    let mut flags = FLAG_REPLY;
-    let mut payload_len = 0;
-    let mut status = 0;
-    let mut var: &[u8] = &[];
-    let mut fixed_len = op.reply_fixed_len();
+    let mut w = Writer::<FIXED_MAX>::new();
+    let flags = FLAG_REPLY | write_fixed(reply, &mut w);
+    let (status, var) = match *reply {
+        Reply::Error { errno, message, .. } => (errno, truncate_str(message, MAX_PATH).as_bytes()),
+        _ => {
+            debug_assert_eq!(w.bytes().len(), op.reply_fixed_len(), "{op}'s fixed part");
+            (0, &[][..])
+        }
+    };
+    let frame = Frame {
+        op,
+        flags,
+        route,
+        status,
+        payload_len: reply.payload_len(),
+        var,
+    };
+    let before = out.len();
+    put_frame(out, &frame, w.bytes());
+    Ok(out.len() - before)
+}
+
+/// `flag` when `on`.
+#[inline(always)]
+fn flag(on: bool, flag: u16) -> u16 {
+    if on { flag } else { 0 }
+}
+
+/// Writes the op's fixed part (none for an error); returns its flags
+/// besides `FLAG_REPLY`.
+#[inline(always)]
+fn write_fixed<const N: usize>(reply: &Reply<'_>, w: &mut Writer<N>) -> u16 {
     match *reply {
-        Reply::Ping { time_unix_ns, len } => {
-            fixed[0..8].copy_from_slice(&time_unix_ns.to_le_bytes());
-            payload_len = len;
+        Reply::Ping { time_unix_ns, .. } => {
+            w.u64(time_unix_ns);
+            0
         }
         Reply::Create { attr, created } => {
-            put_attr(&mut fixed, &attr);
-            if created {
-                flags |= FLAG_CREATED;
-            }
+            put_attr(w, &attr);
+            flag(created, FLAG_CREATED)
         }
         Reply::Open(a)
         | Reply::Stat(a)
         | Reply::Mkdir(a)
         | Reply::Setattr(a)
-        | Reply::Symlink(a) => put_attr(&mut fixed, &a),
-        Reply::Readlink { attr, len } => {
-            if attr.kind != FileKind::Symlink {
-                return Err(Error::invalid(
-                    "mode",
-                    "a readlink reply carries a symbolic link's attributes",
-                ));
-            }
-            if !target_len_ok(len) {
-                return Err(Error::invalid(
-                    "len",
-                    format!("a link target of {len} bytes (1 to {MAX_TARGET})"),
-                ));
-            }
-            put_attr(&mut fixed, &attr);
-            payload_len = len;
+        | Reply::Symlink(a)
+        | Reply::Readlink { attr: a, .. } => {
+            put_attr(w, &a);
+            0
         }
-        Reply::Unlink { ino: v, linked } => {
-            fixed[0..8].copy_from_slice(&v.to_le_bytes());
-            if linked {
-                flags |= FLAG_LINKED;
-            }
+        Reply::Write { written } => {
+            w.u64(written);
+            0
+        }
+        Reply::Unlink { ino, linked } => {
+            w.u64(ino);
+            flag(linked, FLAG_LINKED)
+        }
+        Reply::Readdir {
+            count,
+            next_cursor,
+            eof,
+            ..
+        } => {
+            w.u32(count);
+            w.zero::<4>();
+            w.u64(next_cursor);
+            flag(eof, FLAG_EOF)
         }
         Reply::Link {
             replaced,
             linked,
             name_replaced,
         } => {
-            if !name_replaced && (replaced != 0 || linked) {
-                return Err(Error::invalid(
-                    "name_replaced",
-                    "a link reply naming a replaced id or a linked name replaced a name",
-                ));
-            }
-            fixed[0..8].copy_from_slice(&replaced.to_le_bytes());
-            if linked {
-                flags |= FLAG_LINKED;
-            }
-            if name_replaced {
-                flags |= FLAG_REPLACED;
-            }
+            w.u64(replaced);
+            flag(linked, FLAG_LINKED) | flag(name_replaced, FLAG_REPLACED)
         }
         Reply::LinkCount { count, attr } => {
-            fixed[0..8].copy_from_slice(&count.to_le_bytes());
-            if let Some(a) = attr {
-                put_shared(&mut fixed[8..], &a);
-                flags |= FLAG_LINKED;
-            }
+            w.u64(count);
+            put_shared(w, &attr.unwrap_or_default());
+            flag(attr.is_some(), FLAG_LINKED)
         }
         Reply::Statfs(f) => {
-            fixed[0..8].copy_from_slice(&f.block_size.to_le_bytes());
-            fixed[8..16].copy_from_slice(&f.blocks.to_le_bytes());
-            fixed[16..24].copy_from_slice(&f.blocks_free.to_le_bytes());
-            fixed[24..32].copy_from_slice(&f.blocks_avail.to_le_bytes());
-            fixed[32..40].copy_from_slice(&f.files.to_le_bytes());
-            fixed[40..48].copy_from_slice(&f.files_free.to_le_bytes());
-            fixed[48..52].copy_from_slice(&f.name_max.to_le_bytes());
+            put_statfs(w, &f);
+            0
         }
-        Reply::Write { written } => fixed[0..8].copy_from_slice(&written.to_le_bytes()),
-        Reply::Read { len } => payload_len = len,
-        Reply::Readdir {
-            count,
-            next_cursor,
-            eof,
-            entries_len,
-        } => {
-            fixed[0..4].copy_from_slice(&count.to_le_bytes());
-            fixed[8..16].copy_from_slice(&next_cursor.to_le_bytes());
-            if eof {
-                flags |= FLAG_EOF;
-            }
-            payload_len = entries_len;
-        }
-        Reply::Stats { json_len } => payload_len = json_len,
-        Reply::Fsync | Reply::Truncate | Reply::Shutdown | Reply::Rmdir | Reply::CheckParent => {}
-        Reply::Error { errno, message, .. } => {
-            if !(1..=MAX_ERRNO).contains(&errno) {
-                return Err(Error::invalid(
-                    "errno",
-                    format!("must be between 1 and {MAX_ERRNO}, got {errno}"),
-                ));
-            }
-            status = errno;
-            var = truncate_str(message, MAX_PATH).as_bytes();
-            fixed_len = 0;
-        }
+        Reply::Read { .. }
+        | Reply::Stats { .. }
+        | Reply::Fsync
+        | Reply::Truncate
+        | Reply::Shutdown
+        | Reply::Rmdir
+        | Reply::CheckParent
+        | Reply::Error { .. } => 0,
     }
-    let frame = Frame {
-        op,
-        flags,
-        route,
-        status,
-        payload_len,
-        var,
-    };
-    let before = out.len();
-    put_frame(out, &frame, &fixed[..fixed_len]);
-    Ok(out.len() - before)
 }
 
-fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
-    let ino = r.u64("ino")?;
-    let size = r.u64("size")?;
-    let blocks = r.u64("blocks")?;
-    let at = r.pos;
-    let mode = r.u32("mode")?;
-    let t = mode & libc::S_IFMT;
-    if t != libc::S_IFREG && t != libc::S_IFDIR && t != libc::S_IFLNK {
-        return Err(DecodeError::new(
-            at,
+/// What the encoder refuses to write: fields a decoder would reject.
+fn check(reply: &Reply<'_>) -> Result<()> {
+    match *reply {
+        Reply::Readlink { attr, .. } if attr.kind != FileKind::Symlink => Err(Error::invalid(
             "mode",
-            format!("type bits {t:#o} are not a file's, a directory's or a symbolic link's"),
-        ));
+            "a readlink reply carries a symbolic link's attributes",
+        )),
+        Reply::Readlink { len, .. } if !target_len_ok(len) => Err(Error::invalid(
+            "len",
+            format!("a link target of {len} bytes (1 to {MAX_TARGET})"),
+        )),
+        Reply::Link {
+            replaced,
+            linked,
+            name_replaced: false,
+        } if replaced != 0 || linked => Err(Error::invalid(
+            "name_replaced",
+            "a link reply naming a replaced id or a linked name replaced a name",
+        )),
+        Reply::Error { errno, .. } if !(1..=MAX_ERRNO).contains(&errno) => Err(Error::invalid(
+            "errno",
+            format!("must be between 1 and {MAX_ERRNO}, got {errno}"),
+        )),
+        _ => Ok(()),
     }
-    Ok(Attr {
-        ino,
-        kind: FileKind::of_mode(mode),
-        size,
-        blocks,
-        mode,
-        uid: r.u32("uid")?,
-        gid: r.u32("gid")?,
-        nlink: r.u32("nlink")?,
-        atime_unix_ns: r.u64("atime_unix_ns")?,
-        mtime_unix_ns: r.u64("mtime_unix_ns")?,
-        ctime_unix_ns: r.u64("ctime_unix_ns")?,
-    })
 }
 
 /// Decodes a reply message checked against `limits`. An error reply
@@ -533,19 +410,7 @@ pub fn decode_reply_body<'a>(
                 name_replaced,
             }
         }
-        Op::Statfs => {
-            let f = StatFsReply {
-                block_size: r.u64("block_size")?,
-                blocks: r.u64("blocks")?,
-                blocks_free: r.u64("blocks_free")?,
-                blocks_avail: r.u64("blocks_avail")?,
-                files: r.u64("files")?,
-                files_free: r.u64("files_free")?,
-                name_max: r.u32("name_max")?,
-            };
-            r.zero::<4>("reserved")?;
-            Reply::Statfs(f)
-        }
+        Op::Statfs => Reply::Statfs(read_statfs(&mut r)?),
         Op::Readdir => {
             let count = r.u32("count")?;
             r.zero::<4>("reserved")?;

@@ -1,7 +1,7 @@
 //! The attributes every name of a hard-linked file shares, as link_count
 //! carries them (an add's source attributes, a reply's the home's).
 
-use super::codec::{DecodeError, Reader};
+use super::codec::{DecodeError, Reader, Writer};
 
 /// Length of an encoded [`SharedAttr`].
 pub const SHARED_ATTR_LEN: usize = 40;
@@ -24,14 +24,16 @@ pub struct SharedAttr {
     pub ctime_unix_ns: u64,
 }
 
-/// Writes `a` at the start of `fixed`.
-pub(super) fn put_shared(fixed: &mut [u8], a: &SharedAttr) {
-    fixed[0..4].copy_from_slice(&a.mode.to_le_bytes());
-    fixed[4..8].copy_from_slice(&a.uid.to_le_bytes());
-    fixed[8..12].copy_from_slice(&a.gid.to_le_bytes());
-    fixed[16..24].copy_from_slice(&a.atime_unix_ns.to_le_bytes());
-    fixed[24..32].copy_from_slice(&a.mtime_unix_ns.to_le_bytes());
-    fixed[32..40].copy_from_slice(&a.ctime_unix_ns.to_le_bytes());
+/// Writes `a`.
+#[inline(always)]
+pub(super) fn put_shared<const N: usize>(w: &mut Writer<N>, a: &SharedAttr) {
+    w.u32(a.mode);
+    w.u32(a.uid);
+    w.u32(a.gid);
+    w.zero::<4>();
+    w.u64(a.atime_unix_ns);
+    w.u64(a.mtime_unix_ns);
+    w.u64(a.ctime_unix_ns);
 }
 
 /// Reads a [`SharedAttr`]; a mode with more than permission bits is
