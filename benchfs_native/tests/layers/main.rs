@@ -11,7 +11,8 @@
 //!   everything else;
 //! * only the PyO3 boundary (`python/`) knows Python, and nothing uses it;
 //! * only `storage` knows io_uring;
-//! * the UCX crate's modules import each other without a cycle.
+//! * the modules of each folder of the engine (`rpc/server`'s parts, say)
+//!   import each other without a cycle, and so do the UCX crate's.
 //!
 //! `make lint` runs this test; it reads files, so it fails on a violation
 //! whatever the build configuration.
@@ -183,6 +184,61 @@ fn ucx_violations(sources: &[Source]) -> Vec<String> {
     out
 }
 
+/// The modules of each folder of the engine, as a graph: an edge from a
+/// child module to a sibling it names (`super::slots::Meta` in
+/// `rpc/server/replies.rs`: `replies -> slots` in `rpc::server`). A folder's
+/// own `mod.rs` declaring and re-exporting its children adds no edge.
+fn folder_graphs(sources: &[Source]) -> BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> {
+    let aliases = root_aliases(sources);
+    let modules: Vec<Vec<String>> = sources
+        .iter()
+        .map(|s| module_of(Path::new(&s.file)))
+        .collect();
+    let is_child = |folder: &[String], name: &str| {
+        modules.iter().any(|m| {
+            m.len() > folder.len() && m[..folder.len()] == *folder && m[folder.len()] == name
+        })
+    };
+    let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for (s, me) in sources.iter().zip(&modules) {
+        for u in &s.uses {
+            let path = canonical(&u.path, &aliases);
+            let Some(("crate", target)) = path.split_first().map(|(c, t)| (c.as_str(), t)) else {
+                continue;
+            };
+            let k = me.iter().zip(target).take_while(|(a, b)| a == b).count();
+            if k < me.len() && k < target.len() && is_child(&me[..k], &target[k]) {
+                graphs
+                    .entry(me[..k].to_vec())
+                    .or_default()
+                    .entry(me[k].clone())
+                    .or_default()
+                    .insert(target[k].clone());
+            }
+        }
+    }
+    graphs
+}
+
+/// The folders whose modules import each other in a cycle, one line each.
+fn folder_cycles(sources: &[Source]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, graph) in folder_graphs(sources) {
+        if let Some(cycle) = find_cycle(&graph) {
+            out.push(format!(
+                "the modules of {} import each other in a cycle: {}",
+                if key.is_empty() {
+                    "src".to_owned()
+                } else {
+                    format!("src/{}", key.join("/"))
+                },
+                cycle.join(" -> ")
+            ));
+        }
+    }
+    out
+}
+
 /// A cycle of `graph` (first node repeated at the end), if there is one.
 fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     fn visit(
@@ -248,6 +304,21 @@ fn the_engine_keeps_its_module_rules() {
     );
     let v = violations(&sources);
     assert!(v.is_empty(), "module rules broken:\n{}", v.join("\n"));
+}
+
+#[test]
+fn no_folder_of_the_engine_imports_in_a_cycle() {
+    let sources = sources(&crate_root());
+    let v = folder_cycles(&sources);
+    assert!(v.is_empty(), "module cycles:\n{}", v.join("\n"));
+    // The check sees the folders it is about.
+    let graphs = folder_graphs(&sources);
+    let server = ["rpc", "server"].map(String::from).to_vec();
+    assert!(
+        graphs.get(&server).is_some_and(|g| g.len() > 8),
+        "the server's modules were not found: {:?}",
+        graphs.keys().collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -336,6 +407,41 @@ fn the_check_finds_violations() {
         "{}",
         v[0]
     );
+
+    // Two siblings naming each other are a cycle of their folder; the
+    // folder's own mod.rs re-exporting them is not.
+    let folder = |file: &str, module: &[&str], text: &str| Source {
+        file: file.into(),
+        uses: uses_of(
+            text,
+            &module.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ),
+    };
+    let files = [
+        folder(
+            "src/rpc/server/mod.rs",
+            &["rpc", "server"],
+            "mod a; mod b; pub use a::A; pub use b::B;",
+        ),
+        folder(
+            "src/rpc/server/a.rs",
+            &["rpc", "server", "a"],
+            "use super::b::B;",
+        ),
+        folder(
+            "src/rpc/server/b.rs",
+            &["rpc", "server", "b"],
+            "use super::a::A;",
+        ),
+    ];
+    let v = folder_cycles(&files);
+    assert_eq!(v.len(), 1, "{v:#?}");
+    assert!(
+        v[0].contains("src/rpc/server") && v[0].contains("a -> b -> a"),
+        "{}",
+        v[0]
+    );
+    assert!(folder_cycles(&files[..2]).is_empty());
 
     let mut graph = BTreeMap::new();
     graph.insert("a".to_owned(), BTreeSet::from(["b".to_owned()]));

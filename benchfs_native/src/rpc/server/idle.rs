@@ -36,6 +36,8 @@ pub const YIELD_TIME: Duration = Duration::from_micros(200);
 pub const BULK_BYTES: u64 = 64 << 10;
 /// Shortest time between two reads of the run queue.
 pub const PROBE_EVERY: Duration = Duration::from_micros(200);
+/// Idle turns between two clock reads.
+const SPIN_CLOCK_EVERY: u32 = 32;
 /// Default `bulk_spin`: off (sleep after [`SPIN_TIME`] whatever moved).
 pub const DEFAULT_BULK_SPIN: Duration = Duration::ZERO;
 /// Largest `bulk_spin`.
@@ -61,6 +63,12 @@ pub(super) struct IdlePolicy {
     bulk: bool,
     next_probe: Instant,
     cpu_free: bool,
+    /// Idle turns in this spell (0: the loop is busy).
+    turns: u32,
+    /// When this spell began.
+    since: Instant,
+    /// What the spell's last look at the clock decided.
+    decided: Idle,
 }
 
 impl IdlePolicy {
@@ -77,7 +85,31 @@ impl IdlePolicy {
             bulk: false,
             next_probe: Instant::now(),
             cpu_free: false,
+            turns: 0,
+            since: Instant::now(),
+            decided: Idle::Spin,
         }
+    }
+
+    /// A turn that did something: the idle spell, if any, is over.
+    #[inline]
+    pub(super) fn busy(&mut self) {
+        self.turns = 0;
+    }
+
+    /// A turn that did nothing: what the loop does next. The clock is
+    /// read once every [`SPIN_CLOCK_EVERY`] idle turns.
+    #[inline]
+    pub(super) fn idle_turn(&mut self, stats: &mut ServerStats) -> Idle {
+        if self.turns == 0 {
+            self.since = Instant::now();
+            self.decided = Idle::Spin;
+        }
+        self.turns += 1;
+        if self.turns.is_multiple_of(SPIN_CLOCK_EVERY) {
+            self.decided = self.next(self.since, stats);
+        }
+        self.decided
     }
 
     /// A request moved `bytes` of payload.
@@ -125,6 +157,7 @@ impl IdlePolicy {
     /// The loop goes to sleep: the next spell spins long only after new
     /// bulk data.
     pub(super) fn sleeping(&mut self) {
+        self.turns = 0;
         self.bulk = false;
     }
 }

@@ -1,190 +1,54 @@
 //! The RPC server: one daemon's event loop (docs/RPC.md).
 //!
-//! * one thread (the caller of [`Server::run`]) owns the UCX worker and
-//!   runs the [`event_loop`]: it progresses UCX, decodes and routes
-//!   messages ([`requests`], [`sessions`]), sends replies, and sleeps in
-//!   epoll ([`crate::sys::Epoll`]) when idle;
-//! * a data read or write that fits one of the store's registered buffers
-//!   is started by the loop itself on the store's ring, which the loop
-//!   turns when the store was opened driven (the daemon's), its result
-//!   drained from a channel (`on_ring`); other storage work runs on the
-//!   [`pool`] of `max_concurrency` threads that call the blocking chunk
-//!   store API ([`dispatch`]); requests beyond the bound wait in a FIFO
-//!   queue; data lives in a bounded pool of reusable buffers
-//!   ([`buffers`]), or, on the ring, in the store's registered buffers UCX
-//!   receives into and sends from (`data_buf`);
-//! * a dispatched request holds one of the loop's `slots`;
-//! * clients are known by their [`channels`], opened only for a connect
-//!   signed with the session key and fresh ([`replay`]); [`stats`] are counters of
-//!   the loop; [`signals`] turn SIGTERM/SIGINT/SIGHUP into a drain.
+//! [`Server`] is the loop (`event_loop`): the one thread that owns the
+//! UCX worker turns it and routes what happens between the parts, each of
+//! which owns its state and is passed what else it needs:
+//!
+//! * `sessions`: the clients' channels, opened only for a connect
+//!   signed with the session key and fresh (`replay`), in the channel
+//!   table (`channels`);
+//! * `requests`: an arriving request decoded and checked, then answered
+//!   at once, queued or refused;
+//! * `slots`: the queue, the slots that bound the requests dispatched
+//!   at once, their data buffers (`buffers`, or the store's registered
+//!   buffers: `data_buf`) and the writes whose data is arriving;
+//! * `storage`: where a request's storage work runs, on the store's
+//!   ring (turned by the loop) or on `max_concurrency` storage threads,
+//!   and what each request does;
+//! * `replies`: replies encoded, sent and recorded in the event log;
+//! * `peers`: the channels whose client is gone or stalled;
+//! * `idle`: when the idle loop sleeps; `stats`: the loop's counters;
+//!   `log`: its log lines; `signals`: SIGTERM/SIGINT/SIGHUP as a
+//!   drain, `stop`: why and how it stops; `config`: its settings.
+//!
+//! The parts import each other one way only (the engine's module rules
+//! test checks there is no cycle); only the loop knows them all.
 
 pub mod buffers;
 pub mod channels;
+mod clock;
+pub mod config;
 mod data_buf;
-pub mod dispatch;
 pub mod event_loop;
 mod idle;
-mod names;
-mod on_ring;
+mod log;
 mod peers;
-pub mod pool;
 pub mod replay;
-pub mod requests;
-pub mod sessions;
+mod replies;
+mod requests;
+mod router;
+mod sessions;
 pub mod signals;
 mod slots;
 pub mod stats;
+mod stop;
+mod storage;
 
-use std::fmt;
-use std::str::FromStr;
-use std::sync::Arc;
-use std::time::Duration;
-
-pub use event_loop::{Server, ServerReport};
+pub use config::{
+    DEFAULT_CHANNEL_IDLE_RECLAIM, DEFAULT_CHANNEL_STALL_RECLAIM, DEFAULT_MAX_QUEUED, Durability,
+    MAX_CONCURRENCY, ServerConfig,
+};
+pub use event_loop::Server;
 pub use idle::{DEFAULT_BULK_SPIN, MAX_BULK_SPIN, SPIN_TIME};
 pub use signals::SignalGuard;
-pub use stats::ServerStats;
-
-use crate::error::{Error, Result};
-use crate::rpc::session_key::SessionKey;
-use crate::trace::TraceFile;
-
-/// When written data is made durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// Only on an fsync request or a write with the `SYNC` flag.
-    #[default]
-    None,
-    /// Also every file at shutdown.
-    FsyncOnClose,
-    /// Also every write before its reply (and every file at shutdown).
-    FsyncEachWrite,
-}
-
-impl Durability {
-    /// The name used in configs.
-    pub fn name(self) -> &'static str {
-        match self {
-            Durability::None => "none",
-            Durability::FsyncOnClose => "fsync_on_close",
-            Durability::FsyncEachWrite => "fsync_each_write",
-        }
-    }
-}
-
-impl fmt::Display for Durability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Durability {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Durability> {
-        match s {
-            "none" => Ok(Durability::None),
-            "fsync_on_close" => Ok(Durability::FsyncOnClose),
-            "fsync_each_write" => Ok(Durability::FsyncEachWrite),
-            other => Err(Error::invalid(
-                "durability",
-                format!("must be none, fsync_on_close or fsync_each_write, got {other:?}"),
-            )),
-        }
-    }
-}
-
-/// Largest `max_concurrency`.
-pub const MAX_CONCURRENCY: usize = 4096;
-/// Default `channel_idle_reclaim`.
-pub const DEFAULT_CHANNEL_IDLE_RECLAIM: Duration = Duration::from_secs(600);
-/// Default `channel_stall_reclaim`.
-pub const DEFAULT_CHANNEL_STALL_RECLAIM: Duration = Duration::from_secs(60);
-/// Default `max_queued`: requests waiting for a storage thread.
-pub const DEFAULT_MAX_QUEUED: usize = 65_536;
-
-/// How a server behaves.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// This daemon's placement id (requests for another id get ESTALE).
-    pub node_id: u32,
-    /// This daemon's name (accept messages, log lines).
-    pub node_name: String,
-    /// Requests served at once (storage threads, data buffers);
-    /// 1..=[`MAX_CONCURRENCY`].
-    pub max_concurrency: usize,
-    /// Client sessions open at once (1..=65535); more get `EBUSY`.
-    pub max_channels: u16,
-    /// When every channel is taken, a channel idle this long is freed for
-    /// a new session (a client that died without a disconnect).
-    pub channel_idle_reclaim: Duration,
-    /// A channel that has carried no request for this long while a
-    /// transfer of it (write data coming in, a reply going out) has not
-    /// finished for as long is freed: its client is gone (or stopped).
-    pub channel_stall_reclaim: Duration,
-    /// Requests waiting for a storage thread (at least 1); more get
-    /// `EBUSY`, so a flood cannot grow the daemon's memory without bound.
-    pub max_queued: usize,
-    /// When data is made durable.
-    pub durability: Durability,
-    /// How long a shutdown drains before giving up.
-    pub shutdown_deadline: Duration,
-    /// After bulk data, how long the idle loop may spin (instead of
-    /// [`SPIN_TIME`]) while no thread waits for a CPU; zero: never longer.
-    pub bulk_spin: Duration,
-    /// Where `rpc_server` records go.
-    pub trace: Option<Arc<TraceFile>>,
-    /// The job's session key; without one every connect is refused.
-    pub session_key: Option<SessionKey>,
-}
-
-impl ServerConfig {
-    /// Defaults for `node_id` / `node_name`: 32 requests at once, 4096
-    /// channels, durability none, 10 s drain, no trace.
-    pub fn new(node_id: u32, node_name: impl Into<String>) -> ServerConfig {
-        ServerConfig {
-            node_id,
-            node_name: node_name.into(),
-            max_concurrency: 32,
-            max_channels: 4096,
-            max_queued: DEFAULT_MAX_QUEUED,
-            channel_idle_reclaim: DEFAULT_CHANNEL_IDLE_RECLAIM,
-            channel_stall_reclaim: DEFAULT_CHANNEL_STALL_RECLAIM,
-            durability: Durability::None,
-            shutdown_deadline: Duration::from_secs(10),
-            bulk_spin: DEFAULT_BULK_SPIN,
-            trace: None,
-            session_key: None,
-        }
-    }
-
-    /// Checks the bounds, naming the bad field.
-    pub fn validate(&self) -> Result<()> {
-        if self.max_concurrency == 0 || self.max_concurrency > MAX_CONCURRENCY {
-            return Err(Error::invalid(
-                "max_concurrency",
-                format!(
-                    "must be between 1 and {MAX_CONCURRENCY}, got {}",
-                    self.max_concurrency
-                ),
-            ));
-        }
-        if self.max_channels == 0 {
-            return Err(Error::invalid("max_channels", "must be at least 1"));
-        }
-        if self.max_queued == 0 {
-            return Err(Error::invalid("max_queued", "must be at least 1"));
-        }
-        if self.bulk_spin > MAX_BULK_SPIN {
-            return Err(Error::invalid(
-                "bulk_spin_us",
-                format!(
-                    "must be between 0 and {} us, got {}",
-                    MAX_BULK_SPIN.as_micros(),
-                    self.bulk_spin.as_micros()
-                ),
-            ));
-        }
-        Ok(())
-    }
-}
+pub use stats::{ServerReport, ServerStats};

@@ -9,28 +9,38 @@
 //! some malformed ones or connects wherever they point. Its `EACCES` goes
 //! back on the endpoint UCX itself received it on (the client asks for one
 //! with `UCP_AM_SEND_FLAG_REPLY`), from the message handler: [`ConnectGate`].
+//!
+//! [`Sessions`] owns the channel table, the nonces of recent connects and
+//! the accepts being sent; a request's channel and token are checked
+//! here ([`Sessions::check`]).
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use benchfs_ucx::{AmMessage, Endpoint, EndpointOptions, SendOptions, WorkerAddress};
+use benchfs_ucx::{
+    AmMessage, Endpoint, EndpointOptions, Request, SendOptions, Worker, WorkerAddress,
+};
 
-use super::channels::Channel;
+use super::channels::{Channel, Channels};
+use super::clock::unix_now_ns;
+use super::config::ServerConfig;
 use super::data_buf::DataBuf;
-use super::event_loop::{CLOSE_DEADLINE, Server};
-use super::replay::{Stale, WINDOW};
-use super::slots::Sending;
-use super::stats::Rejected;
+use super::log::Log;
+use super::replay::{NonceCache, Stale, WINDOW};
+use super::stats::{Rejected, ServerStats};
 use crate::rpc::session::{self, AM_SESSION, NONCE_LEN, Session};
 use crate::rpc::session_key::SessionKey;
 use crate::sys;
 
+/// How long closing each endpoint may take at disconnect or shutdown.
+pub(super) const CLOSE_DEADLINE: Duration = Duration::from_millis(500);
+
 /// Answers connects without a valid tag from inside the message handler,
 /// while UCX's reply endpoint is valid.
 pub(super) struct ConnectGate {
-    pub(super) key: Option<SessionKey>,
-    pub(super) node_id: u32,
-    pub(super) node_name: String,
-    pub(super) chunk_size: u64,
+    key: Option<SessionKey>,
+    node_id: u32,
+    node_name: String,
+    chunk_size: u64,
 }
 
 impl ConnectGate {
@@ -72,9 +82,144 @@ struct Proof {
 /// device with one transport).
 const MIN_ADDRESS: usize = 32;
 
-impl Server<'_> {
+/// What a session message handler is passed: the worker, whether the
+/// daemon is stopping, the counters and the log.
+pub(super) struct Context<'a> {
+    pub worker: &'a Worker,
+    pub stopping: bool,
+    pub stats: &'a mut ServerStats,
+    pub log: &'a mut Log,
+}
+
+/// The client sessions of one daemon.
+#[derive(Debug)]
+pub(super) struct Sessions {
+    channels: Channels,
+    /// Nonces of recent connects (replays are refused).
+    nonces: NonceCache,
+    /// First byte of this worker's address (see `plausible_address`).
+    address_header: u8,
+    key: Option<SessionKey>,
+    node_id: u32,
+    node_name: String,
+    chunk_size: u64,
+    max_channels: u16,
+    idle_reclaim: Duration,
+    /// Accepts being sent.
+    accepting: Vec<Request<DataBuf>>,
+}
+
+impl Sessions {
+    /// The sessions of the daemon `cfg` describes, whose worker's address
+    /// starts with `address_header`.
+    pub(super) fn new(cfg: &ServerConfig, chunk_size: u64, address_header: u8) -> Sessions {
+        Sessions {
+            channels: Channels::new(cfg.max_channels),
+            nonces: NonceCache::default(),
+            address_header,
+            key: cfg.session_key.clone(),
+            node_id: cfg.node_id,
+            node_name: cfg.node_name.clone(),
+            chunk_size,
+            max_channels: cfg.max_channels,
+            idle_reclaim: cfg.channel_idle_reclaim,
+            accepting: Vec::new(),
+        }
+    }
+
+    /// What the message handler answers forged connects with.
+    pub(super) fn gate(&self) -> ConnectGate {
+        ConnectGate {
+            key: self.key.clone(),
+            node_id: self.node_id,
+            node_name: self.node_name.clone(),
+            chunk_size: self.chunk_size,
+        }
+    }
+
+    /// Whether a request on `channel` with `token` may be served: `Err`
+    /// says why not. A request that may is the channel's use at `now`.
+    pub(super) fn check(
+        &mut self,
+        channel: u16,
+        token: u64,
+        now: Instant,
+    ) -> Result<(), &'static str> {
+        match self.channels.get(channel) {
+            None => Err("which is not open"),
+            // A channel number alone opens nothing: the token from the
+            // accept proves the sender holds the session.
+            Some(ch) if ch.token != token => {
+                Err("with a token that is not the channel's (another client's channel?)")
+            }
+            Some(_) => {
+                self.channels.touch(channel, now);
+                Ok(())
+            }
+        }
+    }
+
+    /// The endpoint of the open channel `id`.
+    pub(super) fn endpoint(&self, id: u16) -> Option<&Endpoint> {
+        self.channels.get(id).map(|c| &c.ep)
+    }
+
+    /// When the open channel `id` last carried a request.
+    pub(super) fn last_used(&self, id: u16) -> Option<Instant> {
+        self.channels.get(id).map(|c| c.last_used)
+    }
+
+    /// Closes channel `id`, returning its session (its endpoint still to
+    /// close).
+    pub(super) fn remove(&mut self, id: u16) -> Option<Channel> {
+        self.channels.remove(id)
+    }
+
+    /// Channels open now.
+    pub(super) fn open_count(&self) -> usize {
+        self.channels.open_count()
+    }
+
+    /// Channels opened since start.
+    pub(super) fn opened_total(&self) -> u64 {
+        self.channels.opened_total()
+    }
+
+    /// Accepts UCX has sent go; whether any did.
+    pub(super) fn poll_accepts(&mut self, log: &mut Log) -> bool {
+        let before = self.accepting.len();
+        let mut i = 0;
+        while i < self.accepting.len() {
+            if !self.accepting[i].is_done() {
+                i += 1;
+                continue;
+            }
+            if let Ok(Err(e)) = self.accepting.swap_remove(i).try_take() {
+                log.dropped(&format!("sending an accept failed: {e}"));
+            }
+        }
+        self.accepting.len() != before
+    }
+
+    /// No accept is being sent.
+    pub(super) fn accepts_sent(&self) -> bool {
+        self.accepting.is_empty()
+    }
+
+    /// Closes every session (its endpoint within a second) and drops the
+    /// accepts being sent (at teardown).
+    pub(super) fn close_all(&mut self, log: &Log) {
+        let deadline = Instant::now() + CLOSE_DEADLINE.max(Duration::from_secs(1));
+        for ch in self.channels.drain() {
+            if let Err(e) = ch.ep.close(deadline) {
+                log.line(&format!("closing the session of {}: {e}", ch.client_name));
+            }
+        }
+        self.accepting.clear();
+    }
+
     /// An arriving session message.
-    pub(super) fn on_session(&mut self, msg: &AmMessage) {
+    pub(super) fn on_message(&mut self, msg: &AmMessage, cx: &mut Context<'_>) {
         match session::decode(msg.header()) {
             Ok(Session::Connect {
                 client_id,
@@ -87,26 +232,22 @@ impl Server<'_> {
                 let proof = Proof {
                     time_unix_ns,
                     nonce,
-                    tag_valid: tag_valid(
-                        self.cfg.session_key.as_ref(),
-                        msg.header(),
-                        &self.cfg.node_name,
-                    ),
+                    tag_valid: tag_valid(self.key.as_ref(), msg.header(), &self.node_name),
                 };
-                self.connect(client_id, client_name, address, &proof);
+                self.connect(client_id, client_name, address, &proof, cx);
             }
             Ok(Session::Disconnect {
                 client_id,
                 channel,
                 token,
-            }) => self.disconnect(client_id, channel, token),
+            }) => self.disconnect(client_id, channel, token, cx),
             Ok(Session::Accept { .. }) => {
-                self.stats.reject(Rejected::Session);
-                self.log_drop("dropped an accept message sent to a daemon");
+                cx.stats.reject(Rejected::Session);
+                cx.log.dropped("dropped an accept message sent to a daemon");
             }
             Err(e) => {
-                self.stats.reject(Rejected::Session);
-                self.log_drop(&format!(
+                cx.stats.reject(Rejected::Session);
+                cx.log.dropped(&format!(
                     "dropped a session message that does not decode: {e}"
                 ));
             }
@@ -118,9 +259,9 @@ impl Server<'_> {
             client_id,
             channel,
             status,
-            node_id: self.cfg.node_id,
+            node_id: self.node_id,
             chunk_size: self.chunk_size,
-            node_name: &self.cfg.node_name,
+            node_name: &self.node_name,
             token,
         })
     }
@@ -128,25 +269,28 @@ impl Server<'_> {
     /// Whether a connect may open a channel: `Ok`, `Err(Some(errno))` to
     /// refuse it with an answer, `Err(None)` to drop it (a connect without
     /// a valid tag was answered by the [`ConnectGate`], if at all).
-    fn admit(&mut self, client_name: &str, proof: &Proof) -> Result<(), Option<i32>> {
+    fn admit(
+        &mut self,
+        client_name: &str,
+        proof: &Proof,
+        cx: &mut Context<'_>,
+    ) -> Result<(), Option<i32>> {
         if !proof.tag_valid {
-            self.stats.reject(Rejected::Session);
-            self.stats.connects_refused += 1;
-            self.log_drop(&format!(
+            cx.stats.reject(Rejected::Session);
+            cx.stats.connects_refused += 1;
+            cx.log.dropped(&format!(
                 "refused the session of {client_name:?}: wrong or missing session key"
             ));
             return Err(None);
         }
-        let now_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        let now_ns = unix_now_ns();
         match self
             .nonces
             .admit(proof.time_unix_ns, now_ns, proof.nonce, Instant::now())
         {
             Ok(()) => Ok(()),
             Err(why) => {
-                self.stats.reject(Rejected::Session);
+                cx.stats.reject(Rejected::Session);
                 let (text, answer) = match why {
                     Stale::Time => (
                         format!(
@@ -162,44 +306,54 @@ impl Server<'_> {
                         Some(libc::EAGAIN),
                     ),
                 };
-                self.log_drop(&format!("refused the session of {client_name:?}: {text}"));
+                cx.log
+                    .dropped(&format!("refused the session of {client_name:?}: {text}"));
                 Err(answer)
             }
         }
     }
 
-    fn connect(&mut self, client_id: u64, client_name: &str, address: &[u8], proof: &Proof) {
-        let admitted = self.admit(client_name, proof);
+    fn connect(
+        &mut self,
+        client_id: u64,
+        client_name: &str,
+        address: &[u8],
+        proof: &Proof,
+        cx: &mut Context<'_>,
+    ) {
+        let admitted = self.admit(client_name, proof, cx);
         if admitted == Err(None) {
             return;
         }
         if let Err(why) = self.plausible_address(address) {
-            self.stats.reject(Rejected::Session);
-            self.log_drop(&format!(
+            cx.stats.reject(Rejected::Session);
+            cx.log.dropped(&format!(
                 "dropped the connect of {client_name:?}: its worker address {why}"
             ));
             return;
         }
         let addr = WorkerAddress::from_bytes(address);
-        let ep = match self.worker.connect(&addr, EndpointOptions::default()) {
+        let ep = match cx.worker.connect(&addr, EndpointOptions::default()) {
             Ok(ep) => ep,
             Err(e) => {
-                self.stats.reject(Rejected::Session);
-                self.log_drop(&format!("cannot reach client {client_name:?}: {e}"));
+                cx.stats.reject(Rejected::Session);
+                cx.log
+                    .dropped(&format!("cannot reach client {client_name:?}: {e}"));
                 return;
             }
         };
         if let Err(Some(errno)) = admitted {
-            return self.refuse(ep, client_id, client_name, errno);
+            return self.refuse(ep, client_id, client_name, errno, cx);
         }
-        let refusal = if self.stopping() {
+        let refusal = if cx.stopping {
             libc::ESHUTDOWN
         } else {
             let token = match sys::random_u64() {
                 Ok(t) => t,
                 Err(e) => {
-                    self.log(&format!("no channel token for {client_name:?}: {e}"));
-                    return self.refuse(ep, client_id, client_name, libc::EAGAIN);
+                    cx.log
+                        .line(&format!("no channel token for {client_name:?}: {e}"));
+                    return self.refuse(ep, client_id, client_name, libc::EAGAIN, cx);
                 }
             };
             let ch = Channel {
@@ -209,38 +363,35 @@ impl Server<'_> {
                 token,
                 last_used: Instant::now(),
             };
-            self.reclaim_if_full();
+            self.reclaim_if_full(cx);
             match self.channels.open(ch) {
                 Ok(id) => {
                     let bytes = self.accept_bytes(client_id, id, 0, token);
-                    self.send_accept(id, &bytes);
+                    self.send_accept(id, &bytes, cx.log);
                     return;
                 }
                 Err(ch) => {
                     let Channel { ep, .. } = ch;
-                    return self.refuse(ep, client_id, client_name, libc::EBUSY);
+                    return self.refuse(ep, client_id, client_name, libc::EBUSY, cx);
                 }
             }
         };
-        self.refuse(ep, client_id, client_name, refusal);
+        self.refuse(ep, client_id, client_name, refusal, cx);
     }
 
     /// When every channel is taken, frees the one idle the longest if it
     /// has carried nothing for `channel_idle_reclaim`: a client that died
     /// without a disconnect no longer keeps its channel from a live one.
-    fn reclaim_if_full(&mut self) {
-        if self.channels.open_count() < usize::from(self.cfg.max_channels) {
+    fn reclaim_if_full(&mut self, cx: &mut Context<'_>) {
+        if self.channels.open_count() < usize::from(self.max_channels) {
             return;
         }
-        let Some(id) = self
-            .channels
-            .idlest(self.cfg.channel_idle_reclaim, Instant::now())
-        else {
+        let Some(id) = self.channels.idlest(self.idle_reclaim, Instant::now()) else {
             return;
         };
         if let Some(ch) = self.channels.remove(id) {
-            self.stats.channels_reclaimed += 1;
-            self.log(&format!(
+            cx.stats.channels_reclaimed += 1;
+            cx.log.line(&format!(
                 "freed channel {id} of {:?}: idle for {:.0} s while every channel is taken",
                 ch.client_name,
                 ch.last_used.elapsed().as_secs_f64()
@@ -272,7 +423,7 @@ impl Server<'_> {
         Ok(())
     }
 
-    fn send_accept(&mut self, channel: u16, bytes: &[u8]) {
+    fn send_accept(&mut self, channel: u16, bytes: &[u8], log: &mut Log) {
         let Some(ch) = self.channels.get(channel) else {
             return;
         };
@@ -282,15 +433,10 @@ impl Server<'_> {
             DataBuf::Heap(Vec::new()),
             SendOptions::default(),
         ) {
-            Ok(req) => self.sends.push(Sending {
-                req,
-                token: None,
-                pooled: false,
-                done: None,
-            }),
+            Ok(req) => self.accepting.push(req),
             Err(e) => {
                 let name = ch.client_name.clone();
-                self.log(&format!("sending the accept to {name:?} failed: {e}"));
+                log.line(&format!("sending the accept to {name:?} failed: {e}"));
                 if let Some(ch) = self.channels.remove(channel) {
                     let _ = ch.ep.close(Instant::now() + CLOSE_DEADLINE);
                 }
@@ -300,8 +446,15 @@ impl Server<'_> {
 
     /// Answers a refused connect and closes the endpoint (the close
     /// flushes the answer first).
-    fn refuse(&mut self, ep: Endpoint, client_id: u64, client_name: &str, errno: i32) {
-        self.stats.connects_refused += 1;
+    fn refuse(
+        &mut self,
+        ep: Endpoint,
+        client_id: u64,
+        client_name: &str,
+        errno: i32,
+        cx: &mut Context<'_>,
+    ) {
+        cx.stats.connects_refused += 1;
         let bytes = self.accept_bytes(client_id, 0, errno, 0);
         let sent = ep.am_send(AM_SESSION, &bytes, Vec::new(), SendOptions::default());
         let closed = ep.close(Instant::now() + CLOSE_DEADLINE);
@@ -316,17 +469,17 @@ impl Server<'_> {
         if let Err(e) = closed {
             msg.push_str(&format!(" (closing its endpoint: {e})"));
         }
-        self.log_drop(&msg);
+        cx.log.dropped(&msg);
     }
 
-    fn disconnect(&mut self, client_id: u64, channel: u16, token: u64) {
+    fn disconnect(&mut self, client_id: u64, channel: u16, token: u64, cx: &mut Context<'_>) {
         let matches = self
             .channels
             .get(channel)
             .is_some_and(|c| c.client_id == client_id && c.token == token);
         if !matches {
-            self.stats.reject(Rejected::Session);
-            self.log_drop(&format!(
+            cx.stats.reject(Rejected::Session);
+            cx.log.dropped(&format!(
                 "dropped a disconnect of channel {channel} by client {client_id:#x}, which does not hold it"
             ));
             return;
@@ -334,7 +487,8 @@ impl Server<'_> {
         if let Some(ch) = self.channels.remove(channel)
             && let Err(e) = ch.ep.close(Instant::now() + CLOSE_DEADLINE)
         {
-            self.log(&format!("closing the session of {:?}: {e}", ch.client_name));
+            cx.log
+                .line(&format!("closing the session of {:?}: {e}", ch.client_name));
         }
     }
 }

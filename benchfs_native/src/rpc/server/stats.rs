@@ -34,6 +34,25 @@ const REJECTED: [(Rejected, &str); 6] = [
     (Rejected::Session, "session"),
 ];
 
+/// What a finished run reports.
+#[derive(Debug, Clone)]
+pub struct ServerReport {
+    /// The counters.
+    pub stats: ServerStats,
+    /// Why it stopped (`SIGTERM`, `shutdown request`, ...).
+    pub stop_reason: String,
+    /// Whether queued requests were refused instead of drained.
+    pub forced: bool,
+    /// Whether every request was answered before the drain deadline.
+    pub drained: bool,
+    /// Channels opened over the run.
+    pub channels_opened: u64,
+    /// Data buffers allocated or grown over the run.
+    pub buffer_grows: u64,
+    /// Data buffers in existence at the end.
+    pub buffers: usize,
+}
+
 /// Counters of one server run.
 #[derive(Debug, Clone)]
 pub struct ServerStats {

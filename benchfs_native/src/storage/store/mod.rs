@@ -19,6 +19,8 @@
 //!
 //! * `options`: [`StoreOptions`] and the store's limits.
 //! * `request`: what callers send the driver thread and what comes back.
+//! * `answer`: why a piece failed, and where a request started without
+//!   waiting is answered.
 //! * `batch`: the pieces of one call in flight.
 //! * `ring_thread`: the driver thread, which owns the ring.
 //! * `driven`: the ring turned by the thread that opened the store instead
@@ -26,6 +28,7 @@
 //! * `submit`: requests started without waiting, answered on a channel
 //!   (the daemon's event loop uses these for data).
 
+mod answer;
 mod batch;
 mod driven;
 mod options;
@@ -41,14 +44,15 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::thread::JoinHandle;
 
+use self::answer::note_failure;
+pub use self::answer::{Completions, Finished, ReadAnswer};
 use self::batch::Batch;
 use self::driven::Driven;
 pub use self::options::{
     MAX_BUFFER, MAX_CHUNK, MAX_OFFSET, MAX_POOL_BYTES, MAX_READ, StoreOptions,
 };
-use self::request::{Done, Msg, ReqKind, Request, note_failure};
+use self::request::{Done, Msg, ReqKind, Request};
 use self::ring_thread::RingThread;
-pub use self::submit::{Completions, Finished, ReadAnswer};
 use super::buffer::BufferPool;
 use super::driver::{Driver, RingSetup, SetupError};
 use super::fd_cache::FdCache;

@@ -5,16 +5,8 @@ use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
-use super::submit::Answer;
-use crate::error::Error;
+use super::answer::{Answer, Failure};
 use crate::storage::buffer::FixedBuf;
-
-/// Why a piece failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Failure {
-    Errno(i32),
-    Closed,
-}
 
 /// A piece's result, sent back to its caller.
 pub(super) struct Done {
@@ -111,13 +103,4 @@ pub(super) struct Request {
 pub(super) enum Msg {
     Io(Request),
     Shutdown,
-}
-
-pub(super) fn note_failure(slot: &mut Option<Error>, f: Failure, op: &'static str, path: &str) {
-    if slot.is_none() {
-        *slot = Some(match f {
-            Failure::Errno(e) => Error::os(e, op, path),
-            Failure::Closed => Error::Closed,
-        });
-    }
 }

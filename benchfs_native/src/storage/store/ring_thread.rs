@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::Instant;
 
-use super::request::{Failure, Msg, Reply, ReqKind, Request};
+use super::answer::Failure;
+use super::request::{Msg, Reply, ReqKind, Request};
 use crate::storage::driver::{Completion, Driver};
 use crate::storage::fd_cache::{Access, FdCache, Mode, Opened};
 use crate::storage::ops::{Fsync, Ftruncate, Op, Read, Statx, Unlink, Write};

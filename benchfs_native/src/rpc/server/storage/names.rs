@@ -6,9 +6,10 @@
 use std::fs;
 use std::os::fd::AsFd as _;
 
-use super::dispatch::{Failure, Storage, fail, io_fail};
-use super::requests::unix_now_ns;
+use super::execute::{Storage, attr_of};
+use super::job::{Failure, fail, io_fail};
 use crate::namespace::{Changes, CountStep, Kind, Namespace, Record, SharedAttrs, split_parent};
+use crate::rpc::server::clock::unix_now_ns;
 use crate::rpc::wire::{
     self, Attr, FileKind, OwnedRequest, Reply, RequestOf, RmdirStep, SET_ATIME, SET_GID, SET_MODE,
     SET_MTIME, SET_SIZE, SET_UID,
@@ -321,7 +322,7 @@ impl Storage {
         let file: fs::File = self.open_data(request)?;
         sys::set_times(file.as_fd(), atime, mtime).map_err(|e| io_fail(request, &e))?;
         let m = file.metadata().map_err(|e| io_fail(request, &e))?;
-        Ok(Reply::Setattr(super::dispatch::attr_of(&m)))
+        Ok(Reply::Setattr(attr_of(&m)))
     }
 
     fn statfs(&self, request: &OwnedRequest) -> Result<Reply<'static>, Failure> {

@@ -21,7 +21,8 @@
 //! free registered buffer is received into a pool vector and copied into
 //! a registered buffer when the ring takes the write.
 
-use super::dispatch::{Job, Outcome, Storage, engine_fail};
+use super::execute::Storage;
+use super::job::{Job, Outcome, engine_fail};
 use crate::rpc::wire::{Reply, RequestOf};
 use crate::storage::buffer::FixedBuf;
 use crate::storage::store::{Completions, Finished, ReadAnswer};

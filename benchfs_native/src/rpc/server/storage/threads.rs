@@ -1,8 +1,8 @@
-//! The storage pool: `max_concurrency` threads running [`Job`]s against
+//! The storage threads: `max_concurrency` threads running [`Job`]s against
 //! the blocking chunk store API, their results sent back to the event loop
 //! over a channel.
 //!
-//! Waking the loop: it sleeps in epoll on [`StoragePool::wake`] (the
+//! Waking the loop: it sleeps in epoll on [`Threads::wake`] (the
 //! protocol: [`ParkWake`]), which a thread writes after a result only
 //! while the loop is parked, so a busy loop costs the threads no system
 //! call per result.
@@ -12,13 +12,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::dispatch::{Job, Outcome, Storage};
+use super::execute::Storage;
+use super::job::{Job, Outcome};
 use crate::error::{Error, Result};
 use crate::sys::ParkWake;
 
 /// The threads and both channels.
 #[derive(Debug)]
-pub struct StoragePool {
+pub struct Threads {
     jobs: Option<Sender<Job>>,
     done: Receiver<Outcome>,
     /// Jobs handed out and not yet taken back: with none, a look for
@@ -28,15 +29,15 @@ pub struct StoragePool {
     threads: Vec<JoinHandle<()>>,
 }
 
-impl StoragePool {
+impl Threads {
     /// Starts `threads` threads executing jobs with `storage`.
-    pub fn start(storage: Arc<Storage>, threads: usize) -> Result<StoragePool> {
+    pub fn start(storage: Arc<Storage>, threads: usize) -> Result<Threads> {
         let wake = ParkWake::new().map_err(|e| Error::from_io(&e, "eventfd", "storage pool"))?;
         let wake = Arc::new(wake);
         let (job_tx, job_rx) = mpsc::channel::<Job>();
         let job_rx = Arc::new(Mutex::new(job_rx));
         let (done_tx, done_rx) = mpsc::channel::<Outcome>();
-        let mut pool = StoragePool {
+        let mut pool = Threads {
             jobs: Some(job_tx),
             done: done_rx,
             outstanding: 0,
@@ -128,7 +129,7 @@ impl StoragePool {
     }
 }
 
-impl Drop for StoragePool {
+impl Drop for Threads {
     fn drop(&mut self) {
         if !self.threads.is_empty() {
             self.stop(Instant::now() + Duration::from_secs(5), || {});
