@@ -40,12 +40,27 @@ pub(super) enum Arrival {
 /// What an arriving request is checked against.
 #[derive(Debug)]
 pub(super) struct Intake {
-    pub(super) limits: Limits,
-    pub(super) node_id: u32,
-    pub(super) node_name: String,
+    limits: Limits,
+    node_id: u32,
+    node_name: String,
 }
 
 impl Intake {
+    /// Requests for daemon `node_id` (`node_name`) whose data is at most
+    /// a chunk of `chunk_size` bytes: a write never carries more than a
+    /// chunk, a read never asks for more, so a larger length is a lie,
+    /// refused while decoding.
+    pub(super) fn new(node_id: u32, node_name: &str, chunk_size: u64) -> Intake {
+        Intake {
+            limits: Limits {
+                max_payload: chunk_size,
+                ..Limits::default()
+            },
+            node_id,
+            node_name: node_name.to_owned(),
+        }
+    }
+
     /// Decodes and checks `msg`, which arrived at `arrival`: its header,
     /// its channel (`sessions`), its body, its node id, its payload's
     /// length, and whether the daemon serves it while `stopping`.

@@ -26,7 +26,7 @@ use super::stats::{self, Gauges, Identity, ServerReport, ServerStats};
 use super::stop::Stopping;
 use super::storage::{Failure, Job, Outcome, Started, StoragePool};
 use crate::error::Result;
-use crate::rpc::wire::{Limits, Reply, RequestOf};
+use crate::rpc::wire::{Reply, RequestOf};
 use crate::storage::ChunkStore;
 use crate::trace::TraceBuffer;
 
@@ -58,17 +58,7 @@ impl Router {
         let chunk_size = store.chunk_size();
         let fsync_each = cfg.durability == Durability::FsyncEachWrite;
         let storage = StoragePool::start(store, cfg.max_concurrency, fsync_each, cfg.node_id)?;
-        let intake = Intake {
-            limits: Limits {
-                // A write never carries more than a chunk, a read never
-                // asks for more: a larger length is a lie, refused while
-                // decoding.
-                max_payload: chunk_size,
-                ..Limits::default()
-            },
-            node_id: cfg.node_id,
-            node_name: cfg.node_name.clone(),
-        };
+        let intake = Intake::new(cfg.node_id, &cfg.node_name, chunk_size);
         Ok(Router {
             chunk_size,
             intake,

@@ -2,40 +2,44 @@
 //! /docs/RPC.md, "Operations"): the decoded request itself, its path
 //! owned ([`OwnedRequest`]), is what a storage thread is handed, and its
 //! answer is the reply to send. Runs on the storage pool's threads with
-//! the blocking, thread-safe [`ChunkStore`] API; owns nothing of UCX.
+//! the blocking, thread-safe [`ChunkStore`] API, or, for a data read or
+//! write the ring takes, is started there by the event loop (the ring's
+//! side of it in [`super::ring`]); owns nothing of UCX.
 
 use std::ffi::CString;
 use std::fs;
+use std::os::fd::AsFd as _;
 use std::os::unix::fs::MetadataExt as _;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::job::{Failure, Job, Outcome, engine_fail, errno_of, fail, io_fail};
+use super::names::{Names, pick};
 use crate::error::Error;
-use crate::namespace::{IdSource, Namespace};
-use crate::rpc::server::clock::unix_now_ns;
-use crate::rpc::wire::{self, Attr, OwnedRequest, Reply, RequestOf};
+use crate::rpc::wire::{self, Attr, OwnedRequest, Reply, RequestOf, SET_ATIME, SET_MTIME};
+use crate::storage::buffer::FixedBuf;
+use crate::storage::store::{Completions, ReadAnswer};
 use crate::storage::{ChunkStore, layout};
 use crate::sys;
 
 /// Executes jobs against one store.
 #[derive(Debug)]
 pub struct Storage {
-    pub(super) store: Arc<ChunkStore>,
+    store: Arc<ChunkStore>,
     chunk_size: u64,
-    pub(super) fsync_each_write: bool,
-    pub(super) names: Mutex<Namespace>,
+    fsync_each_write: bool,
+    names: Names,
 }
 
 /// Nanoseconds since the Unix epoch of a `(seconds, nanoseconds)` time.
-pub(super) fn unix_ns(secs: i64, nsec: i64) -> u64 {
+fn unix_ns(secs: i64, nsec: i64) -> u64 {
     u64::try_from(secs)
         .unwrap_or(0)
         .saturating_mul(1_000_000_000)
         .saturating_add(u64::try_from(nsec).unwrap_or(0))
 }
 
-pub(super) fn attr_of(m: &fs::Metadata) -> Attr {
+fn attr_of(m: &fs::Metadata) -> Attr {
     Attr {
         ino: 0,
         kind: wire::FileKind::of_mode(m.mode()),
@@ -55,39 +59,22 @@ impl Storage {
     /// Jobs on `store` of daemon `node_id`, with an empty namespace; every
     /// write is made durable when `fsync_each_write`.
     pub fn new(store: Arc<ChunkStore>, fsync_each_write: bool, node_id: u32) -> Storage {
-        let chunk_size = store.chunk_size();
-        // A failing random source only makes a restarted daemon's ids
-        // likelier to repeat an earlier run's.
-        let seed = sys::random_u64().unwrap_or_else(|_| unix_now_ns());
-        let ids = IdSource::new(node_id, seed);
-        let names = Namespace::new(
-            ids,
-            unix_now_ns(),
-            sys::effective_uid(),
-            sys::effective_gid(),
-        );
         Storage {
+            chunk_size: store.chunk_size(),
             store,
-            chunk_size,
             fsync_each_write,
-            names: Mutex::new(names),
+            names: Names::new(node_id),
         }
     }
 
     /// Namespace records held (the root not counted).
     pub fn namespace_records(&self) -> usize {
-        self.names
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
+        self.names.len()
     }
 
     /// Entries of the link table (docs/NAMESPACE.md, "Hard links").
     pub fn link_table_entries(&self) -> usize {
-        self.names
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .link_table_len()
+        self.names.link_table_len()
     }
 
     /// Runs `job`, timing the store work.
@@ -105,10 +92,85 @@ impl Storage {
         }
     }
 
+    /// Starts `job` on the store's ring; `Ok` holds the job (its buffer
+    /// now with the store) until its result comes back, `Err` gives
+    /// it back whole for the pool (a write's data perhaps still in `fixed`:
+    /// [`Job::unfix`]). A write received into a registered buffer is
+    /// written from it; a read answers with the registered buffer it was
+    /// read into, sent as the reply.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the job moves whole either way; boxing it costs an allocation per request"
+    )]
+    pub fn start_on_ring(&self, mut job: Job, to: &Completions) -> Result<Job, Job> {
+        let tag = u64::from(job.token);
+        let started = match job.request {
+            RequestOf::Write {
+                chunk,
+                offset,
+                sync,
+                ..
+            } => {
+                let len = job.fixed.as_ref().map_or(job.buf.len(), FixedBuf::len) as u64;
+                let Ok(at) = self.file_offset(&job.request, chunk, offset, len) else {
+                    return Err(job);
+                };
+                let sync = sync || self.fsync_each_write;
+                let path = job.request.path();
+                if let Some(data) = job.fixed.take() {
+                    return match self.store.start_write_fixed(path, at, data, sync, tag, to) {
+                        Ok(()) => Ok(job),
+                        Err(data) => {
+                            job.fixed = Some(data);
+                            Err(job)
+                        }
+                    };
+                }
+                let data = std::mem::take(&mut job.buf);
+                self.store.start_write(path, at, data, sync, tag, to)
+            }
+            RequestOf::Read {
+                chunk, offset, len, ..
+            } => {
+                let Ok(at) = self.file_offset(&job.request, chunk, offset, len) else {
+                    return Err(job);
+                };
+                let Ok(len) = usize::try_from(len) else {
+                    return Err(job);
+                };
+                let out = std::mem::take(&mut job.buf);
+                let answer_in = ReadAnswer::Registered;
+                self.store
+                    .start_read(job.request.path(), at, len, out, answer_in, tag, to)
+            }
+            _ => return Err(job),
+        };
+        match started {
+            Ok(()) => Ok(job),
+            Err(buf) => {
+                job.buf = buf;
+                Err(job)
+            }
+        }
+    }
+
+    /// A registered buffer to receive `job`'s write data of `len` bytes
+    /// into, when the ring would start that write; `None`: receive it into
+    /// a pool vector.
+    pub fn write_buf(&self, job: &Job, len: usize) -> Option<FixedBuf> {
+        let RequestOf::Write { chunk, offset, .. } = job.request else {
+            return None;
+        };
+        let at = self
+            .file_offset(&job.request, chunk, offset, len as u64)
+            .ok()?;
+        self.store.write_buf(job.request.path(), at, len)
+    }
+
     /// Opens the backing file of data object `path` relative to the
     /// store's directory, never through a symbolic link (O_NONBLOCK: a
     /// FIFO planted in the directory must not block a thread).
-    pub(super) fn open_data(&self, request: &OwnedRequest) -> Result<fs::File, Failure> {
+    fn open_data(&self, request: &OwnedRequest) -> Result<fs::File, Failure> {
         let name = layout::backing_name(request.path()).map_err(|e| engine_fail(request, &e))?;
         let name = CString::new(name).map_err(|_| fail(request, libc::EINVAL, ""))?;
         let fd = sys::open_beneath(
@@ -130,7 +192,7 @@ impl Storage {
     }
 
     /// `offset + len` inside one chunk, as a file offset.
-    pub(super) fn file_offset(
+    fn file_offset(
         &self,
         request: &OwnedRequest,
         chunk: u64,
@@ -200,6 +262,7 @@ impl Storage {
                 })
             }
             RequestOf::Fsync { .. } => store.fsync(path).map(|()| Reply::Fsync).map_err(ef),
+            RequestOf::Statfs => self.statfs(request),
             RequestOf::Truncate { size, .. } => match store.truncate(path, size) {
                 Err(e) if errno_of(&e) == libc::ENOENT => {
                     store.write(path, 0, &[]).map_err(ef)?;
@@ -224,10 +287,39 @@ impl Storage {
             | RequestOf::CheckParent { .. }
             | RequestOf::Link { .. }
             | RequestOf::Setattr { .. }
-            | RequestOf::Statfs
             | RequestOf::Symlink { .. }
             | RequestOf::Readlink { .. }
-            | RequestOf::LinkCount { .. } => self.run_names(request, buf),
+            | RequestOf::LinkCount { .. } => self.names.run(request, buf),
         }
+    }
+
+    /// Sets the times of data object `path` that `mask` names.
+    fn data_times(
+        &self,
+        request: &OwnedRequest,
+        mask: u32,
+        atime: u64,
+        mtime: u64,
+    ) -> Result<Reply<'static>, Failure> {
+        let atime = pick(mask, SET_ATIME, atime);
+        let mtime = pick(mask, SET_MTIME, mtime);
+        let file: fs::File = self.open_data(request)?;
+        sys::set_times(file.as_fd(), atime, mtime).map_err(|e| io_fail(request, &e))?;
+        let m = file.metadata().map_err(|e| io_fail(request, &e))?;
+        Ok(Reply::Setattr(attr_of(&m)))
+    }
+
+    fn statfs(&self, request: &OwnedRequest) -> Result<Reply<'static>, Failure> {
+        let st = sys::statvfs(self.store.root_fd()).map_err(|e| io_fail(request, &e))?;
+        let files = self.names.len() as u64;
+        Ok(Reply::Statfs(wire::StatFsReply {
+            block_size: st.f_frsize,
+            blocks: st.f_blocks,
+            blocks_free: st.f_bfree,
+            blocks_avail: st.f_bavail,
+            files,
+            files_free: st.f_ffree,
+            name_max: u32::try_from(st.f_namemax).unwrap_or(u32::MAX),
+        }))
     }
 }

@@ -143,7 +143,7 @@ impl StoragePool {
     /// The eventfds a sleeping loop is woken through: the threads' and the
     /// ring's results, and a driven store's completions.
     pub(super) fn wake_fds(&self) -> Vec<RawFd> {
-        let mut fds = vec![self.threads.wake().raw(), self.ring.done.wake().raw()];
+        let mut fds = vec![self.threads.wake().raw(), self.ring.wake().raw()];
         fds.extend(self.store.driven_wake().map(|w| w.raw()));
         fds
     }
@@ -152,7 +152,7 @@ impl StoragePool {
     /// for results once more after this, then sleep.
     pub(super) fn park(&self) {
         self.threads.wake().park();
-        self.ring.done.wake().park();
+        self.ring.wake().park();
         if let Some(w) = self.store.driven_wake() {
             w.park();
         }
@@ -161,7 +161,7 @@ impl StoragePool {
     /// Awake again.
     pub(super) fn unpark(&self) {
         self.threads.wake().unpark();
-        self.ring.done.wake().unpark();
+        self.ring.wake().unpark();
         if let Some(w) = self.store.driven_wake() {
             w.unpark();
         }

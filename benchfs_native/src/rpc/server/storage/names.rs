@@ -1,14 +1,14 @@
 //! What the namespace requests do to the daemon's records
-//! (docs/NAMESPACE.md): the record ops run under the namespace's mutex on
-//! a pool thread; a data object's times (setattr with `FLAG_DATA`) are set
-//! on its backing file.
+//! (docs/NAMESPACE.md): [`Names`] owns the records, and its ops run under
+//! their mutex on a pool thread. A data object's own requests (stat,
+//! unlink, setattr with `FLAG_DATA`) are the store's, in `execute.rs`.
 
-use std::fs;
-use std::os::fd::AsFd as _;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::execute::{Storage, attr_of};
-use super::job::{Failure, fail, io_fail};
-use crate::namespace::{Changes, CountStep, Kind, Namespace, Record, SharedAttrs, split_parent};
+use super::job::{Failure, fail};
+use crate::namespace::{
+    Changes, CountStep, IdSource, Kind, Namespace, Record, SharedAttrs, split_parent,
+};
 use crate::rpc::server::clock::unix_now_ns;
 use crate::rpc::wire::{
     self, Attr, FileKind, OwnedRequest, Reply, RequestOf, RmdirStep, SET_ATIME, SET_GID, SET_MODE,
@@ -19,7 +19,7 @@ use crate::sys;
 /// The attributes of a record (a file's size, blocks and data times are
 /// the data daemons'; a symbolic link's size is its target's length; a
 /// hard-linked name's nlink is 0: its count is on its home daemon).
-pub(super) fn record_attr(r: &Record) -> Attr {
+fn record_attr(r: &Record) -> Attr {
     let kind = match r.kind {
         Kind::File => FileKind::File,
         Kind::Dir => FileKind::Dir,
@@ -49,7 +49,7 @@ fn link_target<'b>(request: &OwnedRequest, buf: &'b [u8]) -> Result<&'b str, Fai
     Ok(target)
 }
 
-fn pick<T>(mask: u32, bit: u32, v: T) -> Option<T> {
+pub(super) fn pick<T>(mask: u32, bit: u32, v: T) -> Option<T> {
     (mask & bit != 0).then_some(v)
 }
 
@@ -89,9 +89,45 @@ fn changes(mask: u32, mode: u32, uid: u32, gid: u32, atime: u64, mtime: u64) -> 
     }
 }
 
-impl Storage {
+/// A daemon's namespace records, shared by its storage threads.
+#[derive(Debug)]
+pub(super) struct Names(Mutex<Namespace>);
+
+impl Names {
+    /// An empty namespace of daemon `node_id`.
+    pub(super) fn new(node_id: u32) -> Names {
+        // A failing random source only makes a restarted daemon's ids
+        // likelier to repeat an earlier run's.
+        let seed = sys::random_u64().unwrap_or_else(|_| unix_now_ns());
+        let ids = IdSource::new(node_id, seed);
+        let names = Namespace::new(
+            ids,
+            unix_now_ns(),
+            sys::effective_uid(),
+            sys::effective_gid(),
+        );
+        Names(Mutex::new(names))
+    }
+
+    /// The records, locked. A panic on another storage thread would poison
+    /// the mutex; the records stay consistent (every op checks before it
+    /// changes).
+    fn lock(&self) -> MutexGuard<'_, Namespace> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records held (the root not counted).
+    pub(super) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Entries of the link table (docs/NAMESPACE.md, "Hard links").
+    pub(super) fn link_table_len(&self) -> usize {
+        self.lock().link_table_len()
+    }
+
     /// Runs a record op.
-    pub(super) fn run_names(
+    pub(super) fn run(
         &self,
         request: &OwnedRequest,
         buf: &mut Vec<u8>,
@@ -99,15 +135,7 @@ impl Storage {
         let now = unix_now_ns();
         let path = request.path();
         let no = |errno: i32| fail(request, errno, "");
-        if let RequestOf::Statfs = request {
-            return self.statfs(request);
-        }
-        // A panic on another pool thread would poison the mutex; the
-        // records stay consistent (every op checks before it changes).
-        let mut names = self
-            .names
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut names = self.lock();
         let ns: &mut Namespace = &mut names;
         if let RequestOf::Create {
             parent_here: true, ..
@@ -307,35 +335,5 @@ impl Storage {
             }
             _ => Err(no(libc::EINVAL)),
         }
-    }
-
-    /// Sets the times of data object `path` that `mask` names.
-    pub(super) fn data_times(
-        &self,
-        request: &OwnedRequest,
-        mask: u32,
-        atime: u64,
-        mtime: u64,
-    ) -> Result<Reply<'static>, Failure> {
-        let atime = pick(mask, SET_ATIME, atime);
-        let mtime = pick(mask, SET_MTIME, mtime);
-        let file: fs::File = self.open_data(request)?;
-        sys::set_times(file.as_fd(), atime, mtime).map_err(|e| io_fail(request, &e))?;
-        let m = file.metadata().map_err(|e| io_fail(request, &e))?;
-        Ok(Reply::Setattr(attr_of(&m)))
-    }
-
-    fn statfs(&self, request: &OwnedRequest) -> Result<Reply<'static>, Failure> {
-        let st = sys::statvfs(self.store.root_fd()).map_err(|e| io_fail(request, &e))?;
-        let files = self.namespace_records() as u64;
-        Ok(Reply::Statfs(wire::StatFsReply {
-            block_size: st.f_frsize,
-            blocks: st.f_blocks,
-            blocks_free: st.f_bfree,
-            blocks_avail: st.f_bavail,
-            files,
-            files_free: st.f_ffree,
-            name_max: u32::try_from(st.f_namemax).unwrap_or(u32::MAX),
-        }))
     }
 }

@@ -15,7 +15,7 @@
 //!
 //! No copy on the way: a rendezvous write's data is received straight
 //! into one of the store's registered buffers ([`Storage::write_buf`],
-//! taken at dispatch) and written from it; a read is read into one and
+//! taken at dispatch; [`Storage::start_on_ring`] starts the request) and written from it; a read is read into one and
 //! the reply is sent from it. An eager write's data is copied out of
 //! UCX's buffer straight into a registered buffer; a write that finds no
 //! free registered buffer is received into a pool vector and copied into
@@ -25,109 +25,33 @@ use super::execute::Storage;
 use super::job::{Job, Outcome, engine_fail};
 use crate::rpc::wire::{Reply, RequestOf};
 use crate::storage::buffer::FixedBuf;
-use crate::storage::store::{Completions, Finished, ReadAnswer};
+use crate::storage::store::{Completions, Finished};
+use crate::sys::ParkWake;
 
-impl Storage {
-    /// Starts `job` on the store's ring; `Ok` holds the job (its buffer
-    /// now with the store) until [`Storage::finish_on_ring`], `Err` gives
-    /// it back whole for the pool (a write's data perhaps still in `fixed`:
-    /// [`Job::unfix`]). A write received into a registered buffer is
-    /// written from it; a read answers with the registered buffer it was
-    /// read into, sent as the reply.
-    #[allow(
-        clippy::result_large_err,
-        reason = "the job moves whole either way; boxing it costs an allocation per request"
-    )]
-    pub fn start_on_ring(&self, mut job: Job, to: &Completions) -> Result<Job, Job> {
-        let tag = u64::from(job.token);
-        let started = match job.request {
-            RequestOf::Write {
-                chunk,
-                offset,
-                sync,
-                ..
-            } => {
-                let len = job.fixed.as_ref().map_or(job.buf.len(), FixedBuf::len) as u64;
-                let Ok(at) = self.file_offset(&job.request, chunk, offset, len) else {
-                    return Err(job);
-                };
-                let sync = sync || self.fsync_each_write;
-                let path = job.request.path();
-                if let Some(data) = job.fixed.take() {
-                    return match self.store.start_write_fixed(path, at, data, sync, tag, to) {
-                        Ok(()) => Ok(job),
-                        Err(data) => {
-                            job.fixed = Some(data);
-                            Err(job)
-                        }
-                    };
-                }
-                let data = std::mem::take(&mut job.buf);
-                self.store.start_write(path, at, data, sync, tag, to)
-            }
-            RequestOf::Read {
-                chunk, offset, len, ..
-            } => {
-                let Ok(at) = self.file_offset(&job.request, chunk, offset, len) else {
-                    return Err(job);
-                };
-                let Ok(len) = usize::try_from(len) else {
-                    return Err(job);
-                };
-                let out = std::mem::take(&mut job.buf);
-                let answer_in = ReadAnswer::Registered;
-                self.store
-                    .start_read(job.request.path(), at, len, out, answer_in, tag, to)
-            }
-            _ => return Err(job),
-        };
-        match started {
-            Ok(()) => Ok(job),
-            Err(buf) => {
-                job.buf = buf;
-                Err(job)
-            }
-        }
-    }
-
-    /// A registered buffer to receive `job`'s write data of `len` bytes
-    /// into, when the ring would start that write; `None`: receive it into
-    /// a pool vector.
-    pub fn write_buf(&self, job: &Job, len: usize) -> Option<FixedBuf> {
-        let RequestOf::Write { chunk, offset, .. } = job.request else {
-            return None;
-        };
-        let at = self
-            .file_offset(&job.request, chunk, offset, len as u64)
-            .ok()?;
-        self.store.write_buf(job.request.path(), at, len)
-    }
-
-    /// The outcome of `job`, started on the ring, from its result.
-    pub fn finish_on_ring(job: &Job, f: Finished) -> Outcome {
-        let result = match f.result {
-            Ok(n) => match job.request {
-                RequestOf::Read { .. } => Ok(Reply::Read {
-                    len: f.fixed.as_ref().map_or(f.buf.len(), FixedBuf::len) as u64,
-                }),
-                _ => Ok(Reply::Write { written: n as u64 }),
-            },
-            Err(e) => Err(engine_fail(&job.request, &e)),
-        };
-        Outcome {
-            token: job.token,
-            result,
-            buf: f.buf,
-            fixed: f.fixed,
-            storage_ns: f.storage_ns,
-        }
+/// The outcome of `job`, started on the ring, from its result.
+fn outcome_of(job: &Job, f: Finished) -> Outcome {
+    let result = match f.result {
+        Ok(n) => match job.request {
+            RequestOf::Read { .. } => Ok(Reply::Read {
+                len: f.fixed.as_ref().map_or(f.buf.len(), FixedBuf::len) as u64,
+            }),
+            _ => Ok(Reply::Write { written: n as u64 }),
+        },
+        Err(e) => Err(engine_fail(&job.request, &e)),
+    };
+    Outcome {
+        token: job.token,
+        result,
+        buf: f.buf,
+        fixed: f.fixed,
+        storage_ns: f.storage_ns,
     }
 }
 
 /// Jobs started on the ring, by token, until their result comes back.
 #[derive(Debug)]
 pub(super) struct OnRing {
-    pub(super) done: Completions,
+    done: Completions,
     jobs: rustc_hash::FxHashMap<u32, Job>,
 }
 
@@ -137,6 +61,11 @@ impl OnRing {
             done: Completions::new()?,
             jobs: rustc_hash::FxHashMap::default(),
         })
+    }
+
+    /// What wakes a sleeping loop when a result comes back.
+    pub(super) fn wake(&self) -> &ParkWake {
+        self.done.wake()
     }
 
     /// Starts `job` on `storage`'s ring, or gives it back for the pool.
@@ -160,7 +89,7 @@ impl OnRing {
         let f = self.done.try_take()?;
         let token = u32::try_from(f.tag).ok();
         Some(match token.and_then(|t| self.jobs.remove(&t)) {
-            Some(job) => Ok(Storage::finish_on_ring(&job, f)),
+            Some(job) => Ok(outcome_of(&job, f)),
             None => Err(f.buf),
         })
     }
