@@ -359,3 +359,9 @@ pub(super) fn var_str<'a>(
     std::str::from_utf8(bytes)
         .map_err(|e| DecodeError::new(at + e.valid_up_to(), field, "invalid UTF-8".to_owned()))
 }
+
+/// A header flag: `flag` when `on`, for the request and reply encoders.
+#[inline(always)]
+pub(super) fn flag(on: bool, flag: u16) -> u16 {
+    if on { flag } else { 0 }
+}

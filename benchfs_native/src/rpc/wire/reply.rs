@@ -4,7 +4,7 @@
 use super::attr::{Attr, FileKind, StatFsReply, put_attr, put_statfs, read_attr, read_statfs};
 use super::codec::{DecodeError, Reader, Writer};
 use super::dir_entry::DIR_ENTRY_FIXED;
-use super::header::{Frame, Header, Route, decode_header, put_frame, var_str};
+use super::header::{Frame, Header, Route, decode_header, flag, put_frame, var_str};
 use super::op::Op;
 use super::request::{check_target_payload, target_len_ok};
 use super::shared::{SharedAttr, put_shared, read_shared};
@@ -209,12 +209,6 @@ pub fn encode_reply(out: &mut Vec<u8>, route: Route, reply: &Reply<'_>) -> Resul
     let before = out.len();
     put_frame(out, &frame, w.bytes());
     Ok(out.len() - before)
-}
-
-/// `flag` when `on`.
-#[inline(always)]
-fn flag(on: bool, flag: u16) -> u16 {
-    if on { flag } else { 0 }
 }
 
 /// Writes the op's fixed part (none for an error); returns its flags

@@ -6,7 +6,7 @@ use super::rules::{check_link_count, target_len_ok};
 use crate::error::{Error, Result};
 use crate::rpc::wire::attr::FileKind;
 use crate::rpc::wire::codec::Writer;
-use crate::rpc::wire::header::{Frame, Route, put_frame};
+use crate::rpc::wire::header::{Frame, Route, flag, put_frame};
 use crate::rpc::wire::op::PathRule;
 use crate::rpc::wire::shared::put_shared;
 use crate::rpc::wire::{
@@ -40,12 +40,6 @@ pub fn encode_request(out: &mut Vec<u8>, route: Route, request: &Request<'_>) ->
     let before = out.len();
     put_frame(out, &frame, w.bytes());
     Ok(out.len() - before)
-}
-
-/// `flag` when `on`.
-#[inline(always)]
-fn flag(on: bool, flag: u16) -> u16 {
-    if on { flag } else { 0 }
 }
 
 /// Writes the op's fixed part; returns its flags.
