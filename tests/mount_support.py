@@ -14,7 +14,9 @@ import pytest
 from daemon_cluster import Cluster
 
 from benchfs.cluster.processes import ManagedProcess, kill_group, wait_process
-from benchfs.mount import MountSettings, find_mount, mount_in_background, unmount
+from benchfs.mount.control import mount_in_background, unmount
+from benchfs.mount.mountinfo import find_mount
+from benchfs.mount.settings import MountSettings
 
 #: Generous: only guards against a hang.
 HANG_GUARD_S = 120.0

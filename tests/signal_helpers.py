@@ -118,6 +118,12 @@ def assert_stopped_cleanly(
     assert "Traceback" not in stopped.stderr
     assert in_session(stopped.pid) == []
     assert stopped.started or in_process, "the command had started nothing when signalled"
-    assert [pid for pid in stopped.started if alive(pid)] == []
+    # The mount's guard may outlive its mount process by a moment (it checks
+    # the mount is gone, then exits): wait for the command's processes to end.
+    wait_for(
+        lambda: not [pid for pid in stopped.started if alive(pid)],
+        f"the processes the command started ({stopped.started}) to end",
+        timeout=30,
+    )
     assert processes_mentioning(str(under)) == []
     assert str(under) not in MOUNTINFO.read_text()

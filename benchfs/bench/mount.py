@@ -43,8 +43,9 @@ from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.daemon.settings import DaemonSettings, write_daemon_config
 from benchfs.errors import LaunchError, ToolError
 from benchfs.launchers.programs import daemon_argv
-from benchfs.mount import MountSettings, mount_in_background, unmount
 from benchfs.mount.cleanup import unmount_all_under
+from benchfs.mount.control import mount_in_background, unmount
+from benchfs.mount.settings import MountSettings
 from benchfs.tools.fio import FioJob, run_fio
 
 MiB = 1 << 20
@@ -225,7 +226,7 @@ def run_mount_bench(
     if settings.rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {settings.rounds}")
     # Checked before any daemon starts.
-    mount_settings = MountSettings(
+    mount_settings = MountSettings.checked(
         threads=settings.threads, session_spin_us=settings.session_spin_us
     )
     report = MountBenchReport(settings)

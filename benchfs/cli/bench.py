@@ -13,7 +13,12 @@ from benchfs.cli.cluster_display import print_cluster_report
 from benchfs.cli.console import make_console
 from benchfs.cli.rpc_display import print_rpc_report
 from benchfs.cli.tables import ColumnsOption, Grid, View, WideOption, print_grid
-from benchfs.config.model import MAX_BULK_SPIN_US, MAX_QUEUE_DEPTH
+from benchfs.config.model import (
+    MAX_BULK_SPIN_US,
+    MAX_MOUNT_SESSION_SPIN_US,
+    MAX_MOUNT_THREADS,
+    MAX_QUEUE_DEPTH,
+)
 from benchfs.config.sizes import parse_size
 
 app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference tool.")
@@ -358,7 +363,7 @@ def mount(
         int, typer.Option(min=100, help="4 KiB sequential operations at QD1.")
     ] = 2000,
     threads: Annotated[
-        int, typer.Option(min=0, max=256, help="Mount worker threads (0: none).")
+        int, typer.Option(min=0, max=MAX_MOUNT_THREADS, help="Mount worker threads (0: none).")
     ] = 4,
     rounds: Annotated[
         int,
@@ -373,7 +378,7 @@ def mount(
         typer.Option(
             "--session-spin",
             min=0,
-            max=1000,
+            max=MAX_MOUNT_SESSION_SPIN_US,
             help="Microseconds the mount's session thread polls for the next request "
             "before sleeping (0: none).",
         ),

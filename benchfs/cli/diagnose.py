@@ -17,6 +17,7 @@ from benchfs.cluster.hostfile import resolve_nodes
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.health.thresholds import load_thresholds
 from benchfs.launchers import get_launcher
+from benchfs.launchers.select import launcher_name_in
 
 if TYPE_CHECKING:  # the measuring modules pull in pandas: imported when the command runs
     from benchfs.health.diagnose import DiagnoseReport
@@ -27,12 +28,6 @@ err_console = make_console(stderr=True)
 _TEMP_DIR = Path(tempfile.gettempdir())
 DEFAULT_RESULTS = Path("results")  # benchfs run's output.results_dir
 _STATUS_STYLE = {"healthy": "bold green", "degraded": "bold yellow", "error": "bold red"}
-
-
-def _default_launcher(nodes: str | None) -> str:
-    if nodes is None or nodes == "local" or nodes.startswith("local:"):
-        return "local"
-    return "srun" if "SLURM_JOB_ID" in os.environ else "mpirun"
 
 
 def diagnose(
@@ -114,7 +109,7 @@ def diagnose(
             report = diagnose_local(directory, quick=quick, thresholds=thresholds, raw_dir=raw_dir)
     else:
         hosts = resolve_nodes(nodes)
-        launcher = get_launcher(launcher_name or _default_launcher(nodes))
+        launcher = get_launcher(launcher_name or launcher_name_in(nodes, os.environ))
         with Lifecycle(), _progress(json_output, f"diagnosing {directory} on {len(hosts)} nodes"):
             report = diagnose_cluster(
                 hosts,

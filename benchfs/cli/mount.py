@@ -12,7 +12,11 @@ import typer
 
 from benchfs.cluster.lifecycle import Lifecycle, Terminated
 from benchfs.cluster.private import make_user_root, private_umask, user_temp_root
-from benchfs.mount import MountSettings, mount_in_background, serve_in_foreground, unmount
+from benchfs.mount.control import mount_in_background, serve_in_foreground, unmount
+from benchfs.mount.settings import MountSettings
+
+# The options default to the model's own defaults (one shape: benchfs.mount.settings).
+DEFAULTS = MountSettings()
 
 #: What ``serve_in_foreground`` returns when a signal ended the mount.
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -42,20 +46,20 @@ def mount(
             "--threads",
             help="Worker threads for large transfers and queued requests (0: none).",
         ),
-    ] = 4,
+    ] = DEFAULTS.threads,
     attr_timeout: Annotated[
         float, typer.Option("--attr-timeout", help="Seconds the kernel may cache attributes.")
-    ] = 0.0,
+    ] = DEFAULTS.attr_timeout_s,
     entry_timeout: Annotated[
         float, typer.Option("--entry-timeout", help="Seconds the kernel may cache name lookups.")
-    ] = 0.0,
+    ] = DEFAULTS.entry_timeout_s,
     rpc_deadline: Annotated[
         float,
         typer.Option("--rpc-deadline", help="Seconds before an unanswered RPC is an error."),
-    ] = 30.0,
+    ] = DEFAULTS.rpc_deadline_s,
     connect_deadline: Annotated[
         float, typer.Option("--connect-deadline", help="Seconds to reach every daemon at start.")
-    ] = 60.0,
+    ] = DEFAULTS.connect_deadline_s,
     session_spin: Annotated[
         int,
         typer.Option(
@@ -63,7 +67,7 @@ def mount(
             help="Microseconds the session thread polls for the next request "
             "before sleeping (0: none).",
         ),
-    ] = 0,
+    ] = DEFAULTS.session_spin_us,
     log: Annotated[
         Path | None,
         typer.Option("--log", help="The background mount's log (default: per-user temp dir)."),
@@ -71,7 +75,7 @@ def mount(
 ) -> None:
     """Mount the daemons of a registry; in the background unless --foreground."""
     private_umask()
-    settings = MountSettings(
+    settings = MountSettings.checked(
         read_only=read_only,
         allow_other=allow_other,
         threads=threads,

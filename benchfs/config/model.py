@@ -15,15 +15,17 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from benchfs.config.metadata import MetadataConfig
 from benchfs.config.sizes import parse_size
 from benchfs.config.suite import EXTERNAL_TOOLS, SuiteConfig
+from benchfs_native import LIMITS
 
-# Limits the engine enforces (benchfs_native/src: the store's options, the
-# daemon's buffer pool, the client's largest I/O), checked here so a bad value
-# is refused at once, naming its key, rather than when a daemon starts.
+# Limits the engine enforces (its own, from benchfs_native.LIMITS: the store's
+# options, the daemon's buffer pool, the client's largest I/O, the mount's
+# threads and spin), checked here so a bad value is refused at once, naming
+# its key, rather than when a daemon or a mount starts.
 SECTOR = 512
-MAX_CHUNK = 1 << 30  # storage::store::options::MAX_CHUNK
-MAX_IO = 1 << 30  # rpc::client::ops::MAX_IO
+MAX_CHUNK = LIMITS["max_chunk"]
+MAX_IO = LIMITS["max_io"]
 MIN_POOL = 4096  # one page-aligned buffer
-MAX_POOL = 16 << 30  # storage::store::options::MAX_POOL_BYTES
+MAX_POOL = LIMITS["max_pool_bytes"]
 MAX_BLOCK = 1 << 40
 MAX_COUNT = 1 << 20  # segments, repetitions: a file stays below 2^62 bytes
 # Processes on this machine or per host: far beyond a real node, well below
@@ -46,9 +48,9 @@ LauncherName = Literal["auto", "local", "mpirun", "srun"]
 # BenchFS mounted through FUSE on every node (benchfs.run.mounts).
 Interface = Literal["native", "mount"]
 MAX_QUEUE_DEPTH = 256
-MAX_MOUNT_THREADS = 256
-MAX_MOUNT_SESSION_SPIN_US = 1000
-MAX_BULK_SPIN_US = 1_000_000  # rpc::server::MAX_BULK_SPIN
+MAX_MOUNT_THREADS = LIMITS["max_mount_threads"]
+MAX_MOUNT_SESSION_SPIN_US = LIMITS["max_mount_session_spin_us"]
+MAX_BULK_SPIN_US = LIMITS["max_bulk_spin_us"]
 DEFAULT_BULK_SPIN_US = 0  # rpc::server::DEFAULT_BULK_SPIN: off
 BulkSpinUs = Annotated[int, Field(ge=0, le=MAX_BULK_SPIN_US, strict=True)]
 # The kernel's attribute and entry caches: beyond an hour, a mistake.

@@ -35,6 +35,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from benchfs.cluster.private import user_temp_root
 from benchfs.config.model import (
     DEFAULT_BULK_SPIN_US,
+    MAX_CHUNK,
     MAX_POOL,
     MAX_SECONDS,
     BulkSpinUs,
@@ -45,13 +46,13 @@ from benchfs.config.model import (
 from benchfs.config.sizes import parse_size
 from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
+from benchfs_native import LIMITS
 
 RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 NODE_NAME_VARIABLE = "BENCHFS_NODE_NAME"
 PLACEHOLDERS = ("node_name", "node_id")
-MAX_CHUNK = 1 << 30
-MAX_CONCURRENCY = 4096
-MAX_NODE_NAME = 200
+MAX_CONCURRENCY = LIMITS["max_concurrency"]
+MAX_NODE_NAME = LIMITS["max_node_name"]
 # The config file of each daemon of a run, in the run's config directory.
 CONFIG_FILE = "daemon-{node_id}.toml"
 

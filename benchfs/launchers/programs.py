@@ -103,29 +103,20 @@ def workload_job(
 
 
 class MountArgs(NamedTuple):
-    """Where the mounts of a run go and what every one of them is asked."""
+    """Where the mounts of a run go, and what every one of them is asked: the
+    settings as ``benchfs.mount.settings.MountSettings.to_argv`` wrote them."""
 
     registry_dir: Path
     mount_root: Path
     ready_dir: Path
-    threads: int
-    attr_timeout_s: float
-    entry_timeout_s: float
-    rpc_deadline_s: float
-    connect_deadline_s: float
-    session_spin_us: int = 0
+    settings: tuple[str, ...] = ()
 
     def options(self) -> list[str]:
         return [
             "--registry", str(self.registry_dir),
             "--mount-root", str(self.mount_root),
             "--ready-dir", str(self.ready_dir),
-            "--threads", str(self.threads),
-            "--attr-timeout", f"{self.attr_timeout_s:g}",
-            "--entry-timeout", f"{self.entry_timeout_s:g}",
-            "--rpc-deadline", f"{self.rpc_deadline_s:g}",
-            "--connect-deadline", f"{self.connect_deadline_s:g}",
-            "--session-spin", str(self.session_spin_us),
+            *self.settings,
         ]  # fmt: skip
 
 

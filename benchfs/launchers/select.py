@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from benchfs.cluster.hostfile import LOCAL_HOST_PREFIX
 from benchfs.config.model import LauncherConfig
 from benchfs.errors import LaunchError
@@ -17,6 +19,14 @@ def launcher_name_for(settings: LauncherConfig, nodes_spec: str | None) -> str:
     if nodes_spec == "slurm":
         return "srun"
     return "mpirun"
+
+
+def launcher_name_in(nodes_spec: str | None, environ: Mapping[str, str]) -> str:
+    """``benchfs diagnose``'s default: local for the embedded cluster, srun inside a
+    Slurm job (``SLURM_JOB_ID``), else mpirun."""
+    if embedded(nodes_spec):
+        return "local"
+    return "srun" if "SLURM_JOB_ID" in environ else "mpirun"
 
 
 def embedded(nodes_spec: str | None) -> bool:

@@ -1,15 +1,7 @@
-"""The FUSE mount of a running cluster: its settings, starting it in the
-background, telling a BenchFS mount from others, and unmounting it."""
+"""The FUSE mount of a running cluster: its settings (``settings``), starting it
+in the background and unmounting it (``control``), telling a BenchFS mount from
+others (``mountinfo``), and the guard that detaches a mount left dead (``guard``).
 
-from benchfs.mount.control import mount_in_background, serve_in_foreground, unmount
-from benchfs.mount.mountinfo import MountEntry, find_mount
-from benchfs.mount.settings import MountSettings
-
-__all__ = [
-    "MountEntry",
-    "MountSettings",
-    "find_mount",
-    "mount_in_background",
-    "serve_in_foreground",
-    "unmount",
-]
+Nothing is imported here: ``python -m benchfs.mount.guard`` starts with this
+package, and the guard must be quick to start (it may outlive the mount).
+"""

@@ -81,7 +81,7 @@ def mount_in_background(
         str(registry),
         str(mountpoint),
         "--foreground",
-        *settings.cli_args(),
+        *settings.to_argv(),
     ]
     process = start(argv, name="benchfs mount", stdout=log, stderr=subprocess.STDOUT)
     process.close_files()

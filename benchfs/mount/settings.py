@@ -1,87 +1,142 @@
-"""The settings of a mount, checked once, as keyword arguments of the
-engine's ``serve_mount`` and as options of ``benchfs mount``."""
+"""The mount contract: one settings model, written and read by this module only.
+
+``MountSettings`` is every setting a mount is started with. Every entry point
+builds one (``benchfs mount`` from its options, a run from its ``[mount]``
+section and its deadlines, ``bench mount`` from its own); the engine takes
+its fields as the keyword arguments of ``serve_mount`` (``engine_kwargs``);
+a mount started in another process (``benchfs mount`` in the background, a
+run's mount on every node) gets them as options written by ``to_argv`` and
+read back by ``add_arguments``/``from_arguments``, one option per field, so
+the two sides cannot drift apart. The bounds are the engine's own
+(``benchfs_native.LIMITS``, through ``benchfs.config.model``).
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any, Self
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
+
+from benchfs.config.model import (
+    MAX_MOUNT_SESSION_SPIN_US,
+    MAX_MOUNT_THREADS,
+    CacheSeconds,
+    Deadlines,
+    MountConfig,
+)
 from benchfs.errors import ConfigError
 
-MAX_THREADS = 256
-# Longest session spin (the engine's bound): beyond it the spin only takes
-# a core from the daemons and the programs.
-MAX_SESSION_SPIN_US = 1000
+_OUT_OF_BOUNDS = frozenset({"greater_than", "greater_than_equal", "less_than_equal"})
+# An RPC or the connection to every daemon: beyond an hour, a mistake.
+DeadlineSeconds = Annotated[float, Field(gt=0, le=3600.0, allow_inf_nan=False)]
 
 
-@dataclass(frozen=True)
-class MountSettings:
+class MountSettings(BaseModel):
+    """Everything a mount is started with (docs/MOUNT.md, "Options")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     read_only: bool = False
+    # Other users may reach the mount (root only); the kernel then checks modes.
     allow_other: bool = False
-    threads: int = 4
-    attr_timeout_s: float = 0.0
-    entry_timeout_s: float = 0.0
-    rpc_deadline_s: float = 30.0
-    connect_deadline_s: float = 60.0
+    threads: Annotated[int, Field(ge=0, le=MAX_MOUNT_THREADS)] = 4
+    attr_timeout_s: CacheSeconds = 0.0
+    entry_timeout_s: CacheSeconds = 0.0
+    rpc_deadline_s: DeadlineSeconds = 30.0
+    connect_deadline_s: DeadlineSeconds = 60.0
     # After serving a request itself, the session thread polls /dev/fuse
     # this long for the next one before sleeping (docs/MOUNT.md).
-    session_spin_us: int = 0
+    session_spin_us: Annotated[int, Field(ge=0, le=MAX_MOUNT_SESSION_SPIN_US)] = 0
 
-    def __post_init__(self) -> None:
-        if not 0 <= self.threads <= MAX_THREADS:
-            raise ConfigError(f"--threads: {self.threads} is not between 0 and {MAX_THREADS}")
-        for name in ("attr_timeout_s", "entry_timeout_s"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 3600.0:
-                raise ConfigError(f"--{_flag(name)}: {value} is not between 0 and 3600 seconds")
-        for name in ("rpc_deadline_s", "connect_deadline_s"):
-            value = getattr(self, name)
-            if not 0.0 < value <= 3600.0:
-                raise ConfigError(f"--{_flag(name)}: {value} is not in (0, 3600] seconds")
-        if not 0 <= self.session_spin_us <= MAX_SESSION_SPIN_US:
-            raise ConfigError(
-                f"--session-spin: {self.session_spin_us} is not between 0 and "
-                f"{MAX_SESSION_SPIN_US} microseconds"
-            )
+    @model_validator(mode="after")
+    def _only_root_shares(self) -> Self:
         if self.allow_other and os.geteuid() != 0:
-            raise ConfigError("--allow-other: only root may let other users reach the mount")
+            raise ValueError("only root may let other users reach the mount")
+        return self
+
+    @classmethod
+    def checked(cls, **values: Any) -> MountSettings:
+        """The settings, or a ``ConfigError`` naming the option at fault."""
+        try:
+            return cls(**values)
+        except ValidationError as error:
+            first = error.errors()[0]
+            if not first["loc"]:  # the model's own check
+                message = str(first["msg"]).removeprefix("Value error, ")
+                raise ConfigError(f"--allow-other: {message}") from error
+            name = str(first["loc"][0])
+            raise ConfigError(
+                f"{option_of(name)}: {first['input']!r} {_expected(name, first)}"
+            ) from error
+
+    @classmethod
+    def for_run(cls, mount: MountConfig, deadlines: Deadlines) -> MountSettings:
+        """A run's mounts: its ``[mount]`` section and its deadlines; private and
+        read-write, never ``allow_other``."""
+        return cls.checked(
+            **mount.model_dump(),
+            rpc_deadline_s=deadlines.rpc_s,
+            connect_deadline_s=deadlines.register_s,
+        )
 
     def engine_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of ``benchfs_native.serve_mount``."""
-        return {
-            "read_only": self.read_only,
-            "allow_other": self.allow_other,
-            "threads": self.threads,
-            "attr_timeout_s": self.attr_timeout_s,
-            "entry_timeout_s": self.entry_timeout_s,
-            "rpc_deadline_s": self.rpc_deadline_s,
-            "connect_deadline_s": self.connect_deadline_s,
-            "session_spin_us": self.session_spin_us,
-        }
+        """Keyword arguments of ``benchfs_native.serve_mount``, one per field."""
+        return self.model_dump()
 
-    def cli_args(self) -> list[str]:
-        """The same settings as options of ``benchfs mount``."""
-        args = [
-            "--threads",
-            str(self.threads),
-            "--attr-timeout",
-            repr(self.attr_timeout_s),
-            "--entry-timeout",
-            repr(self.entry_timeout_s),
-            "--rpc-deadline",
-            repr(self.rpc_deadline_s),
-            "--connect-deadline",
-            repr(self.connect_deadline_s),
-            "--session-spin",
-            str(self.session_spin_us),
-        ]
-        if self.read_only:
-            args.append("--read-only")
-        if self.allow_other:
-            args.append("--allow-other")
-        return args
+    def to_argv(self) -> list[str]:
+        """The settings as options, read back by ``from_arguments``."""
+        argv: list[str] = []
+        for name, value in self.model_dump().items():
+            if isinstance(value, bool):
+                argv += [option_of(name)] if value else []
+            else:
+                argv += [option_of(name), repr(value)]
+        return argv
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """The options ``to_argv`` writes, on ``parser``."""
+        for name, field in cls.model_fields.items():
+            if field.annotation is bool:
+                parser.add_argument(option_of(name), dest=name, action="store_true")
+            else:
+                kind = int if field.annotation is int else float
+                parser.add_argument(option_of(name), dest=name, type=kind, default=field.default)
+
+    @classmethod
+    def from_arguments(cls, args: argparse.Namespace) -> MountSettings:
+        return cls.checked(**{name: getattr(args, name) for name in cls.model_fields})
+
+    @classmethod
+    def from_argv(cls, argv: Sequence[str]) -> MountSettings:
+        """The settings ``to_argv`` wrote."""
+        parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+        cls.add_arguments(parser)
+        try:
+            return cls.from_arguments(parser.parse_args(list(argv)))
+        except argparse.ArgumentError as error:
+            raise ConfigError(f"mount settings {' '.join(argv)}: {error}") from error
 
 
-def _flag(name: str) -> str:
-    return name.removesuffix("_s").replace("_", "-")
+def _expected(name: str, error: ErrorDetails) -> str:
+    """What a field takes, from its bounds: "is not between 0 and 1000 microseconds"."""
+    field = MountSettings.model_fields.get(name)
+    if field is None or error["type"] not in _OUT_OF_BOUNDS:
+        return f"is refused: {error['msg']}"
+    bounds = {key: getattr(meta, key) for meta in field.metadata for key in ("ge", "gt", "le")
+              if getattr(meta, key, None) is not None}  # fmt: skip
+    unit = " seconds" if name.endswith("_s") else " microseconds" if name.endswith("_us") else ""
+    if "le" not in bounds:
+        return f"is refused: {error['msg']}"
+    if "gt" in bounds:
+        return f"is not in ({bounds['gt']:g}, {bounds['le']:g}]{unit}"
+    return f"is not between {bounds.get('ge', 0):g} and {bounds['le']:g}{unit}"
+
+
+def option_of(field: str) -> str:
+    """``attr_timeout_s`` -> ``--attr-timeout``, ``session_spin_us`` -> ``--session-spin``."""
+    return "--" + field.removesuffix("_s").removesuffix("_us").replace("_", "-")

@@ -33,12 +33,7 @@ def parser() -> argparse.ArgumentParser:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--node", help="the node mounted here")
     which.add_argument("--nodes", nargs="+", help="the node of each launcher rank")
-    parser.add_argument("--threads", type=int, required=True)
-    parser.add_argument("--attr-timeout", type=float, required=True)
-    parser.add_argument("--entry-timeout", type=float, required=True)
-    parser.add_argument("--rpc-deadline", type=float, required=True)
-    parser.add_argument("--connect-deadline", type=float, required=True)
-    parser.add_argument("--session-spin", type=int, default=0, help="microseconds")
+    MountSettings.add_arguments(parser)
     return parser
 
 
@@ -61,14 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         node = node_of(args)
         # A run's mount is read-write and this user's only (never allow_other).
-        settings = MountSettings(
-            threads=args.threads,
-            attr_timeout_s=args.attr_timeout,
-            entry_timeout_s=args.entry_timeout,
-            rpc_deadline_s=args.rpc_deadline,
-            connect_deadline_s=args.connect_deadline,
-            session_spin_us=args.session_spin,
-        )
+        settings = MountSettings.from_arguments(args)
         ended = serve_run_mount(
             node, args.registry, args.mount_root / node, args.ready_dir / f"{node}.json", settings
         )

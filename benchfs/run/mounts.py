@@ -39,6 +39,7 @@ from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import MountArgs, mount_argv, mounts_job
 from benchfs.mount.cleanup import mounts_under, unmount_all_under
+from benchfs.mount.settings import MountSettings
 from benchfs.run.daemons import log_tail, ranks_named
 
 # Beyond the mount programs' own unmount, before SIGKILL.
@@ -61,18 +62,8 @@ def mount_root(data_base: Path, scratch_name: str, point: int) -> Path:
 
 
 def mount_args(config: RunConfig, registry_dir: Path, root: Path, ready_dir: Path) -> MountArgs:
-    mount = config.mount
-    return MountArgs(
-        registry_dir=registry_dir,
-        mount_root=root,
-        ready_dir=ready_dir,
-        threads=mount.threads,
-        attr_timeout_s=mount.attr_timeout_s,
-        entry_timeout_s=mount.entry_timeout_s,
-        rpc_deadline_s=config.cluster.deadlines.rpc_s,
-        connect_deadline_s=config.cluster.deadlines.register_s,
-        session_spin_us=mount.session_spin_us,
-    )
+    settings = MountSettings.for_run(config.mount, config.cluster.deadlines)
+    return MountArgs(registry_dir, root, ready_dir, tuple(settings.to_argv()))
 
 
 def mount_commands(
@@ -234,16 +225,7 @@ class MountGroup:
         """The mounts for the manifest: options, and per node where and what."""
         args = self.args
         return {
-            "options": {
-                "threads": args.threads,
-                "attr_timeout_s": args.attr_timeout_s,
-                "entry_timeout_s": args.entry_timeout_s,
-                "rpc_deadline_s": args.rpc_deadline_s,
-                "connect_deadline_s": args.connect_deadline_s,
-                "session_spin_us": args.session_spin_us,
-                "read_only": False,
-                "allow_other": False,
-            },
+            "options": MountSettings.from_argv(args.settings).model_dump(),
             "root": str(args.mount_root),
             "nodes": {
                 node: self.ready.get(node, {"mount_point": str(self.mount_point(node))})

@@ -23,6 +23,7 @@ from benchfs.launchers import (
     register_launcher,
 )
 from benchfs.launchers.mpirun import mpich_library_dir
+from benchfs.launchers.select import launcher_name_in
 
 A, B = Host("a", 2), Host("b", 3)
 ARGV = ["prog", "--flag", "x y"]
@@ -233,6 +234,21 @@ def test_launcher_choice(name: str, spec: str | None, chosen: str) -> None:
     settings = LauncherConfig(name=name)
     assert launcher_name_for(settings, spec) == chosen
     assert launcher_for(settings, spec).name == chosen
+
+
+@pytest.mark.parametrize(
+    ("spec", "environ", "chosen"),
+    [
+        (None, {"SLURM_JOB_ID": "7"}, "local"),
+        ("local:3", {}, "local"),
+        ("hosts.txt", {}, "mpirun"),
+        ("hosts.txt", {"SLURM_JOB_ID": "7"}, "srun"),
+    ],
+)
+def test_diagnose_s_default_launcher(
+    spec: str | None, environ: dict[str, str], chosen: str
+) -> None:
+    assert launcher_name_in(spec, environ) == chosen
 
 
 @pytest.mark.parametrize("name", ["mpirun", "srun"])

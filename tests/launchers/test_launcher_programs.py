@@ -76,22 +76,16 @@ def test_program_argv_of_each_node_program() -> None:
     ]  # fmt: skip
 
 
+MOUNT_SETTINGS = ("--threads", "4", "--entry-timeout", "0.5", "--session-spin", "50")
 MOUNT = MountArgs(
     registry_dir=Path("/s/g0/registry"),
     mount_root=Path("/d/benchfs-1-ab-mnt-p0"),
     ready_dir=Path("/s/mounts-p0"),
-    threads=4,
-    attr_timeout_s=0.0,
-    entry_timeout_s=0.5,
-    rpc_deadline_s=30.0,
-    connect_deadline_s=60.0,
-    session_spin_us=50,
+    settings=MOUNT_SETTINGS,
 )
 MOUNT_OPTIONS = [
     "--registry", "/s/g0/registry", "--mount-root", "/d/benchfs-1-ab-mnt-p0",
-    "--ready-dir", "/s/mounts-p0", "--threads", "4", "--attr-timeout", "0",
-    "--entry-timeout", "0.5", "--rpc-deadline", "30", "--connect-deadline", "60",
-    "--session-spin", "50",
+    "--ready-dir", "/s/mounts-p0", *MOUNT_SETTINGS,
 ]  # fmt: skip
 
 

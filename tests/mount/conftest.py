@@ -10,7 +10,7 @@ import pytest
 from daemon_cluster import Cluster
 from mount_support import Mounted, skip_without_fuse
 
-from benchfs.mount import MountSettings
+from benchfs.mount.settings import MountSettings
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from daemon_cluster import Cluster
 from mount_support import Mounted, skip_without_fuse, wait_for
 from signal_helpers import assert_stopped_cleanly, interrupt
 
-from benchfs.mount import find_mount
+from benchfs.mount.mountinfo import find_mount
 
 
 def benchfs(*args: str) -> subprocess.CompletedProcess[str]:

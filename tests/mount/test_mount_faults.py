@@ -17,10 +17,12 @@ from daemon_cluster import CHUNK, Cluster
 from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, wait_for
 
 from benchfs.cluster.processes import kill_group, wait_process
-from benchfs.mount import MountSettings, find_mount, mount_in_background, unmount
 from benchfs.mount.cleanup import unmount_now
+from benchfs.mount.control import mount_in_background, unmount
 from benchfs.mount.guard import ARMED_NAME, MountGuard
 from benchfs.mount.mountid import unique_mount_id
+from benchfs.mount.mountinfo import find_mount
+from benchfs.mount.settings import MountSettings
 
 pytestmark = pytest.mark.core_claim
 

@@ -11,7 +11,7 @@ import pytest
 from daemon_cluster import CHUNK, Cluster
 from mount_support import Mounted, skip_without_fuse
 
-from benchfs.mount import MountSettings
+from benchfs.mount.settings import MountSettings
 
 pytestmark = pytest.mark.core_claim
 

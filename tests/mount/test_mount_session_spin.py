@@ -15,7 +15,7 @@ from mount_support import Mounted, skip_without_fuse
 
 import benchfs_native
 from benchfs.errors import ConfigError
-from benchfs.mount import MountSettings
+from benchfs.mount.settings import MountSettings
 
 pytestmark = pytest.mark.core_claim
 SMALL = 4096
@@ -80,7 +80,7 @@ def test_the_unmount_log_counts_the_spins(tmp_path_factory: pytest.TempPathFacto
 
 def test_a_bad_spin_is_refused_naming_it(tmp_path_factory: pytest.TempPathFactory) -> None:
     with pytest.raises(ConfigError, match=r"^--session-spin: 1001 is not between 0 and 1000"):
-        MountSettings(session_spin_us=1001)
+        MountSettings.checked(session_spin_us=1001)
     root = tmp_path_factory.mktemp("fuse-spin-bad")
     # The engine checks it too, before reading the registry.
     with pytest.raises(ValueError, match=r"^session_spin"):

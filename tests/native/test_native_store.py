@@ -84,6 +84,37 @@ def test_any_contiguous_buffer_is_accepted(store: bn.ChunkStore) -> None:
     assert store.read("buf/a", 0, 100) == b"abcdefabcd"
 
 
+def test_a_buffer_another_thread_rewrites_is_written_as_it_was_at_the_call(
+    store: bn.ChunkStore,
+) -> None:
+    import threading
+
+    # Another thread rewrites the whole buffer, one byte value at a time, while the
+    # writes run with the GIL released: each write stores one whole value, never a
+    # mix (the engine copies a mutable buffer before it lets go of the GIL).
+    size = 8 << 20
+    data = bytearray(size)
+    stop = threading.Event()
+
+    def rewrite() -> None:
+        value = 0
+        while not stop.is_set():
+            value = (value + 1) % 256
+            data[:] = bytes([value]) * size
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    try:
+        for round_ in range(8):
+            store.write(f"torn/{round_}", 0, data)
+    finally:
+        stop.set()
+        writer.join()
+    for round_ in range(8):
+        written = store.read(f"torn/{round_}", 0, size)
+        assert len(written) == size and written.count(written[:1]) == size, round_
+
+
 def test_list_stat_truncate_remove(store: bn.ChunkStore) -> None:
     store.write("ls/one", 0, b"1")
     store.write("ls/two", 10, b"2")

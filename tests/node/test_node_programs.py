@@ -28,6 +28,7 @@ from benchfs.launchers.programs import (
     host_argv,
     mount_argv,
 )
+from benchfs.mount.settings import MountSettings
 from benchfs.node import daemon, diagnose, mount
 from benchfs.node.daemon import rank_from_env
 from benchfs.node.host import clean
@@ -98,20 +99,17 @@ def test_the_argv_the_orchestration_builds_is_what_the_programs_parse() -> None:
     assert PreflightArgs(args.transfer_size, args.files, args.file_size, args.runtime) == preflight
     assert daemon_argv(Path("/c"))[:3] == [sys.executable, "-m", "benchfs.node.daemon"]
     assert host_argv("stop", "/r", "5")[2:] == ["benchfs.node.host", "stop", "/r", "5"]
-    options = MountArgs(Path("/r"), Path("/m"), Path("/ready"), 8, 0.0, 1.5, 30.0, 60.0)
+    settings = MountSettings(threads=8, entry_timeout_s=1.5, rpc_deadline_s=2.25, session_spin_us=7)
+    options = MountArgs(Path("/r"), Path("/m"), Path("/ready"), tuple(settings.to_argv()))
     args = mount.parser().parse_args(mount_argv(options, "n4")[3:])
     assert (args.registry, args.mount_root, args.ready_dir, args.node, args.nodes) == (
         Path("/r"), Path("/m"), Path("/ready"), "n4", None,
     )  # fmt: skip
-    parsed = MountArgs(
-        args.registry, args.mount_root, args.ready_dir, args.threads,
-        args.attr_timeout, args.entry_timeout, args.rpc_deadline, args.connect_deadline,
-    )  # fmt: skip
-    assert parsed == options
+    assert MountSettings.from_arguments(args) == settings
 
 
 def test_a_mount_rank_mounts_the_node_of_its_rank(monkeypatch: pytest.MonkeyPatch) -> None:
-    options = MountArgs(Path("/r"), Path("/m"), Path("/ready"), 8, 0.0, 1.5, 30.0, 60.0)
+    options = MountArgs(Path("/r"), Path("/m"), Path("/ready"), tuple(MountSettings().to_argv()))
     args = mount.parser().parse_args([*mount_argv(options, "x")[3:-2], "--nodes", "a", "b"])
     monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
     assert mount.node_of(args) == "b"

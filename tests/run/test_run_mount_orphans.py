@@ -15,8 +15,10 @@ from mount_support import skip_without_fuse, wait_for
 from run_helpers import environment
 
 from benchfs.cluster.processes import kill_group
-from benchfs.mount import MountSettings, find_mount, mount_in_background
 from benchfs.mount.cleanup import mounts_under
+from benchfs.mount.control import mount_in_background
+from benchfs.mount.mountinfo import find_mount
+from benchfs.mount.settings import MountSettings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

@@ -10,6 +10,7 @@ they return are the TypedDicts of ``benchfs_native._types``.
 """
 
 from benchfs_native._native import (
+    LIMITS,
     ChunkStore,
     Client,
     __version__,
@@ -44,6 +45,7 @@ from benchfs_native._types import (
 )
 
 __all__ = [
+    "LIMITS",
     "BuildInfo",
     "ChunkStore",
     "Client",

@@ -26,6 +26,7 @@ from benchfs_native._types import (
 )
 
 __all__ = [
+    "LIMITS",
     "ChunkStore",
     "Client",
     "__version__",
@@ -43,6 +44,10 @@ __all__ = [
 ]
 
 __version__: str
+# The engine's bounds by name (bytes, counts or microseconds, as the name says):
+# max_chunk, max_pool_bytes, max_io, max_read, max_concurrency, max_bulk_spin_us,
+# max_mount_threads, max_mount_session_spin_us, max_name, max_path, max_node_name.
+LIMITS: dict[str, int]
 
 def build_info() -> BuildInfo:
     """Version, cargo profile and git revision the extension was built from,

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use super::args::{self, int_arg, seconds};
-use super::buffer::BorrowedBytes;
+use super::buffer::InputBytes;
 use super::error::{BoundaryError, BoundaryResult};
 use super::json::json_loads;
 use super::keywords::keyword_arguments;
@@ -194,7 +194,7 @@ impl PyClient {
         data: &Bound<'_, PyAny>,
     ) -> BoundaryResult<u64> {
         let offset = int_arg(offset, "offset", MAX_OFFSET)?;
-        let data = BorrowedBytes::new(data)?;
+        let data = InputBytes::new(data)?;
         let bytes = data.as_bytes();
         self.run(py, |c| c.write(handle, offset, bytes))
     }

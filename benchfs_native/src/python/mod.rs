@@ -27,6 +27,7 @@ mod daemon;
 mod error;
 mod json;
 mod keywords;
+mod limits;
 mod metadata;
 mod mount;
 mod phase;
@@ -42,6 +43,7 @@ use pyo3::prelude::*;
 #[pyo3(name = "_native")]
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("LIMITS", limits::limits(m.py())?)?;
     m.add_class::<store::PyChunkStore>()?;
     m.add_class::<client::PyClient>()?;
     m.add_function(wrap_pyfunction!(build_info::build_info, m)?)?;

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use super::args::{int_arg, positive, positive_usize, trace_config};
-use super::buffer::BorrowedBytes;
+use super::buffer::InputBytes;
 use super::error::BoundaryResult;
 use crate::storage::store::{MAX_OFFSET, MAX_READ};
 use crate::storage::{ChunkStore, StoreOptions, StoreStats};
@@ -94,7 +94,7 @@ impl PyChunkStore {
         data: &Bound<'_, PyAny>,
     ) -> BoundaryResult<usize> {
         let offset = int_arg(offset, "offset", MAX_OFFSET)?;
-        let data = BorrowedBytes::new(data)?;
+        let data = InputBytes::new(data)?;
         let bytes = data.as_bytes();
         let store = &self.store;
         Ok(py.detach(|| store.write(path, offset, bytes))?)

@@ -39,6 +39,7 @@ pub use buf::{Piece, SharedBuf};
 pub use inflight::{Answer, Counters, Entry};
 pub use metadata::{ItemDone, ItemKind, MetadataOp, MetadataResult, MetadataSpec, run_items};
 pub use namespace::{SetAttr, StatFs};
+pub use ops::MAX_IO;
 pub use pattern::Pattern;
 pub use phase::{PhaseResult, PhaseSpec};
 pub use progress::{PROGRESS_EVERY, Progress};
