@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 CRATE := benchfs_native
 DEB_PACKAGES := fio fuse3 sysstat libucx-dev ucx-utils clang libclang-dev pkg-config \
 	openmpi-bin libopenmpi-dev mpich iproute2 iputils-ping e2fsprogs util-linux rsync \
-	slurmctld slurmd slurm-client munge autoconf automake libtool postgresql
+	slurmctld slurmd slurm-client munge autoconf automake libtool postgresql chromium
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.loaders.run import RunData, flatten
 from analysis.reports import plots
+from analysis.reports.headline import headline_table, run_title
 from analysis.reports.model import Figure, Report, Section, Table
 from analysis.reports.phases import DATA_COLUMNS, phase_tables, tool_output_tables
 from analysis.reports.suite import suite_tables
@@ -24,30 +25,45 @@ MAX_SLOW_NODE_SERIES = 3
 
 
 def build_report(run: RunData, plots_dir: Path, stats: TraceStats | None = None) -> Report:
-    """The report of ``run``; PNGs are written into ``plots_dir``."""
+    """The report of ``run``; PNGs are written into ``plots_dir``.
+
+    It leads with the answer: the title (label, target, date), the findings,
+    the headline table, the per-node results; then every figure in detail;
+    the manifest and the configuration last."""
     if stats is None and run.traces is not None:
         stats = trace_stats(run.traces, iostat=run.iostat, all_nodes=_hosts_used(run))
-    report = Report(f"BenchFS run {run.label}")
+    report = Report(run_title(run))
     _findings(report.section("Findings"), run, stats)
-    _run_section(report.section("Run"), run)
-    _history_section(report, run.manifest)
-    workload = report.section("Workload")
+    results = report.section("Results")
     if run.suite is not None:
-        workload.tables += suite_tables(run.workload, run.suite)
+        results.tables += suite_tables(run.workload, run.suite)
+    headline = headline_table(run)
+    if headline is not None:
+        results.tables.append(headline)
+    ops = None
+    if run.traces is not None and run.traces.has(STORAGE_OP):
+        ops = run.traces.kind(STORAGE_OP)
+    nodes = Section("Nodes")
+    _nodes(nodes, run, stats, ops, plots_dir)
+    if nodes.bullets or nodes.tables:
+        report.sections.append(nodes)
+    _history_section(report, run.manifest)
+    workload = report.section("Every figure of each phase")
     workload.tables += phase_tables(run.workload) + tool_output_tables(run.manifest)
     if stats is not None and run.traces is not None:
-        add_trace_sections(report, run.traces.kind(STORAGE_OP) if run.traces.has(STORAGE_OP)
-                           else None, stats, plots_dir)  # fmt: skip
+        add_trace_sections(report, ops, stats, plots_dir)
     if run.preflight is not None:
         section = report.section("Preflight (fio)")
         section.tables.append(Table("fio per node, job and direction", run.preflight))
+    _run_section(report, run)
     return report
 
 
 def add_trace_sections(
     report: Report, ops: pd.DataFrame | None, stats: TraceStats, plots_dir: Path
 ) -> None:
-    """Latency, nodes, io_depth, RPC and cross-check sections from trace statistics."""
+    """Latency, io_depth, RPC and cross-check sections from trace statistics (the
+    nodes have their own section, near the top)."""
     if stats.latency_by_op is not None and ops is not None:
         section = report.section("Storage I/O latency")
         section.tables.append(Table("Latency per operation", stats.latency_by_op))
@@ -55,8 +71,6 @@ def add_trace_sections(
             section.tables.append(Table("Share of ops per latency bucket", stats.latency_buckets))
         path = plots.latency_cdf(ops, plots_dir / "latency_cdf.png", highlight=stats.slow_nodes)
         section.figures.append(Figure("Latency CDF per node", path))
-    if stats.node_table is not None:
-        _nodes(report.section("Nodes"), stats, ops, plots_dir)
     if stats.io_depth is not None:
         _io_depth(report.section("io_depth (SQEs per io_uring submit)"), stats, plots_dir)
     if stats.rpc_phases is not None:
@@ -147,7 +161,9 @@ def _checked(stats: TraceStats) -> list[str]:
     return checked
 
 
-def _run_section(section: Section, run: RunData) -> None:
+def _run_section(report: Report, run: RunData) -> None:
+    """What ran and how: the manifest, then the effective configuration."""
+    section = report.section("Run: manifest", collapsed=True)
     rows = [(key, value) for key, value in run.manifest.items() if _is_scalar(value)]
     command = run.manifest.get("command_line")
     if isinstance(command, list):
@@ -158,14 +174,9 @@ def _run_section(section: Section, run: RunData) -> None:
     section.tables.append(
         Table("Manifest", pd.DataFrame(rows, columns=["field", "value"]).astype(str))
     )
-    hosts = run.manifest.get("hosts")
-    if isinstance(hosts, dict):
-        for key in ("given", "used", "excluded"):
-            if key in hosts:
-                section.bullets.append(f"hosts {key}: {_describe(hosts[key])}")
     if run.config:
         flat = flatten(run.config)
-        section.tables.append(
+        report.section("Run: effective configuration", collapsed=True).tables.append(
             Table(
                 "Effective configuration",
                 pd.DataFrame(list(flat.items()), columns=["key", "value"]).astype(str),
@@ -173,8 +184,25 @@ def _run_section(section: Section, run: RunData) -> None:
         )
 
 
-def _nodes(section: Section, stats: TraceStats, ops: pd.DataFrame | None, plots_dir: Path) -> None:
-    assert stats.node_table is not None and stats.node_over_time is not None
+def _hosts(section: Section, manifest: dict[str, Any]) -> None:
+    hosts = manifest.get("hosts")
+    if isinstance(hosts, dict):
+        for key in ("given", "used", "excluded"):
+            if key in hosts:
+                section.bullets.append(f"hosts {key}: {_describe(hosts[key])}")
+
+
+def _nodes(
+    section: Section,
+    run: RunData,
+    stats: TraceStats | None,
+    ops: pd.DataFrame | None,
+    plots_dir: Path,
+) -> None:
+    """The hosts given, used and left out, then each node's figures from the traces."""
+    _hosts(section, run.manifest)
+    if stats is None or stats.node_table is None or stats.node_over_time is None:
+        return
     table = stats.node_table
     caption = "Per node, worst first (slow = over the threshold)"
     if len(table) > MAX_NODE_ROWS:

@@ -31,6 +31,8 @@ class Section:
     bullets: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
+    # Reference material (manifest, configuration): folded away in HTML, last in both.
+    collapsed: bool = False
 
 
 @dataclass
@@ -38,7 +40,7 @@ class Report:
     title: str
     sections: list[Section] = field(default_factory=list)
 
-    def section(self, title: str) -> Section:
-        section = Section(title)
+    def section(self, title: str, *, collapsed: bool = False) -> Section:
+        section = Section(title, collapsed=collapsed)
         self.sections.append(section)
         return section

@@ -31,12 +31,12 @@ def test_report_files(run_dir: Path) -> None:
 
 def test_markdown_answers_the_field_questions(run_dir: Path) -> None:
     text = write_report(run_dir).markdown.read_text()
-    for heading in ("## Findings", "## Workload", "## Storage I/O latency",
+    for heading in ("## Findings", "## Every figure of each phase", "## Storage I/O latency",
                     "## Nodes", "## io_depth (SQEs per io_uring submit)", "## RPC",
                     "## Cross-check with iostat", "## Preflight (fio)"):  # fmt: skip
         assert heading in text
     # the slow node is named in the findings, with its pattern over time
-    findings = text.split("## Run")[0]
+    findings = text.split("## Results")[0]
     assert "node03 (constant)" in findings
     # node03's reads are ~1000x its writes per op; the parts of the time are named
     assert "node03: reads are" in findings and "storage op" in findings
@@ -86,7 +86,8 @@ def test_report_without_traces(run_dir: Path) -> None:
     text = write_report(run_dir).markdown.read_text()
     assert "no engine traces in this run" in text
     assert "not in this run: traces/" in text
-    assert "## Nodes" not in text
+    assert "## Nodes" in text and "- hosts used: node00" in text  # the hosts, no figures
+    assert "Per node, worst first" not in text
 
 
 def test_trace_stats_of_the_run(run_dir: Path) -> None:

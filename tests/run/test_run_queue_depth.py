@@ -38,6 +38,6 @@ def test_queue_depth_1_and_16_are_kept_and_recorded(tmp_path: Path) -> None:
     assert windows[deep] > 1
     # One transfer in flight per rank leaves each ring too little to batch:
     # the report must not claim batching either way.
-    findings = write_report(shallow).markdown.read_text().split("## Run")[0]
+    findings = write_report(shallow).markdown.read_text().split("## Results")[0]
     assert "not enough load to judge batching" in findings
     assert "batching present" not in findings
