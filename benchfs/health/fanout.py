@@ -25,7 +25,7 @@ from benchfs.errors import LaunchError, ToolError
 from benchfs.health.model import NodeMeasurement
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import PreflightArgs, diagnose_worker
-from benchfs.launchers.said import launcher_reason
+from benchfs.launchers.said import is_rule, launcher_reason
 
 
 def node_directory(directory: Path, host: Host, launcher: Launcher) -> Path:
@@ -143,7 +143,7 @@ def _what_it_said(err: str) -> str:
     """The launcher's reason when its help text is there (the first line outside its
     dashed blocks), else the worker's own last lines."""
     lines = [line.strip() for line in err.strip().splitlines() if line.strip()]
-    if any(len(line) >= 10 and set(line) <= {"-", "="} for line in lines):
+    if any(is_rule(line) for line in lines):
         return launcher_reason(err)
     return "; ".join(lines[-3:])
 

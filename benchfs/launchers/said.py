@@ -17,9 +17,14 @@ def launcher_reason(text: str) -> str:
     in_block = False
     for raw in text.splitlines():
         line = raw.strip()
-        if line and set(line) <= {"-", "="}:
+        if is_rule(line):
             in_block = not in_block
             continue
         if line:
             (inside if in_block else outside).append(line)
     return (outside or inside or [""])[0]
+
+
+def is_rule(line: str) -> bool:
+    """A dashed line that opens or closes a block of Open MPI's or MPICH's help text."""
+    return len(line) >= 10 and set(line.strip()) <= {"-", "="}
