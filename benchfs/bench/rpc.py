@@ -265,7 +265,8 @@ class RpcBenchSettings:
     buffer_pool_size: int = 256 * MiB
     # The daemon's bulk_spin_us (None: the daemon's default).
     bulk_spin_us: int | None = None
-    examples_dir: Path | None = None  # default: the source tree's release build
+    # default: the release build of the source tree the package was built from
+    examples_dir: Path | None = None
     perftest: str = PERFTEST  # a path or a name on PATH
 
 
@@ -276,7 +277,7 @@ def run_rpc_bench(
     on_step: Callable[[str], None] = lambda _: None,
 ) -> list[RpcBenchReport]:
     settings = settings or RpcBenchSettings()
-    examples = find_examples(settings.examples_dir)
+    examples = find_examples(settings.examples_dir, on_step=on_step)
     perftest = probe_perftest(settings.perftest)
     return [_one_transport(t, settings, examples, perftest, on_step) for t in transports]
 

@@ -263,8 +263,8 @@ def rpc(
         Path | None,
         typer.Option(
             "--examples-dir",
-            help="Where am_pingpong and core_to_core are "
-            "(default: benchfs_native/target/release/examples; `make examples` builds them).",
+            help="Where am_pingpong and core_to_core are (default: the release build of "
+            "the source tree the package was built from, built there on first use).",
         ),
     ] = None,
     perftest: Annotated[

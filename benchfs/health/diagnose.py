@@ -17,12 +17,13 @@ from typing import Any
 
 from benchfs.cluster.hostfile import Host
 from benchfs.health.assess import assess_nodes, exit_code, metric_value, overall_status
-from benchfs.health.fanout import run_on_nodes
+from benchfs.health.fanout import failed_node, run_on_nodes
 from benchfs.health.measure import measure_node
 from benchfs.health.model import DATA_VERSION, NodeAssessment, NodeMeasurement
 from benchfs.health.plan import Plan
 from benchfs.health.policy import PolicyMetric, PolicyResult, decide_exclusions
 from benchfs.health.preflight import NS_PER_MS, node_errors
+from benchfs.health.reachable import unreachable_hosts
 from benchfs.health.thresholds import Thresholds
 from benchfs.launchers.base import Launcher
 
@@ -146,8 +147,13 @@ def diagnose_cluster(
 ) -> DiagnoseReport:
     started = _now()
     deadline = deadline_s or (QUICK_DEADLINE_S if quick else FULL_DEADLINE_S)
-    nodes = run_on_nodes(
-        hosts,
+    # A host the launcher cannot reach is a failed node named with the launcher's reason;
+    # the others are measured.
+    unreachable = {} if launcher.capabilities.runs_here else {
+        item.host: item.reason for item in unreachable_hosts(hosts, launcher, env=env)
+    }  # fmt: skip
+    measured = run_on_nodes(
+        [host for host in hosts if host.name not in unreachable],
         launcher,
         directory,
         quick=quick,
@@ -155,6 +161,15 @@ def diagnose_cluster(
         env=env,
         raw_dir=raw_dir,
     )
+    by_name = {node.node: node for node in measured}
+    nodes = [
+        by_name[host.name]
+        if host.name in by_name
+        else failed_node(
+            host.name, f"cannot reach it through {launcher.name}: {unreachable[host.name]}"
+        )
+        for host in hosts
+    ]
     return build_report(directory, nodes, thresholds, quick=quick, started_at=started)
 
 

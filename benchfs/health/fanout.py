@@ -25,6 +25,7 @@ from benchfs.errors import LaunchError, ToolError
 from benchfs.health.model import NodeMeasurement
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import PreflightArgs, diagnose_worker
+from benchfs.launchers.said import is_rule, launcher_reason
 
 
 def node_directory(directory: Path, host: Host, launcher: Launcher) -> Path:
@@ -128,10 +129,23 @@ def _collect(
         try:
             return _measurement(out, host.name)
         except ToolError as exc:
-            tail = "; ".join(line for line in err.strip().splitlines()[-3:] if line.strip())
             code = process.popen.returncode
-            error = f"{exc} (exit code {code}{'; ' + tail if tail else ''})"
+            said = _what_it_said(err)
+            if not out.strip():
+                error = f"the diagnose worker on {host.name} printed nothing (exit code {code})"
+                error += f": {said}" if said else ""
+            else:
+                error = f"{exc} (exit code {code}{'; ' + said if said else ''})"
     return failed_node(host.name, error)
+
+
+def _what_it_said(err: str) -> str:
+    """The launcher's reason when its help text is there (the first line outside its
+    dashed blocks), else the worker's own last lines."""
+    lines = [line.strip() for line in err.strip().splitlines() if line.strip()]
+    if any(is_rule(line) for line in lines):
+        return launcher_reason(err)
+    return "; ".join(lines[-3:])
 
 
 def _measurement(text: str, node: str) -> NodeMeasurement:

@@ -114,13 +114,15 @@ def decide_exclusions(
     for node in candidates:
         found = tuple(strong.get(node, ()))
         if len(nodes) - len(excluded) - 1 < floor:
-            decisions[node] = Decision(
-                node,
-                False,
-                f"kept despite the evidence: excluding it would leave fewer than {floor} nodes",
-                found,
-                errors.get(node),
+            below = f"excluding it would leave fewer than {floor} nodes"
+            # A node that could not be measured has not passed: it is kept unchecked, never
+            # "despite the evidence" as if the preflight had cleared it.
+            reason = (
+                f"kept unchecked: its preflight could not run ({errors[node]}); {below}"
+                if node in errors
+                else f"kept despite the evidence: {below}"
             )
+            decisions[node] = Decision(node, False, reason, found, errors.get(node))
             continue
         excluded.append(node)
         if node in errors:

@@ -45,6 +45,7 @@ from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated, stop_reque
 from benchfs.cluster.private import make_private_dir
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
+from benchfs.health.reachable import check_reachable
 from benchfs.history.record import record_safely
 from benchfs.history.rows import run_record
 from benchfs.launchers.base import Launcher
@@ -158,11 +159,13 @@ def _preflight(
     env: Mapping[str, str],
 ) -> list[Host]:
     """Step 4: the hosts the point goes on with, the decisions recorded."""
-    observer.step("preflight")
     # Only what the nodes' programs need: a launcher puts these on its command line.
-    outcome = preflight_step(
-        config, hosts, launcher, record.run_dir, env=forwarded_environment(env)
-    )
+    forwarded = forwarded_environment(env)
+    if not launcher.capabilities.runs_here:
+        observer.step(f"checking that {launcher.name} reaches {len(hosts)} hosts")
+        check_reachable(hosts, launcher, env=forwarded)
+    observer.step("preflight")
+    outcome = preflight_step(config, hosts, launcher, record.run_dir, env=forwarded)
     outcome = history_step(config, len(hosts), outcome, env)
     record.preflight(outcome.record, outcome.hosts, outcome.excluded)
     for line in outcome.lines:

@@ -204,6 +204,9 @@ def preflight_step(
                 f"preflight: {decision.node} kept (preflight.exclude_slow is false), "
                 f"would be excluded: {decision.reason}"
             )
+        elif decision.error is not None:
+            action = "kept (unchecked)"
+            lines.append(f"preflight: {decision.node} {decision.reason}")
         else:
             action = "kept (flagged)" if flagged else "kept"
             if flagged:

@@ -7,23 +7,30 @@
 - ``core_to_core``: a cache line passed back and forth between two CPUs,
   which shows where the host has placed the two virtual CPUs at the moment.
 
-They are cargo examples of the ``benchfs-ucx`` crate, not installed with the
-package: they are looked for in the source tree's release build directory
-(``make examples`` builds them there) or in the directory given.
+They are cargo examples of the ``benchfs-ucx`` crate, not in the wheel:
+they are looked for in the directory given, else in the release build of
+the engine's source tree the installed package was built from (its
+``build_info()["source_dir"]``, wherever the command runs), and built there
+with cargo on first use (``make examples`` does the same). Without that
+tree the error says in one line how to get them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchfs.errors import ToolError
 from benchfs.tools.process import run_tool
 
-DEFAULT_DIR = Path("benchfs_native/target/release/examples")
 BUILD_COMMAND = "make examples"
+NAMES = ("am_pingpong", "core_to_core")
 CORE_TO_CORE_ITERATIONS = 100_000
+# Building them compiles the UCX binding once more if the wheel's build is gone.
+BUILD_DEADLINE_S = 1800.0
 
 
 @dataclass(frozen=True)
@@ -32,17 +39,84 @@ class Examples:
     core_to_core: Path
 
 
-def find_examples(directory: Path | None = None) -> Examples:
-    """Both example binaries in ``directory`` (default: the source tree's build)."""
-    where = directory if directory is not None else DEFAULT_DIR
-    found = Examples(where / "am_pingpong", where / "core_to_core")
-    for binary in (found.am_pingpong, found.core_to_core):
-        if not binary.is_file():
+def find_examples(
+    directory: Path | None = None,
+    *,
+    source_dir: Path | None = None,
+    on_step: Callable[[str], None] = lambda _: None,
+) -> Examples:
+    """Both example binaries: in ``directory`` when given, else in the release
+    build of ``source_dir`` (default: the source tree this package was built
+    from), built there first when they are not."""
+    if directory is not None:
+        found = _present(directory)
+        if found is None:
             raise ToolError(
-                f"{binary} not found: build the UCX examples with `{BUILD_COMMAND}` "
-                "in the source tree (or give their directory with --examples-dir)"
+                f"{directory}: no {' and '.join(NAMES)} there (--examples-dir): build them "
+                f"with `{BUILD_COMMAND}` in a BenchFS source tree"
             )
+        return found
+    source = source_dir if source_dir is not None else built_from()
+    how = (
+        f"build them with `{BUILD_COMMAND}` in a BenchFS source tree and give "
+        "--examples-dir SOURCE/benchfs_native/target/release/examples"
+    )
+    if source is None or not (source / "Cargo.toml").is_file():
+        gone = "is not known" if source is None else f"({source}) is not there"
+        raise ToolError(
+            f"the UCX examples {' and '.join(NAMES)} are not installed with the package and "
+            f"the source tree it was built from {gone}: {how}"
+        )
+    built = examples_dir_of(source)
+    found = _present(built)
+    if found is not None:
+        return found
+    argv = build_argv(source)
+    if shutil.which(argv[0]) is None:
+        raise ToolError(
+            f"the UCX examples are not built in {built} and cargo is not on PATH: {how}"
+        )
+    on_step(f"building the UCX examples {' and '.join(NAMES)} once, into {built}: {' '.join(argv)}")
+    result = run_tool(argv, tool="cargo", where="the UCX examples", timeout_s=BUILD_DEADLINE_S)
+    said = (result.stderr or result.stdout).strip().splitlines()[-1:]
+    found = _present(built)
+    if result.returncode != 0 or found is None:
+        raise ToolError(
+            f"building the UCX examples failed (exit code {result.returncode}): "
+            f"{' '.join(said) or 'no output'}; {how}"
+        )
     return found
+
+
+def built_from() -> Path | None:
+    """The engine's source directory when this extension was built, if it says."""
+    import benchfs_native
+
+    source = dict(benchfs_native.build_info()).get("source_dir")
+    return Path(source) if isinstance(source, str) and source else None
+
+
+def examples_dir_of(source: Path) -> Path:
+    """Where cargo puts the release examples of the crate at ``source``."""
+    target = os.environ.get("CARGO_TARGET_DIR")
+    return (Path(target) if target else source / "target") / "release" / "examples"
+
+
+def build_argv(source: Path) -> list[str]:
+    """What ``make examples`` runs, for the source tree at ``source``."""
+    examples = [token for name in NAMES for token in ("--example", name)]
+    return ["cargo", "build", "--release", "--manifest-path", str(source / "Cargo.toml"),
+            "-p", "benchfs-ucx", *examples]  # fmt: skip
+
+
+def _present(where: Path) -> Examples | None:
+    found = Examples(where / NAMES[0], where / NAMES[1])
+    if all(
+        path.is_file() and os.access(path, os.X_OK)
+        for path in (found.am_pingpong, found.core_to_core)
+    ):
+        return found
+    return None
 
 
 def core_to_core_ns(

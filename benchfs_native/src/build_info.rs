@@ -12,6 +12,9 @@ pub struct BuildInfo {
     pub git_revision: &'static str,
     /// `rustc --version` of the compiler that built this.
     pub rustc: &'static str,
+    /// The engine's source directory at build time: where `benchfs bench rpc`
+    /// finds (or builds) the UCX examples of an installed package.
+    pub source_dir: &'static str,
 }
 
 /// The build this library was compiled as.
@@ -20,6 +23,7 @@ pub const BUILD_INFO: BuildInfo = BuildInfo {
     profile: env!("BENCHFS_PROFILE"),
     git_revision: env!("BENCHFS_GIT_REVISION"),
     rustc: env!("BENCHFS_RUSTC_VERSION"),
+    source_dir: env!("CARGO_MANIFEST_DIR"),
 };
 
 /// The build this library was compiled as.

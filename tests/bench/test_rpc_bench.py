@@ -192,8 +192,8 @@ def test_bench_rpc_errors_are_one_line(tmp_path: Path) -> None:
     no_examples = _benchfs("rpc", "--transport", "tcp", "--examples-dir", str(tmp_path))
     assert no_examples.returncode == 2, no_examples.stderr
     assert no_examples.stderr.strip() == (
-        f"error: {tmp_path}/am_pingpong not found: build the UCX examples with `make examples` "
-        "in the source tree (or give their directory with --examples-dir)"
+        f"error: {tmp_path}: no am_pingpong and core_to_core there (--examples-dir): build them "
+        "with `make examples` in a BenchFS source tree"
     )
 
 

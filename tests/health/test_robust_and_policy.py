@@ -138,3 +138,19 @@ def test_an_exclusion_reason_prints_large_figures_whole() -> None:
     assert evidence.describe() == (
         "write_iops = 123 (0.0023x the median 52,345, robust z -431), below the limit 20,000"
     )
+
+
+def test_a_node_that_could_not_be_measured_is_never_kept_as_if_it_had_passed() -> None:
+    """Below the minimum a failed node stays, but as unchecked, with its error."""
+    thresholds = Thresholds(min_nodes=2)
+    values = {"a": {"read_bw_MiB_s": 2000.0}}
+    errors = {"b": "the diagnose worker on b printed nothing", "c": "fio not found"}
+    result = decide_exclusions(values, [READ], thresholds, errors=errors)
+    assert result.excluded == ("b",) and result.kept == ("a", "c")
+    kept = next(d for d in result.decisions if d.node == "c")
+    assert not kept.excluded and kept.error == "fio not found"
+    assert kept.reason == (
+        "kept unchecked: its preflight could not run (fio not found); "
+        "excluding it would leave fewer than 2 nodes"
+    )
+    assert "despite the evidence" not in kept.reason

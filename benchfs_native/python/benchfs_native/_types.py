@@ -14,6 +14,7 @@ class BuildInfo(TypedDict):
     profile: str
     git_revision: str
     rustc: str
+    source_dir: str  # the engine's source directory at build time
     ucx: str  # the libucp loaded at run time, e.g. "1.13.1"
 
 
