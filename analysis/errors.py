@@ -28,3 +28,8 @@ class DataFormatError(AnalysisError):
 
 class MissingDataError(AnalysisError):
     """A required part of a results directory or a required column is absent."""
+
+
+class UnreadableFileError(AnalysisError):
+    """A file that cannot be read as it is (not a regular file, too large, not
+    UTF-8): the message names it (``analysis.bounded``)."""

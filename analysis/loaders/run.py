@@ -21,7 +21,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from analysis import layout
-from analysis.errors import DataFormatError, MissingDataError
+from analysis.bounded import RESULTS_BYTES, check_nesting, read_bounded_text
+from analysis.errors import DataFormatError, MissingDataError, UnreadableFileError
 from analysis.io500 import validity
 from analysis.loaders.diagnose import is_diagnose_document, parse_diagnose_json
 from analysis.loaders.fio import parse_fio_json
@@ -131,7 +132,7 @@ def load_workload_summary(path: Path) -> pd.DataFrame:
     Accepts IOR's own JSON, ``{"phases": [...]}``, a list of phase objects,
     or an object keyed by phase name.
     """
-    text = path.read_text(errors="replace")
+    text = read_results_text(path)
     try:
         document: Any = json.loads(text)
     except json.JSONDecodeError:
@@ -166,7 +167,7 @@ def load_suite_score(path: Path) -> dict[str, Any] | None:
     """A suite's ``suite``, ``score``, ``bandwidth``, ``metadata``, ``valid``
     and ``invalid_reasons``; None for a summary that is not a suite's."""
     try:
-        document: Any = json.loads(path.read_text(errors="replace"))
+        document: Any = json.loads(read_results_text(path))
     except json.JSONDecodeError:
         return None
     if not isinstance(document, dict) or not isinstance(document.get("suite"), dict):
@@ -191,7 +192,7 @@ def load_workload_repetitions(path: Path) -> pd.DataFrame | None:
     ``{"repetitions": [...]}`` as ``benchfs run`` writes it, or the ``Results``
     of IOR's own JSON (their ``access`` names the phase).
     """
-    text = path.read_text(errors="replace")
+    text = read_results_text(path)
     try:
         document: Any = json.loads(text)
     except json.JSONDecodeError:
@@ -228,9 +229,18 @@ def _check_data_version(path: Path, manifest: dict[str, Any]) -> None:
     raise DataFormatError(path, "data_version", reason)
 
 
+def read_results_text(path: Path) -> str:
+    """A results file: regular, bounded, UTF-8, nested within bounds (``analysis.bounded``)."""
+    text = read_bounded_text(
+        path, limit=RESULTS_BYTES, what="results file", error=UnreadableFileError
+    )
+    check_nesting(text, str(path), UnreadableFileError)
+    return text
+
+
 def _json_object(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text())
+        document = json.loads(read_results_text(path))
     except json.JSONDecodeError as error:
         raise DataFormatError(
             path, f"line {error.lineno} column {error.colno}", error.msg
@@ -251,7 +261,7 @@ def _ranks(run: RunData, directory: Path) -> pd.DataFrame | None:
         try:
             if path.suffix == ".csv":
                 return pd.read_csv(path)
-            return pd.DataFrame(json.loads(path.read_text()))
+            return pd.DataFrame(json.loads(read_results_text(path)))
         except json.JSONDecodeError as error:
             where = f"line {error.lineno} column {error.colno}"
             raise DataFormatError(path, where, error.msg) from error

@@ -13,7 +13,7 @@ import pandas as pd
 from analysis.convert.summary import summarize_outputs
 from analysis.errors import DataFormatError, MissingDataError
 from analysis.layout import RunLayout
-from analysis.loaders.run import RunData, load_run
+from analysis.loaders.run import RunData, load_run, read_results_text
 from analysis.loaders.tools import load_tool_output
 from analysis.sources.tool_dir import load_tool_dir, load_tool_outputs, no_outputs_error
 
@@ -67,7 +67,7 @@ def load_phase_source(path: Path | str, *, allow_partial: bool = False) -> Phase
 
 def _summary_document(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text())
+        document = json.loads(read_results_text(path))
     except json.JSONDecodeError as error:
         raise DataFormatError(
             path, f"line {error.lineno} column {error.colno}", error.msg

@@ -10,6 +10,11 @@ Accepted hostfile lines (one host per line):
 A host listed more than once is merged into one entry whose slots are the sum,
 at the position of its first appearance. This is what OpenMPI does with a
 repeated hostfile line, and what a PBS node file means by repeating a host.
+
+Bounds, all far beyond a real machine and checked before any work: the file
+is a regular file of at most ``HOSTFILE_BYTES`` (``analysis.bounded``) and
+``MAX_LINES`` lines, it names at most ``MAX_HOSTS`` hosts, and a host has at
+most ``MAX_SLOTS`` slots.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchfs.cluster.nodelist import expand_slurm_nodelist, parse_tasks_per_node
+from analysis.bounded import HOSTFILE_BYTES, read_bounded_text
+from benchfs.cluster.nodelist import MAX_HOSTS, expand_slurm_nodelist, parse_tasks_per_node
 from benchfs.errors import HostfileError
 
 __all__ = [
@@ -44,6 +50,10 @@ MAX_LOCAL_NODES = 256
 # Names of the embedded default's nodes (``local0``, ``local1``, ...). The
 # local launcher runs them all on this machine whatever their name.
 LOCAL_HOST_PREFIX = "local"
+# Processes on one host: no machine runs this many.
+MAX_SLOTS = 1 << 16
+# Lines of one hostfile: a PBS node file of 10,000 nodes of 256 slots is 2.6 million.
+MAX_LINES = 1 << 22
 
 # Host names and IPv4 addresses; no IPv6 literals (``:`` is MPICH's separator).
 _HOST_NAME = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_])?$")
@@ -66,25 +76,37 @@ class Host:
 
 def parse_hostfile(path: Path) -> list[Host]:
     """Read a hostfile (OpenMPI, MPICH or plain list); see the module notes."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise HostfileError(f"{path}: cannot read hostfile: {error.strerror or error}") from error
-    except UnicodeDecodeError as error:
-        raise HostfileError(f"{path}: hostfile is not UTF-8 text") from error
+    text = read_bounded_text(path, limit=HOSTFILE_BYTES, what="hostfile", error=HostfileError)
     return parse_hostfile_text(text, source=str(path))
 
 
 def parse_hostfile_text(text: str, source: str) -> list[Host]:
     """Parse hostfile text; ``source`` names it in errors (``source:line: reason``)."""
-    entries: list[Host] = []
+    lines = text.count("\n") + 1
+    if lines > MAX_LINES:
+        raise HostfileError(
+            f"{source}: {lines:,} lines, more than the {MAX_LINES:,} a hostfile may have"
+        )
+    slots: dict[str, int] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
-        if line:
-            entries.append(_parse_line(line, f"{source}:{number}"))
-    if not entries:
+        if not line:
+            continue
+        where = f"{source}:{number}"
+        host = _parse_line(line, where)
+        total = slots.get(host.name, 0) + host.slots
+        if total > MAX_SLOTS:
+            raise HostfileError(
+                f"{where}: {host.name} has {total:,} slots, more than {MAX_SLOTS:,}"
+            )
+        if host.name not in slots and len(slots) == MAX_HOSTS:
+            raise HostfileError(
+                f"{where}: more than {MAX_HOSTS:,} hosts, the most a hostfile may name"
+            )
+        slots[host.name] = total
+    if not slots:
         raise HostfileError(f"{source}: no hosts in hostfile")
-    return merge_hosts(entries)
+    return [Host(name, count) for name, count in slots.items()]
 
 
 def _parse_line(line: str, where: str) -> Host:
@@ -120,9 +142,11 @@ def _parse_line(line: str, where: str) -> Host:
     return Host(name, slots)
 
 
-def _count(text: str, where: str, what: str) -> int:
-    if not _POSITIVE_INT.match(text) or int(text) < 1:
-        raise HostfileError(f"{where}: {what} must be a positive integer, got {text!r}")
+def _count(text: str, where: str, what: str, limit: int = MAX_SLOTS) -> int:
+    if not _POSITIVE_INT.match(text) or int(text[:24]) < 1:
+        raise HostfileError(f"{where}: {what} must be a positive integer, got {text[:24]!r}")
+    if len(text) > 12 or int(text) > limit:
+        raise HostfileError(f"{where}: {what} is {text[:24]}, more than {limit:,}")
     return int(text)
 
 
@@ -194,7 +218,14 @@ def _slurm_hosts(env: Mapping[str, str]) -> list[Host]:
         counts = [_count(per_node, "SLURM_NTASKS_PER_NODE", "tasks per node")] * len(names)
     else:
         counts = [1] * len(names)
-    return merge_hosts(Host(name, count) for name, count in zip(names, counts, strict=True))
+    hosts = merge_hosts(Host(name, count) for name, count in zip(names, counts, strict=True))
+    crowded = next((host for host in hosts if host.slots > MAX_SLOTS), None)
+    if crowded is not None:
+        raise HostfileError(
+            f"SLURM_TASKS_PER_NODE={tasks or per_node!r}: {crowded.name} has "
+            f"{crowded.slots:,} slots, more than {MAX_SLOTS:,}"
+        )
+    return hosts
 
 
 def _pbs_hosts(env: Mapping[str, str]) -> list[Host]:
@@ -220,11 +251,11 @@ def resolve_nodes(
         return local_hosts(local_nodes)
     if spec.startswith(f"{LOCAL_HOST_PREFIX}:"):
         count = spec.partition(":")[2]
-        return local_hosts(_count(count, f"--nodes {spec}", "local node count"))
+        return local_hosts(_count(count, f"--nodes {spec}", "local node count", MAX_HOSTS))
     if spec in ("slurm", "pbs"):
         return hosts_from_environment("slurm" if spec == "slurm" else "pbs", env)
     path = Path(spec)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise HostfileError(
             f"--nodes {spec}: no such hostfile (expected a file, 'slurm', 'pbs' or 'local[:N]')"
         )

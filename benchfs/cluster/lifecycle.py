@@ -33,6 +33,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Protocol
 
+from benchfs.cluster.private import check_private_dir
 from benchfs.cluster.processes import (
     HELD_SIGNALS,
     ManagedProcess,
@@ -152,7 +153,9 @@ class Lifecycle:
         ]  # fmt: skip
 
     def temp_dir(self, prefix: str = "benchfs-", parent: Path | None = None) -> Path:
-        """A new private directory (in ``parent``, default the temp dir), removed at exit."""
+        """A new private directory (in ``parent``, default the temp dir), removed at
+        exit; refused in a ``parent`` another user could replace (``check_private_dir``)."""
+        check_private_dir(Path(tempfile.gettempdir() if parent is None else parent))
         path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
         self._paths.append(path)
         return path
@@ -202,7 +205,7 @@ class Lifecycle:
         self._attempt("stop processes", lambda: stop_processes(self.processes, self.grace_s))
         while self._callbacks:
             callback = self._callbacks.pop()
-            self._attempt(f"exit callback {callback!r}", callback)
+            self._attempt(_what_it_does(callback), callback)
         while self._paths:
             path = self._paths.pop()
             self._attempt(f"remove {path}", functools.partial(_remove, path))
@@ -250,3 +253,16 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink(missing_ok=True)
+
+
+def _what_it_does(callback: Callable[[], object]) -> str:
+    """A cleanup step in words, for its error: the first line of its docstring,
+    else its name (``clean_remaining`` -> ``clean remaining``), never a repr."""
+    function = getattr(callback, "func", callback)  # functools.partial
+    doc = (getattr(function, "__doc__", None) or "").strip().splitlines()
+    if doc and getattr(function, "__module__", "") != "builtins":
+        return doc[0].rstrip(".")
+    name = getattr(function, "__name__", "")
+    if not name.isidentifier():  # a lambda
+        return "an exit step"
+    return name.strip("_").replace("_", " ")

@@ -8,6 +8,13 @@ is in a world-writable directory such as /tmp, or is world-writable itself)
 is refused: its owner could read or replace what BenchFS writes there. A
 group's project directory, owned by one member and not open to everyone,
 is trusted as its group trusts it.
+
+The path to such a directory is walked component by component
+(``check_path``) before anything is created or used there: a symbolic link
+is followed only when another user could neither have made it nor replaced
+it (it is this user's or root's, in a directory no other user may rename
+it in), and no component sits in a world-writable directory without the
+sticky bit, where anyone could swap it for their own.
 """
 
 from __future__ import annotations
@@ -31,6 +38,74 @@ def private_umask() -> None:
 def user_temp_root() -> Path:
     """This user's directory in the temporary directory: ``$TMPDIR/benchfs-<uid>``."""
     return Path(tempfile.gettempdir()) / f"benchfs-{os.geteuid()}"
+
+
+# As the kernel's (ELOOP): a chain of links longer than this is refused.
+MAX_LINKS = 40
+
+
+def check_path(path: Path) -> None:
+    """Every component of ``path`` that exists, walked as the kernel resolves
+    it: a BenchfsError naming the component when another user could have
+    put it there or could replace it (a symbolic link of another user's, or
+    one in a directory others may write without the sticky bit; any entry
+    in a world-writable directory without the sticky bit)."""
+    pending = list(Path(os.path.abspath(path)).parts[1:])
+    current = Path("/")
+    links = 0
+    while pending:
+        name = pending.pop(0)
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = current.parent
+            continue
+        candidate = current / name
+        try:
+            info = os.lstat(candidate)
+        except FileNotFoundError:
+            return  # the rest is created by this user, under the checks of make_private_dir
+        except OSError as error:
+            raise BenchfsError(f"{candidate}: {error.strerror or error}") from error
+        _check_replaceable(candidate, info, current)
+        if stat.S_ISLNK(info.st_mode):
+            links += 1
+            if links > MAX_LINKS:
+                raise BenchfsError(f"{path}: more than {MAX_LINKS} symbolic links")
+            target = os.readlink(candidate)
+            pending = [*Path(target).parts, *pending]
+            if os.path.isabs(target):
+                current = Path("/")
+                pending = pending[1:]
+            continue
+        current = candidate
+
+
+def _check_replaceable(entry: Path, info: os.stat_result, parent: Path) -> None:
+    mine = info.st_uid in (os.geteuid(), 0)
+    link = stat.S_ISLNK(info.st_mode)
+    if link and not mine:
+        raise BenchfsError(
+            f"{entry}: a symbolic link owned by uid {info.st_uid}, not by you "
+            f"(uid {os.geteuid()}): refusing to follow it"
+        )
+    try:
+        where = os.stat(parent)
+    except OSError as error:
+        raise BenchfsError(f"{parent}: {error.strerror or error}") from error
+    if not where.st_mode & stat.S_IWOTH:
+        return
+    if not where.st_mode & stat.S_ISVTX:
+        what = "a symbolic link" if link else "it"
+        raise BenchfsError(
+            f"{entry}: {parent} is writable by every user (without the sticky bit): "
+            f"anyone could replace {what}: refusing to use it"
+        )
+    if not mine:  # in a sticky directory such as /tmp: its owner alone could replace it
+        raise BenchfsError(
+            f"{entry}: owned by uid {info.st_uid}, not by you (uid {os.geteuid()}): "
+            "refusing to use it (its owner could read or replace what BenchFS writes there)"
+        )
 
 
 def check_owned(path: Path) -> None:
@@ -68,6 +143,7 @@ def make_private_dir(path: Path, *, exist_ok: bool = True) -> Path:
     temporary directory too when ``path`` is inside it. ``exist_ok=False``
     makes the creation the claim: FileExistsError when it is there."""
     path = Path(path)
+    check_path(path)
     root = user_temp_root()
     if path != root and path.is_relative_to(root):
         make_user_root(root)
@@ -86,10 +162,21 @@ def make_private_dir(path: Path, *, exist_ok: bool = True) -> Path:
         os.chmod(directory, PRIVATE_MODE)  # mkdir's mode is masked by the umask
     if path not in missing and not exist_ok:
         raise FileExistsError(17, "File exists", str(path))
+    check_path(path)
     check_owned(path)
     if path.absolute().parent != path.absolute():
         check_owned(path.absolute().parent)
     return path
+
+
+def check_private_dir(path: Path) -> Path:
+    """An existing directory BenchFS reads its job's secrets from (a registry):
+    the same checks as ``make_private_dir``, nothing created."""
+    check_path(path)
+    check_owned(path)
+    if Path(path).absolute().parent != Path(path).absolute():
+        check_owned(Path(path).absolute().parent)
+    return Path(path)
 
 
 def make_user_root(path: Path) -> Path:

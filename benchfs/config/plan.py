@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ from benchfs.errors import ConfigError
 
 # Where an override came from, in errors: ``--set workload.transfer_size: ...``.
 OVERRIDES = "--set"
+# Points of one sweep: each is a run of its own, so this is weeks of runs.
+MAX_SWEEP_POINTS = 10_000
 _BOUNDS = {
     "finite_number",
     "greater_than",
@@ -94,6 +97,7 @@ def plan_from_dict(
     """Validate nested config data: the base point and every sweep value."""
     origins = dict(origins or {})
     axes = tuple(_ordered(_find_axes(data), source, origins))
+    _check_sweep_size(axes, source, origins)
     base_data = _with_values(data, {axis.key: axis.values[0] for axis in axes})
     base = _validate(base_data, source, origins)
     for axis in axes:
@@ -179,6 +183,20 @@ def _ordered(axes: Iterable[Axis], source: str, origins: Mapping[str, str]) -> l
                 f"{_blame(axis.key, source, origins)}: empty list: a sweep needs at least one value"
             )
     return sorted(axes, key=lambda axis: not is_daemon_key(axis.key))  # stable sort
+
+
+def _check_sweep_size(axes: Sequence[Axis], source: str, origins: Mapping[str, str]) -> None:
+    """At most ``MAX_SWEEP_POINTS`` points, refused before any is validated
+    (each is a run: a sweep beyond it would never end)."""
+    points = math.prod(len(axis.values) for axis in axes)
+    if points <= MAX_SWEEP_POINTS:
+        return
+    sizes = " x ".join(f"{len(axis.values):,} {axis.key}" for axis in axes)
+    where = source if not any(k in origins for k in (a.key for a in axes)) else OVERRIDES
+    raise ConfigError(
+        f"{where}: a sweep of {points:,} points ({sizes}), more than the "
+        f"{MAX_SWEEP_POINTS:,} one benchfs run may have: split it into several runs"
+    )
 
 
 def _with_values(data: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,10 +19,11 @@ def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary
     line naming the daemon (and ``source``, its config file) and the cause.
     """
     who = f"daemon {settings.node_name} (node {settings.node_id})"
-    try:
-        prepare_data_dir(Path(str(settings.data_dir)))
-    except BenchfsError as error:
-        raise type(error)(f"{who}: data_dir: {error}") from error
+    for key, directory in private_dirs(settings):
+        try:
+            make_private_dir(directory)
+        except BenchfsError as error:
+            raise type(error)(f"{source}: {who}: {key}: {error}") from error
     try:
         return benchfs_native.serve_daemon(**settings.serve_kwargs())
     except OSError as error:
@@ -33,10 +34,18 @@ def serve(settings: DaemonSettings, source: str) -> benchfs_native.DaemonSummary
         raise ConfigError(f"{source}: {who}: {error}") from error
 
 
-def prepare_data_dir(data_dir: Path) -> None:
-    """The data directory, private to this user (0700); refused when another
-    user owns it, its parent or this user's temporary directory."""
-    make_private_dir(data_dir)
+def private_dirs(settings: DaemonSettings) -> list[tuple[str, Path]]:
+    """Every directory the daemon creates or writes into, by its key: each is
+    made private to this user (0700) before the engine starts, and refused
+    when another user owns it or could replace a component of its path
+    (``benchfs.cluster.private``), whichever entry point started the daemon."""
+    dirs = [
+        ("data_dir", Path(str(settings.data_dir))),
+        ("registry_dir", Path(settings.registry_dir)),
+    ]
+    if settings.trace_dir:
+        dirs.append(("trace_dir", Path(settings.trace_dir)))
+    return dirs
 
 
 def serve_file(

@@ -128,9 +128,12 @@ def diagnose_local(
     node_name: str | None = None,
     plan: Plan | None = None,
     raw_dir: Path | None = None,
+    scratch: str | None = None,
 ) -> DiagnoseReport:
     started = _now()
-    node = measure_node(directory, quick=quick, node=node_name, plan=plan, raw_dir=raw_dir)
+    node = measure_node(
+        directory, quick=quick, node=node_name, plan=plan, raw_dir=raw_dir, scratch=scratch
+    )
     return build_report(directory, [node], thresholds, quick=quick, started_at=started)
 
 

@@ -43,6 +43,7 @@ def run_on_nodes(
     deadline_s: float,
     env: Mapping[str, str] | None = None,
     raw_dir: Path | None = None,
+    scratch: str | None = None,
 ) -> list[NodeMeasurement]:
     """Start the worker on every host, wait for all (one deadline), parse their results.
 
@@ -65,8 +66,9 @@ def run_on_nodes(
                     node_dir.mkdir(mode=0o700)
                     made.append(node_dir)
                 argv = diagnose_worker(
-                    launcher, host, node_dir, quick=quick, preflight=preflight, env=env
-                )
+                    launcher, host, node_dir, quick=quick, preflight=preflight, env=env,
+                    scratch=scratch,
+                )  # fmt: skip
                 # Files rather than pipes: no worker can block on a full pipe while we wait.
                 stdout = files.enter_context(tempfile.TemporaryFile())
                 stderr = files.enter_context(tempfile.TemporaryFile())

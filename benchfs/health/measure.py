@@ -19,6 +19,7 @@ from pathlib import Path
 
 from analysis.loaders.fio import FioJobResult, Latency
 from analysis.loaders.iostat import IostatReport
+from benchfs.cluster.private import make_private_dir
 from benchfs.errors import BenchfsError, ToolError
 from benchfs.health.metadata import run_metadata_test
 from benchfs.health.model import NodeMeasurement, TestResult
@@ -28,6 +29,13 @@ from benchfs.tools.fsinfo import FsInfo, inspect_directory
 from benchfs.tools.iostat import REPORT_DEADLINE_S, IostatSampler, iostat_available
 
 MIB = 1024 * 1024
+# The scratch directory of a diagnose worker: ``benchfs clean`` removes one
+# whose process is gone (``benchfs.run.leftovers``).
+SCRATCH_PREFIX = "benchfs-diagnose-"
+
+
+def scratch_name(pid: int) -> str:
+    return f"{SCRATCH_PREFIX}{pid}"
 
 
 def measure_node(
@@ -38,8 +46,12 @@ def measure_node(
     plan: Plan | None = None,
     raw_dir: Path | None = None,
     env: Mapping[str, str] | None = None,
+    scratch: str | None = None,
 ) -> NodeMeasurement:
-    """Run ``plan`` (default: the diagnose plan) in ``directory`` and return the figures."""
+    """Run ``plan`` (default: the diagnose plan) in ``directory`` and return the
+    figures. The test files go in ``directory/scratch`` (default
+    ``benchfs-diagnose-<pid>``; a run's preflight names it after the run, so
+    that ``benchfs clean`` finds it should the worker be killed)."""
     plan = plan or diagnose_plan(quick)
     hostname = socket.gethostname()
     started = time.monotonic()
@@ -60,18 +72,23 @@ def measure_node(
     except ToolError:
         fs = None
     watch = list(fs.disks) if fs and iostat_available(path=path) else []
-    scratch = directory / f"benchfs-diagnose-{os.getpid()}"
     results: list[TestResult] = []
+    scratch_dir = directory / (scratch or scratch_name(os.getpid()))
     try:
-        scratch.mkdir(mode=0o700)
+        # Created here, never taken over: refused in a directory another user could replace.
+        make_private_dir(scratch_dir, exist_ok=False)
+    except (BenchfsError, OSError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return replace(base, error=f"cannot work in {directory}: {why}")
+    try:
         for step in plan.steps:
-            results.append(_run_step(step, scratch, plan, watch, raw_dir, env))
+            results.append(_run_step(step, scratch_dir, plan, watch, raw_dir, env))
     except OSError as exc:
         return replace(
             base, error=f"cannot work in {directory}: {exc.strerror or exc}", tests=tuple(results)
         )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch_dir, ignore_errors=True)
     return replace(
         base,
         filesystem=asdict(fs) if fs else None,

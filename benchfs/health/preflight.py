@@ -121,8 +121,10 @@ def preflight(
     deadline_s: float | None = None,
     env: Mapping[str, str] | None = None,
     raw_dir: Path | None = None,
+    scratch: str | None = None,
 ) -> PreflightResult:
-    """Run the pattern on every host at once and apply the exclusion policy."""
+    """Run the pattern on every host at once and apply the exclusion policy;
+    ``scratch`` names the workers' test directory in each node's directory."""
     thresholds = thresholds or Thresholds()
     deadline = deadline_s if deadline_s is not None else pattern.runtime_s * 4 + 30
     nodes = run_on_nodes(
@@ -133,6 +135,7 @@ def preflight(
         deadline_s=deadline,
         env=env,
         raw_dir=raw_dir,
+        scratch=scratch,
     )
     errors = node_errors(nodes)
     values = {node.node: preflight_values(node) for node in nodes if node.node not in errors}

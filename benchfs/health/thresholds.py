@@ -8,11 +8,11 @@ file and the key.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchfs.config.toml import parse_toml, read_config_text
 from benchfs.errors import ConfigError
 
 
@@ -77,12 +77,7 @@ def load_thresholds(path: Path | None) -> Thresholds:
     """Defaults, or the defaults overridden by the TOML file at ``path``."""
     if path is None:
         return Thresholds()
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read thresholds file: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    document = parse_toml(read_config_text(path, "thresholds file"), str(path))
     table = document.get("thresholds", document)
     if "thresholds" in document and len(document) > 1:
         extra = sorted(key for key in document if key != "thresholds")

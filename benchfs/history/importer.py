@@ -4,12 +4,12 @@ import of it wrote, so importing again changes nothing."""
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.bounded import load_json_bounded
 from analysis.layout import MANIFEST
 from benchfs.errors import BenchfsError, HistoryError
 from benchfs.history.diagnose_rows import diagnose_record
@@ -66,7 +66,9 @@ def _runs_under(path: Path) -> Iterator[Path]:
 def _record(directory: Path) -> RunRecord:
     if (directory / MANIFEST).is_file():
         return run_record(directory)
-    document = json.loads((directory / DIAGNOSE_DOCUMENT).read_text(encoding="utf-8"))
+    document = load_json_bounded(
+        directory / DIAGNOSE_DOCUMENT, what="diagnose document", error=HistoryError
+    )
     if not isinstance(document, dict) or document.get("kind") != "benchfs-diagnose":
         raise HistoryError(f"{directory / DIAGNOSE_DOCUMENT}: not a benchfs-diagnose document")
     return diagnose_record(

@@ -160,11 +160,15 @@ def diagnose_argv(
     quick: bool = False,
     preflight: PreflightArgs | None = None,
     python: str = sys.executable,
+    scratch: str | None = None,
 ) -> list[str]:
-    """A diagnose worker: measures ``directory`` as ``node``, prints its JSON on stdout."""
+    """A diagnose worker: measures ``directory`` as ``node``, prints its JSON on
+    stdout; its test files go in ``directory/scratch`` (default: named by its pid)."""
     args = ["--dir", str(directory), "--node-name", node]
     if quick:
         args.append("--quick")
+    if scratch:
+        args += ["--scratch", scratch]
     if preflight is not None:
         args += [
             "--preflight",
@@ -185,9 +189,12 @@ def diagnose_worker(
     preflight: PreflightArgs | None = None,
     env: Mapping[str, str] | None = None,
     python: str = sys.executable,
+    scratch: str | None = None,
 ) -> list[str]:
     """The diagnose worker of one host, through the launcher."""
-    argv = diagnose_argv(directory, host.name, quick=quick, preflight=preflight, python=python)
+    argv = diagnose_argv(
+        directory, host.name, quick=quick, preflight=preflight, python=python, scratch=scratch
+    )
     return launcher.command(host, argv, env=env)
 
 

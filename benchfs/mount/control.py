@@ -11,8 +11,9 @@ from pathlib import Path
 
 import benchfs_native as bn
 from benchfs.cluster.deadline import wait_until
+from benchfs.cluster.private import check_path, check_private_dir
 from benchfs.cluster.processes import ManagedProcess, describe_status, kill_group, start_process
-from benchfs.errors import ConfigError, LaunchError, ToolError
+from benchfs.errors import BenchfsError, ConfigError, LaunchError, ToolError
 from benchfs.mount.mountinfo import find_mount
 from benchfs.mount.settings import MountSettings
 
@@ -22,11 +23,21 @@ MOUNT_GRACE_S = 30.0
 
 
 def check_paths(registry: Path, mountpoint: Path) -> None:
-    """One-line errors naming a registry or mount point that cannot serve."""
+    """One-line errors naming a registry or mount point that cannot serve, or
+    that another user could have put there or could replace (the registry
+    holds the job's key: ``benchfs.cluster.private``)."""
     if not registry.is_dir():
         raise ConfigError(f"--registry {registry}: not a directory")
     if not mountpoint.is_dir():
         raise ConfigError(f"{mountpoint}: the mount point is not a directory")
+    try:
+        check_private_dir(registry)
+    except BenchfsError as error:
+        raise ConfigError(f"--registry {registry}: {error}") from error
+    try:
+        check_private_dir(mountpoint)
+    except BenchfsError as error:
+        raise ConfigError(f"mount point {mountpoint}: {error}") from error
     entry = find_mount(mountpoint)
     if entry is not None and entry.is_benchfs:
         raise ConfigError(f"{mountpoint}: a BenchFS mount is already there")
@@ -72,6 +83,11 @@ def mount_in_background(
     the mount is live; on failure the error names the log. ``start`` starts
     the process (``Lifecycle.start``: the scope that stops it)."""
     check_paths(registry, mountpoint)
+    try:
+        check_path(log)
+        check_private_dir(log.absolute().parent)
+    except BenchfsError as error:
+        raise ConfigError(f"--log {log}: {error}") from error
     argv = [
         sys.executable,
         "-m",

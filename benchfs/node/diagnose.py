@@ -6,8 +6,10 @@ preflight of ``benchfs run`` (``benchfs.health.fanout``), with the argv of
 with ``--preflight``, the workload's pattern) in ``--dir`` and prints a
 ``benchfs-diagnose`` document of this one node on stdout; the coordinator
 assesses all nodes together. The exit code is the node's (0 healthy, 1
-degraded, 2 could not run). SIGTERM (the coordinator's deadline) leaves
-through the cleanup code, so no scratch files stay behind.
+degraded, 2 could not run). SIGTERM, SIGINT and SIGHUP leave through the
+cleanup code, so no scratch files stay behind; ``--scratch`` names the
+scratch directory (a run's preflight names it after the run, so that
+``benchfs clean`` finds it should the worker be killed outright).
 """
 
 from __future__ import annotations
@@ -36,16 +38,26 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--files", type=int, default=8, help="preflight file count")
     parser.add_argument("--file-size", type=int, default=16 << 20, help="preflight bytes per file")
     parser.add_argument("--runtime", type=float, default=3.0, help="preflight seconds per phase")
+    parser.add_argument(
+        "--scratch", default=None, help="the test files' directory in --dir (default: by pid)"
+    )
     return parser
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
+# Each leaves through the cleanup code: SIGTERM (the coordinator's deadline,
+# a launcher passing on a stop), SIGINT (Ctrl-C where it runs in the
+# foreground), SIGHUP (the launcher's connection to the host gone).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _exit_on_signal)
 
     def body() -> int:
         plan = None
@@ -58,7 +70,12 @@ def main(argv: list[str] | None = None) -> int:
             )
             plan = pattern.plan()
         report = diagnose_local(
-            args.dir, quick=args.quick, thresholds=Thresholds(), node_name=args.node_name, plan=plan
+            args.dir,
+            quick=args.quick,
+            thresholds=Thresholds(),
+            node_name=args.node_name,
+            plan=plan,
+            scratch=args.scratch,
         )
         print(to_json(report), flush=True)
         return report.exit_code

@@ -9,7 +9,6 @@ readable manifest that says how far it got.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import platform
 import socket
@@ -20,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from analysis.bounded import load_json_bounded
 from analysis.layout import DATA_VERSION as DATA_VERSION
 from analysis.layout import MANIFEST
 from benchfs import __version__
@@ -271,12 +271,7 @@ def load_manifest(path: Path) -> Manifest:
     """Read a manifest (the file or its run directory) and check its data_version."""
     if path.is_dir():
         path = path / MANIFEST_NAME
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise BenchfsError(f"{path}: cannot read manifest: {error.strerror or error}") from error
-    except json.JSONDecodeError as error:
-        raise BenchfsError(f"{path}: manifest is not valid JSON: {error}") from error
+    data = load_json_bounded(path, what="manifest", error=BenchfsError)
     if not isinstance(data, dict) or "data_version" not in data:
         raise BenchfsError(f"{path}: not a BenchFS manifest (no data_version)")
     version = data["data_version"]

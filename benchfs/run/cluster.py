@@ -8,14 +8,14 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
-from benchfs.cluster.private import make_private_dir, user_temp_root
+from benchfs.cluster.private import check_path, make_private_dir, user_temp_root
 from benchfs.cluster.processes import (
     describe_status,
     process_environment,
@@ -51,6 +51,17 @@ def forwarded_environment(env: Mapping[str, str]) -> dict[str, str]:
         for key, value in sorted(env.items())
         if key.startswith(("UCX_", "BENCHFS_")) and key != "BENCHFS_NODE_NAME"
     }
+
+
+def check_local_dirs(config: RunConfig) -> None:
+    """The directories this machine's daemons will create or write into, checked
+    before anything starts (``check_path``): the daemons check them again as
+    they create them, but a run should not get as far as starting them."""
+    check_path(data_base(config))
+    if config.cluster.registry_dir:
+        check_path(Path(config.cluster.registry_dir))
+    if config.workload.posix_path:
+        check_path(Path(config.workload.posix_path))
 
 
 def data_base(config: RunConfig) -> Path:
@@ -271,20 +282,27 @@ class Cluster:
                     _link_or_copy(path, logs / path.name)
 
     def run_on_hosts(
-        self, action: HostAction, args: list[str], what: str, deadline_s: float
+        self,
+        action: HostAction,
+        args: list[str],
+        what: str,
+        deadline_s: float,
+        on: tuple[Sequence[Host], Launcher] | None = None,
     ) -> None:
-        """Run the per-host helper once on every host, within a deadline."""
-        if self.launcher is None or not self.hosts:
+        """Run the per-host helper once on every host (or those of ``on``,
+        through its launcher), within a deadline."""
+        hosts, launcher = on if on is not None else (self.hosts, self.launcher)
+        if launcher is None or not hosts:
             return
-        argv = host_job(self.launcher, self.hosts, action, args, python=self.python)
+        argv = host_job(launcher, hosts, action, args, python=self.python)
         log = self.scratch.root / f"host-{action}.log"
         process = start_process(
             argv,
-            name=f"{what} on {len(self.hosts)} hosts",
+            name=f"{what} on {len(hosts)} hosts",
             env=process_environment(self.env),
             stdout=log,
             stderr=subprocess.STDOUT,
-            stuck_when=self.launcher.stuck_output(),
+            stuck_when=launcher.stuck_output(),
         )
         try:
             code = wait_process(process, deadline_s + NODE_JOB_DEADLINE_S)

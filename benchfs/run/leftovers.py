@@ -29,6 +29,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -114,8 +115,10 @@ class LiveRun:
         self._write()
 
     def add_path(self, path: Path) -> None:
-        if str(path) not in self.record.paths:
-            self.record.paths.append(str(path))
+        # Absolute: ``benchfs clean`` may run from another directory.
+        text = os.path.abspath(path)
+        if text not in self.record.paths:
+            self.record.paths.append(text)
             self._write()
 
     def reach_hosts(
@@ -131,7 +134,7 @@ class LiveRun:
         self._write()
 
     def add_run_dir(self, path: Path) -> None:
-        self.record.run_dirs.append(str(path))
+        self.record.run_dirs.append(os.path.abspath(path))
         self._write()
 
     def finish(self) -> None:
@@ -157,6 +160,8 @@ class Cleaned:
     # What the per-host helper said on each of the run's other hosts.
     hosts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # What was cleaned when it is no run's (leftovers found by their names alone).
+    label: str = ""
 
     def describe(self) -> str:
         done = []
@@ -171,6 +176,8 @@ class Cleaned:
         if self.hosts:
             done.append(f"swept {len(self.hosts)} hosts")
         what = ", ".join(done) or "nothing was left"
+        if self.label:
+            return f"{self.label}: {what}"
         if not self.token:
             return f"mounts of runs that are gone: {what}"
         return f"run {self.token} (orchestrator pid {self.pid} gone): {what}"
@@ -206,7 +213,57 @@ def clean_dead_runs() -> list[Cleaned]:
     orphans = unmount_orphan_mounts()
     if orphans.unmounted or orphans.problems:
         cleaned.append(orphans)
+    scratch = remove_orphan_diagnose_scratch()
+    if scratch.removed or scratch.problems:
+        cleaned.append(scratch)
     return cleaned
+
+
+# A diagnose worker's scratch named by its pid (benchfs.health.measure).
+_DIAGNOSE_SCRATCH = re.compile(r"^benchfs-diagnose-(\d+)$")
+
+
+def diagnose_scratch_dirs() -> list[Path]:
+    """Where a diagnose worker started without a run (``benchfs diagnose``)
+    puts its scratch: the temporary directory (the default ``--dir``), and
+    this user's directory in it and its nodes' directories (``--nodes
+    local:N`` there, a run's default data dir)."""
+    temp = Path(tempfile.gettempdir())
+    root = user_temp_root()
+    places = [temp, root]
+    with contextlib.suppress(OSError):
+        places += sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink())
+    return places
+
+
+def remove_orphan_diagnose_scratch() -> Cleaned:
+    """Remove ``benchfs-diagnose-<pid>`` directories of this user's whose
+    process is gone (a worker killed outright): only real directories this
+    user owns, and none whose pid runs (even another program: left alone)."""
+    result = Cleaned("", 0, label="scratch of diagnose workers that are gone")
+    for place in diagnose_scratch_dirs():
+        try:
+            entries = sorted(place.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            match = _DIAGNOSE_SCRATCH.match(entry.name)
+            if match is None:
+                continue
+            try:
+                info = os.lstat(entry)
+            except OSError:
+                continue
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            if process_start_ticks(int(match.group(1))) is not None:
+                continue
+            try:
+                shutil.rmtree(entry)
+                result.removed.append(str(entry))
+            except OSError as error:
+                result.problems.append(f"{entry}: not removed: {error.strerror or error}")
+    return result
 
 
 # A run's mount point: <data dir>/benchfs-<pid>-<tag>-mnt-p<k>/<node> (benchfs.run.mounts).

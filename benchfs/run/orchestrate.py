@@ -42,7 +42,7 @@ from pathlib import Path
 from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host, resolve_nodes
 from benchfs.cluster.lifecycle import SHM_DIR, Lifecycle, Terminated, stop_requested
-from benchfs.cluster.private import make_private_dir
+from benchfs.cluster.private import make_private_dir, user_temp_root
 from benchfs.config.model import RunConfig
 from benchfs.config.plan import RunPlan, SweepPoint, effective_config, expand_sweep
 from benchfs.health.reachable import check_reachable
@@ -52,7 +52,13 @@ from benchfs.launchers.base import Launcher
 from benchfs.launchers.select import launcher_for
 from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
 from benchfs.results.rundir import create_run_dir
-from benchfs.run.cluster import STOP_MARGIN_S, Cluster, Scratch, forwarded_environment
+from benchfs.run.cluster import (
+    STOP_MARGIN_S,
+    Cluster,
+    Scratch,
+    check_local_dirs,
+    forwarded_environment,
+)
 from benchfs.run.history_step import history_step
 from benchfs.run.leftovers import LiveRun, clean_dead_runs
 from benchfs.run.observer import PointResult, RunObserver
@@ -63,6 +69,18 @@ from benchfs.run.watch import Watches
 from benchfs.run.workloads import Point, Workload, workload_for
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 from benchfs.workload.spec import run_seed
+
+# Where Open MPI's mpirun and its daemons keep their session directory
+# (``<base>/ompi.<host>.<uid>/...``, 8 MB and more): by default shared by all
+# of a user's jobs in the temporary directory and left there by a killed
+# mpirun. Named after the run, ``benchfs clean`` removes a dead run's.
+MPI_SESSION_VARIABLE = "OMPI_MCA_orte_tmpdir_base"
+
+
+def mpi_session_dir(token: str) -> Path:
+    """The run's base for Open MPI's session directory: short (PMIx puts its
+    sockets there, and a socket's path has at most 107 bytes), this user's."""
+    return user_temp_root() / f"benchfs-{token}-mpi"
 
 
 def run_token() -> str:
@@ -157,15 +175,28 @@ def _preflight(
     record: ManifestRecorder,
     observer: RunObserver,
     env: Mapping[str, str],
+    cluster: Cluster,
+    index: int,
 ) -> list[Host]:
-    """Step 4: the hosts the point goes on with, the decisions recorded."""
+    """Step 4: the hosts the point goes on with, the decisions recorded. The
+    workers' scratch is named after the run and in its record, and so are
+    the hosts (a later ``benchfs clean`` sweeps them should the run be killed)."""
     # Only what the nodes' programs need: a launcher puts these on its command line.
     forwarded = forwarded_environment(env)
     if not launcher.capabilities.runs_here:
         observer.step(f"checking that {launcher.name} reaches {len(hosts)} hosts")
         check_reachable(hosts, launcher, env=forwarded)
     observer.step("preflight")
-    outcome = preflight_step(config, hosts, launcher, record.run_dir, env=forwarded)
+    scratch = cluster.scratch
+    if launcher.capabilities.needs_host_helper and scratch.live is not None:
+        scratch.live.reach_hosts(launcher.name, config.launcher, hosts, cluster.python)
+    outcome = preflight_step(
+        config, hosts, launcher, record.run_dir, env=forwarded,
+        scratch=f"{scratch.name}-preflight-p{index}", claim=scratch.claim,
+        clean_nodes=lambda paths: cluster.run_on_hosts(
+            "clean", [str(p) for p in paths], "remove the preflight's files", 0, (hosts, launcher)
+        ),
+    )  # fmt: skip
     outcome = history_step(config, len(hosts), outcome, env)
     record.preflight(outcome.record, outcome.hosts, outcome.excluded)
     for line in outcome.lines:
@@ -209,7 +240,7 @@ def run_point(
     notes: list[str] = []
     ran: Point | None = None
     try:
-        hosts = _preflight(config, hosts, launcher, record, observer, env)
+        hosts = _preflight(config, hosts, launcher, record, observer, env, cluster, point.index)
         ranks = len(hosts) * config.workload.tasks_per_node
         config, space_note = workload.fit(config, ranks, launcher)
         if space_note is not None:
@@ -275,7 +306,8 @@ def run_plan(
     first = points[0].config
     resolve_nodes(nodes_spec, env, local_nodes=first.cluster.local_nodes)  # fail before anything
     for point in points:  # a launcher that cannot reach these nodes, too
-        launcher_for(point.config.launcher, nodes_spec)
+        if launcher_for(point.config.launcher, nodes_spec).capabilities.runs_here:
+            check_local_dirs(point.config)  # and directories another user could replace
     # A missing tool too: a tool run's, a suite's IOR and mdtest, or its io500 binary.
     workloads = [
         workload_for(point.config, run_seed(f"{plan.source}@{point.index}")) for point in points
@@ -293,6 +325,13 @@ def run_plan(
     scratch.claim(scratch.root)
     if shm_dir is not None:
         scratch.claim(shm_dir)
+    # Open MPI's session directory, named after the run (unless the user chose one).
+    mpi_dir = None
+    if MPI_SESSION_VARIABLE not in env:
+        mpi_dir = scratch.claim(mpi_session_dir(token))
+        env[MPI_SESSION_VARIABLE] = str(mpi_dir)
+        # Also for what starts with this process's own environment (the preflight's launcher).
+        os.environ[MPI_SESSION_VARIABLE] = str(mpi_dir)
     grace = max(p.config.cluster.deadlines.shutdown_s for p in points) + STOP_MARGIN_S
     results: list[PointResult] = []
     cluster: Cluster | None = None
@@ -300,6 +339,8 @@ def run_plan(
         with Lifecycle(grace_s=grace, shm_prefix=f"benchfs-{token}") as life:
             make_private_dir(scratch.root, exist_ok=False)
             life.remove_at_exit(scratch.root)
+            if mpi_dir is not None:
+                life.remove_at_exit(make_private_dir(mpi_dir, exist_ok=False))
             cluster = Cluster(life, scratch, observer, env, python)
             try:
                 for point, workload in zip(points, workloads, strict=True):
@@ -333,5 +374,7 @@ def run_plan(
                         result.manifest.add_notes(notes)
                 _history(result, points[result.index].config, observer)
         finally:  # a signal in the reports too
+            if mpi_dir is not None:
+                os.environ.pop(MPI_SESSION_VARIABLE, None)
             live.finish()  # cleaned up: nothing for a later run to find
     return results

@@ -10,6 +10,7 @@ below the minimum node count). Every decision goes into the manifest.
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import subprocess
 import tempfile
 import time
@@ -91,6 +92,13 @@ def _evidence(decision: Decision, values: Mapping[str, float]) -> dict[str, Any]
     return evidence
 
 
+def _scratch_paths(
+    directory: Path, hosts: Sequence[Host], launcher: Launcher, scratch: str
+) -> list[Path]:
+    """The workers' scratch directories, one per distinct node directory."""
+    return list(dict.fromkeys(node_directory(directory, h, launcher) / scratch for h in hosts))
+
+
 def _prepare_local_dirs(directory: Path, hosts: Sequence[Host]) -> Callable[[], None]:
     """Create ``directory`` and its per-node subdirectories; return what removes the new ones."""
     created = [
@@ -150,8 +158,19 @@ def preflight_step(
     run_dir: Path,
     *,
     env: Mapping[str, str] | None = None,
+    scratch: str | None = None,
+    claim: Callable[[Path], object] = lambda path: path,
+    clean_nodes: Callable[[list[Path]], None] = lambda paths: None,
 ) -> PreflightOutcome:
-    """Decide which hosts the run uses; raw output goes to ``run_dir/preflight``."""
+    """Decide which hosts the run uses; raw output goes to ``run_dir/preflight``.
+
+    The workers' test files go in ``<node's directory>/<scratch>``: each such
+    path is ``claim``ed first (the run's record, so that ``benchfs clean``
+    removes it should the run be killed). A worker killed outright (a
+    launcher passing on a stop kills it before it has cleaned up) leaves its
+    files: on this machine they are removed after the preflight whatever the
+    outcome; on other hosts by ``clean_nodes`` when a worker failed or the
+    preflight was interrupted."""
     settings = config.preflight
     if not settings.enabled:
         disabled = {"status": "not run", "reason": "preflight.enabled is false"}
@@ -162,6 +181,9 @@ def preflight_step(
     pattern = preflight_pattern(config)
     thresholds = health_thresholds(settings)
     undo = None
+    leftovers = [] if scratch is None else _scratch_paths(directory, hosts, launcher, scratch)
+    for path in leftovers:
+        claim(path)
     if launcher.capabilities.runs_here:
         undo = _prepare_local_dirs(directory, hosts)
     else:
@@ -175,8 +197,20 @@ def preflight_step(
             thresholds=thresholds,
             env=env,
             raw_dir=RunLayout(run_dir).preflight_dir,
+            scratch=scratch,
         )
+    except BaseException:
+        if leftovers and not launcher.capabilities.runs_here:
+            clean_nodes(leftovers)
+        raise
+    else:
+        failed = any(node.error for node in result.nodes)
+        if failed and leftovers and not launcher.capabilities.runs_here:
+            clean_nodes(leftovers)
     finally:
+        if launcher.capabilities.runs_here:
+            for path in leftovers:
+                shutil.rmtree(path, ignore_errors=True)
         if undo is not None:
             undo()
     policy = result.policy

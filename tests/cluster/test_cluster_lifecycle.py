@@ -68,6 +68,28 @@ def test_cleanup_continues_past_failures_and_reports_them(tmp_path: Path) -> Non
     assert "trace collection failed" in life.cleanup_errors[0]
 
 
+class _Cluster:
+    def clean_remaining(self) -> None:
+        """Remove the run's data dirs on every host."""
+        raise OSError("Argument list too long")
+
+    def stop_mounts(self) -> None:
+        raise OSError("busy")
+
+
+def test_a_failed_exit_step_is_named_in_words() -> None:
+    cluster = _Cluster()
+    with Lifecycle(grace_s=5, handle_signals=False) as life:
+        life.on_exit(cluster.clean_remaining)
+        life.on_exit(cluster.stop_mounts)
+        life.on_exit(lambda: 1 / 0)
+    assert life.cleanup_errors == [
+        "cleanup: an exit step: division by zero",
+        "cleanup: stop mounts: busy",
+        "cleanup: Remove the run's data dirs on every host: Argument list too long",
+    ]
+
+
 def test_a_signal_carries_what_its_cleanup_could_not_do(tmp_path: Path) -> None:
     def broken() -> None:
         raise OSError("unmount refused")

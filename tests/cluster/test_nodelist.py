@@ -107,23 +107,23 @@ def test_comma_joined_items_concatenate(items: list[tuple[str, tuple[str, list[s
 
 @pytest.mark.parametrize(
     "nodelist",
-    ["n[1-65536]-[1-65536]", "n[1-65536]-[1-17]", ",".join(f"g{i}[1-65536]" for i in range(17))],
+    ["n[1-65536]-[1-65536]", "n[1-65536]-[1-5]", ",".join(f"g{i}[1-65536]" for i in range(5))],
     ids=["product", "just-over", "many-items"],
 )
 def test_a_list_of_too_many_hosts_is_refused_before_expanding(nodelist: str) -> None:
-    with pytest.raises(HostfileError, match=r"names more than 1,048,576 hosts \(the limit\)"):
+    with pytest.raises(HostfileError, match=r"names more than 262,144 hosts \(the limit\)"):
         expand_slurm_nodelist(nodelist)
 
 
 def test_a_list_at_the_limit_expands() -> None:
-    assert len(expand_slurm_nodelist("n[1-65536]-[1-16]")) == 1 << 20
+    assert len(expand_slurm_nodelist("n[1-65536]-[1-4]")) == 1 << 18
 
 
 def test_tasks_per_node_repeating_without_bound_is_refused() -> None:
     with pytest.raises(HostfileError) as error:
         parse_tasks_per_node("1(x999999999999)")
     assert str(error.value) == (
-        "SLURM_TASKS_PER_NODE='1(x999999999999)': names more than 1,048,576 hosts (the limit)"
+        "SLURM_TASKS_PER_NODE='1(x999999999999)': names more than 262,144 hosts (the limit)"
     )
 
 

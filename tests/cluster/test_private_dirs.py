@@ -85,3 +85,32 @@ def test_a_group_directory_nobody_else_could_claim_is_trusted(tmp_path: Path) ->
     os.chown(group, NOBODY, NOBODY)
     made = make_private_dir(group / "results")
     assert mode(made) == 0o700
+
+
+@needs_root
+def test_the_walk_follows_links_as_the_kernel_does(tmp_path: Path) -> None:
+    """Relative and absolute links and ``..`` are resolved component by
+    component: this user's links are followed, one of another user's is
+    refused wherever the walk meets it, also through ``..`` and a chain."""
+    from benchfs.cluster.private import check_path
+
+    real = tmp_path / "real"
+    (real / "deep").mkdir(parents=True)
+    os.symlink("real/deep", tmp_path / "mine")  # relative, this user's
+    check_path(tmp_path / "mine" / ".." / "deep" / "new")
+    check_path(tmp_path / "mine" / "deep-too")
+    theirs = tmp_path / "theirs"
+    os.symlink(str(real), theirs)
+    os.lchown(theirs, NOBODY, NOBODY)
+    os.symlink("theirs/deep", tmp_path / "chain")  # mine, but through theirs
+    for path in (theirs / "x", tmp_path / "chain" / "x", real / ".." / "theirs" / "x"):
+        with pytest.raises(BenchfsError) as error:
+            check_path(path)
+        assert str(error.value) == (
+            f"{theirs}: a symbolic link owned by uid {NOBODY}, not by you "
+            f"(uid {os.geteuid()}): refusing to follow it"
+        )
+    loop = tmp_path / "loop"
+    os.symlink("loop", loop)
+    with pytest.raises(BenchfsError, match="more than 40 symbolic links"):
+        check_path(loop / "x")

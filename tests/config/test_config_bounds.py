@@ -105,7 +105,7 @@ def test_a_config_that_is_not_utf8_is_one_line_naming_the_file(tmp_path: Path) -
     config.write_bytes(b"[workload]\nfile_name = '\xff\xfe'\n")
     with pytest.raises(ConfigError) as error:
         load_config(config)
-    assert str(error.value) == f"{config}: not UTF-8 text (byte 24): a config file is UTF-8 TOML"
+    assert str(error.value) == f"{config}: not UTF-8 text (byte 24): a config file is UTF-8 text"
 
 
 def test_a_daemon_config_with_a_deadline_beyond_bounds_is_refused_by_key() -> None:
