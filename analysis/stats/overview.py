@@ -13,7 +13,7 @@ from typing import Literal
 import pandas as pd
 
 from analysis.loaders.traces import TraceSet
-from analysis.stats import crosscheck, io_depth, latency, nodes, read_write, rpc
+from analysis.stats import crosscheck, interference, io_depth, latency, nodes, read_write, rpc
 from analysis.stats._common import sums_by_pair
 from analysis.stats.read_write import Gap
 
@@ -73,6 +73,10 @@ def trace_stats(
     absent kinds leave fields None."""
     stats = TraceStats(start_unix_ns=traces.start_unix_ns, bucket_s=bucket_s, slow_ms=slow_ms)
     start = traces.start_unix_ns
+    if traces.has(interference.FOREIGN_SIGNAL):
+        outside = interference.foreign_signal_finding(traces.kind(interference.FOREIGN_SIGNAL))
+        if outside:
+            stats.findings.append(outside)
     if "io_depth" in parts and traces.has(SUBMIT):
         submits = traces.kind(SUBMIT)
         stats.io_depth = io_depth.io_depth_summary(submits)

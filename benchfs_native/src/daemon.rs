@@ -375,6 +375,16 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         return Err(e);
     }
     let s = &report.stats;
+    if s.foreign_datagrams > 0 {
+        crate::log_line!(
+            "benchfs daemon {}: {} datagrams from another user (last uid {}, pid {}) on the shared-memory wake-up sockets, {} wake-ups by them alone: interference from outside the job",
+            config.node_name,
+            s.foreign_datagrams,
+            s.foreign_sender.0,
+            s.foreign_sender.1,
+            s.foreign_wakeups
+        );
+    }
     let summary = DaemonSummary {
         node_name: config.node_name.clone(),
         node_id: config.node_id,

@@ -61,7 +61,13 @@ def test_store_trace_matches_the_ops_done(tmp_path: Path) -> None:
     assert header["start_unix_ns"] > 1_600_000_000 * 10**9
     kinds = {int(k): v["name"] for k, v in header["kinds"].items()}
     ops = {int(k): v for k, v in header["ops"].items()}
-    assert kinds == {1: "storage_op", 2: "submit", 3: "rpc_client", 4: "rpc_server"}
+    assert kinds == {
+        1: "storage_op",
+        2: "submit",
+        3: "rpc_client",
+        4: "rpc_server",
+        5: "foreign_signal",
+    }
     assert header["kinds"]["2"] == {
         "name": "submit",
         "d0": "sqes",

@@ -36,7 +36,7 @@ use super::inodes::ROOT;
 use super::options::{MAX_IO, MountOptions};
 use super::reply::Answer;
 use super::shared::Shared;
-use super::unlinked::is_hidden;
+use super::unlinked::{is_hidden, refuse_hidden};
 use super::workers::Workers;
 use crate::error::Result;
 use crate::rpc::client::{Client, FileRef, SetAttr, SharedBuf};
@@ -203,6 +203,18 @@ impl BenchFs {
             }
         }
     }
+
+    /// [`Self::child`] for an entry a request makes: never a hidden name.
+    fn new_child<R: Answer>(&self, parent: u64, name: &OsStr, reply: R) -> Option<(String, R)> {
+        let (path, reply) = self.child(parent, name, reply)?;
+        match refuse_hidden(&path) {
+            Ok(()) => Some((path, reply)),
+            Err(e) => {
+                reply.fail(e);
+                None
+            }
+        }
+    }
 }
 
 /// The flags a client handle keeps: access mode and synchronous writes.
@@ -357,7 +369,7 @@ impl Filesystem for BenchFs {
             reply.error(libc::EPERM);
             return;
         }
-        let Some((path, reply)) = self.child(parent, name, reply) else {
+        let Some((path, reply)) = self.new_child(parent, name, reply) else {
             return;
         };
         let creator = (req.uid(), req.gid());
@@ -407,7 +419,7 @@ impl Filesystem for BenchFs {
         umask: u32,
         reply: ReplyEntry,
     ) {
-        let Some((path, reply)) = self.child(parent, name, reply) else {
+        let Some((path, reply)) = self.new_child(parent, name, reply) else {
             return;
         };
         let creator = (req.uid(), req.gid());
@@ -436,7 +448,7 @@ impl Filesystem for BenchFs {
             reply.error(libc::EINVAL);
             return;
         };
-        let Some((path, reply)) = self.child(parent, link_name, reply) else {
+        let Some((path, reply)) = self.new_child(parent, link_name, reply) else {
             return;
         };
         let creator = (req.uid(), req.gid());
@@ -466,7 +478,7 @@ impl Filesystem for BenchFs {
         newname: &OsStr,
         reply: ReplyEntry,
     ) {
-        let Some((to, reply)) = self.child(newparent, newname, reply) else {
+        let Some((to, reply)) = self.new_child(newparent, newname, reply) else {
             return;
         };
         let Some((_, reply)) = self.path(ino, reply) else {
@@ -500,7 +512,7 @@ impl Filesystem for BenchFs {
         let Some((from, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        let Some((to, reply)) = self.child(newparent, newname, reply) else {
+        let Some((to, reply)) = self.new_child(newparent, newname, reply) else {
             return;
         };
         self.serve(move |c, s| {
@@ -587,7 +599,7 @@ impl Filesystem for BenchFs {
         flags: i32,
         reply: ReplyCreate,
     ) {
-        let Some((path, reply)) = self.child(parent, name, reply) else {
+        let Some((path, reply)) = self.new_child(parent, name, reply) else {
             return;
         };
         let creator = (req.uid(), req.gid());

@@ -3,7 +3,10 @@
 //! close; the engine removes a file at once. So the mount renames it to a
 //! hidden name in its directory instead and removes it at the last release
 //! of its handles, as NFS clients do with `.nfsXXXX` ("silly rename").
-//! Listings of the mount leave the hidden names out. A name of a file that
+//! Listings of the mount leave the hidden names out, so a program may not
+//! make an entry of such a name itself (`EPERM`: [`refuse_hidden`]), or
+//! its file would vanish from `ls`, `find` and `du`, and its directory
+//! could never be removed. A name of a file that
 //! has other names (hard links) is removed at once instead: the engine
 //! keeps the data for the other names, and the handles go on by id.
 
@@ -25,6 +28,15 @@ pub fn is_hidden(path: &str) -> bool {
     let name = path.rsplit_once('/').map_or(path, |(_, name)| name);
     name.strip_prefix(HIDDEN_PREFIX)
         .is_some_and(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// `EPERM` for a new entry whose name is a hidden name: the mount keeps
+/// those names for itself.
+pub fn refuse_hidden(path: &str) -> Result<(), libc::c_int> {
+    if is_hidden(path) {
+        return Err(libc::EPERM);
+    }
+    Ok(())
 }
 
 /// Engine ids of open files that were unlinked, with their hidden paths.
@@ -85,6 +97,19 @@ mod tests {
         assert!(!is_hidden(".benchfs-unlinked-0000000000000001.txt"));
         assert!(!is_hidden(".benchfs-unlinked-000000000000000g"));
         assert!(!is_hidden(".benchfs-unlinked-00000000000000001/x"));
+    }
+
+    #[test]
+    fn a_new_entry_may_not_take_a_hidden_name() {
+        assert_eq!(
+            refuse_hidden("d/.benchfs-unlinked-00000000000000ab"),
+            Err(libc::EPERM)
+        );
+        assert_eq!(refuse_hidden("d/.benchfs-unlinked-ab"), Ok(()));
+        assert_eq!(
+            refuse_hidden(".benchfs-unlinked-00000000000000ab.txt"),
+            Ok(())
+        );
     }
 
     #[test]

@@ -204,6 +204,28 @@ pub fn statvfs(fd: BorrowedFd<'_>) -> io::Result<libc::statvfs> {
     Ok(st)
 }
 
+/// An id of the file system `fd` is on, the same for every process of
+/// this boot of this host that asks about it (bind mounts included), and
+/// different on another host or after a reboot: the boot's id and the
+/// device, hashed (FNV-1a); never 0.
+pub fn file_system_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    // Safety: stat is plain data; all-zero is a valid value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // Safety: `st` is a live, writable stat; fd is open.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &raw mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let boot = std::fs::read("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .or_else(|| super::hostname().map(String::into_bytes))
+        .unwrap_or_default();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in boot.iter().chain(&st.st_dev.to_le_bytes()) {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    Ok(h.max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,7 +41,8 @@ pub use beneath::{is_link_refusal, open_beneath};
 pub use epoll::Epoll;
 pub use eventfd::{EventFd, notify_raw};
 pub use fs::{
-    DioAlign, dio_alignment, fallocate, ftruncate, network_fs, set_times, statfs, statvfs,
+    DioAlign, dio_alignment, fallocate, file_system_id, ftruncate, network_fs, set_times, statfs,
+    statvfs,
 };
 pub use host::hostname;
 pub use lock::try_lock_exclusive;

@@ -31,6 +31,10 @@ code_enum! {
         RpcClient = 3 => "rpc_client",
         /// Reserved for the RPC server: d0 queue_ns, d1 storage_ns, d2 reply_ns.
         RpcServer = 4 => "rpc_server",
+        /// Datagrams from another user on a daemon's shared-memory wake-up
+        /// sockets since the last such record: d0 datagrams, d1 sender_uid,
+        /// d2 sender_pid (of the last one).
+        ForeignSignal = 5 => "foreign_signal",
     }
 }
 
@@ -96,6 +100,7 @@ impl Kind {
             Kind::Submit => ["sqes", "in_flight", "submit_ns"],
             Kind::RpcClient => ["send_ns", "wait_ns", "total_ns"],
             Kind::RpcServer => ["queue_ns", "storage_ns", "reply_ns"],
+            Kind::ForeignSignal => ["datagrams", "sender_uid", "sender_pid"],
         }
     }
 }
@@ -386,7 +391,7 @@ mod tests {
             start_unix_ns: 0,
         }
         .to_json();
-        let kinds = r#""kinds": {"1": {"name": "storage_op", "d0": "latency_ns", "d1": "queue_ns", "d2": "offset"}, "2": {"name": "submit", "d0": "sqes", "d1": "in_flight", "d2": "submit_ns"}, "3": {"name": "rpc_client", "d0": "send_ns", "d1": "wait_ns", "d2": "total_ns"}, "4": {"name": "rpc_server", "d0": "queue_ns", "d1": "storage_ns", "d2": "reply_ns"}}"#;
+        let kinds = r#""kinds": {"1": {"name": "storage_op", "d0": "latency_ns", "d1": "queue_ns", "d2": "offset"}, "2": {"name": "submit", "d0": "sqes", "d1": "in_flight", "d2": "submit_ns"}, "3": {"name": "rpc_client", "d0": "send_ns", "d1": "wait_ns", "d2": "total_ns"}, "4": {"name": "rpc_server", "d0": "queue_ns", "d1": "storage_ns", "d2": "reply_ns"}, "5": {"name": "foreign_signal", "d0": "datagrams", "d1": "sender_uid", "d2": "sender_pid"}}"#;
         let ops = r#"{"1": "write", "2": "read", "3": "fsync", "4": "remove", "5": "stat", "6": "truncate", "7": "create", "8": "lookup", "9": "unlink", "10": "readdir", "11": "ping", "12": "stats", "13": "shutdown", "14": "mkdir", "15": "rmdir", "16": "check_parent", "17": "link", "18": "setattr", "19": "statfs", "20": "symlink", "21": "readlink", "22": "link_count"}}"#;
         assert!(
             json.ends_with(&format!("{kinds}, \"ops\": {ops}")),

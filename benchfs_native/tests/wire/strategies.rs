@@ -395,7 +395,7 @@ pub fn reply() -> impl Strategy<Value = Rep> {
             .prop_map(|(count, attr)| Rep::Plain(Reply::LinkCount { count, attr })),
         Just(Rep::Plain(Reply::Rmdir)),
         Just(Rep::Plain(Reply::CheckParent)),
-        (any::<[u64; 6]>(), any::<u32>()).prop_map(|([bs, b, bf, ba, f, ff], nm)| {
+        (any::<[u64; 7]>(), any::<u32>()).prop_map(|([bs, b, bf, ba, f, ff, id], nm)| {
             Rep::Plain(Reply::Statfs(StatFsReply {
                 block_size: bs,
                 blocks: b,
@@ -404,6 +404,7 @@ pub fn reply() -> impl Strategy<Value = Rep> {
                 files: f,
                 files_free: ff,
                 name_max: nm,
+                fs_id: id,
             }))
         }),
         attr().prop_map(|a| Rep::Plain(Reply::Open(a))),

@@ -20,6 +20,8 @@
 //!   `address` (a worker's address bytes), `print` (UCX's `FILE *`
 //!   printers to a string); `error` (on `sys`).
 //! - `context`: the UCP context.
+//! - `signals`: the shared-memory transports' wake-up sockets, and
+//!   datagrams on them from other users (on `sys` only through libc).
 //! - `shared`: the state of one worker shared by everything created from
 //!   it (handle, registered handlers, the progress / sleep loop).
 //! - `request`: operations in flight.
@@ -72,6 +74,7 @@ mod header;
 mod print;
 mod request;
 mod shared;
+mod signals;
 mod sys;
 mod worker;
 
@@ -84,6 +87,7 @@ pub use endpoint::{Endpoint, EndpointOptions, ErrorMode};
 pub use error::{Error, Result, Status, status_name};
 pub use request::Request;
 pub use shared::DEFAULT_SPIN_ITERATIONS;
+pub use signals::{Drained, ForeignSignals};
 pub use worker::Worker;
 
 /// The UCX version the bindings were generated against (from `ucx.pc`).

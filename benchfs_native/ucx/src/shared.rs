@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::context::{Context, ContextInner};
 use crate::error::{Error, Result, check};
+use crate::signals::{Drained, SignalSockets};
 use crate::sys;
 
 /// Idle progress calls before a wait arms the worker and sleeps on its
@@ -38,6 +39,8 @@ pub(crate) struct WorkerShared {
     _ctx: Arc<ContextInner>,
     wakeup: bool,
     efd: Cell<Option<RawFd>>,
+    /// The shared-memory transports' wake-up sockets (`signals`).
+    signals: SignalSockets,
     spin: Cell<u32>,
     /// Yield the core every so many empty progress calls of a wait (0:
     /// never).
@@ -85,15 +88,19 @@ impl WorkerShared {
             ..Default::default()
         };
         let mut handle: sys::ucp_worker_h = ptr::null_mut();
+        let (creating, before) = SignalSockets::before_create();
         // Safety: live context, valid params and out-pointer.
         check("ucp_worker_create", unsafe {
             sys::ucp_worker_create(ctx.inner.handle, &params, &mut handle)
         })?;
+        let signals = SignalSockets::created_since(&before);
+        drop(creating);
         let shared = Rc::new_cyclic(|weak| WorkerShared {
             handle,
             _ctx: ctx.inner.clone(),
             wakeup: ctx.inner.wakeup,
             efd: Cell::new(None),
+            signals,
             spin: Cell::new(DEFAULT_SPIN_ITERATIONS),
             yield_every: Cell::new(0),
             in_progress: Cell::new(false),
@@ -167,6 +174,9 @@ impl WorkerShared {
     }
 
     pub(crate) fn arm(&self) -> Result<bool> {
+        // What is queued on the wake-up sockets is read here, so that a
+        // datagram from outside the job does not make the arm fail.
+        self.signals.drain(false);
         // Safety: live worker owned by this thread.
         let s = unsafe { sys::ucp_worker_arm(self.handle) };
         match s {
@@ -174,6 +184,18 @@ impl WorkerShared {
             sys::UCS_ERR_BUSY => Ok(false),
             s => Err(Error::new("ucp_worker_arm", s)),
         }
+    }
+
+    /// The wake-up sockets.
+    pub(crate) fn signal_sockets(&self) -> &SignalSockets {
+        &self.signals
+    }
+
+    /// After a wake-up from the event fd: reads the wake-up sockets and
+    /// says whether only datagrams from outside the job woke the worker
+    /// (then it may sleep again at once).
+    pub(crate) fn woke(&self) -> Drained {
+        self.signals.drain(true)
     }
 
     /// Progress until `done()` holds or `deadline` passes. Spins while
@@ -222,7 +244,14 @@ impl WorkerShared {
                 if now >= deadline {
                     return Err(Error::timeout(format!("waiting for {what}")));
                 }
-                self.sleep(deadline - now)?;
+                if self.sleep(deadline - now)? {
+                    let d = self.woke();
+                    if d.foreign > 0 && d.own == 0 {
+                        // Only outsiders' datagrams: straight back to
+                        // sleep after one empty progress.
+                        idle = spin;
+                    }
+                }
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::error::{Result, check};
 use crate::print::print_to_string;
 use crate::request::Request;
 use crate::shared::WorkerShared;
+use crate::signals::{Drained, ForeignSignals};
 use crate::sys;
 
 /// A UCP worker (`ucp_worker_h`) in single-thread mode.
@@ -75,6 +76,24 @@ impl Worker {
     /// (do not close it).
     pub fn event_fd(&self) -> Result<RawFd> {
         self.shared.event_fd()
+    }
+
+    /// After a wake-up from the event fd: reads the shared-memory
+    /// transports' wake-up sockets (see [`ForeignSignals`]). `foreign > 0`
+    /// with `own == 0`: only datagrams from outside the job woke the
+    /// worker, which then may arm and sleep again without spinning.
+    pub fn woke(&self) -> Drained {
+        self.shared.woke()
+    }
+
+    /// What the wake-up sockets received from other users so far.
+    pub fn foreign_signals(&self) -> ForeignSignals {
+        self.shared.signal_sockets().seen()
+    }
+
+    /// The wake-up sockets guarded (empty without shared memory).
+    pub fn signal_fds(&self) -> Vec<RawFd> {
+        self.shared.signal_sockets().fds().to_vec()
     }
 
     /// `ucp_worker_arm`: `Ok(true)` when armed (safe to sleep on the event

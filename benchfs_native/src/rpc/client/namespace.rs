@@ -334,9 +334,9 @@ impl Client {
         Ok(attr)
     }
 
-    /// The cluster's totals: every daemon's data directory file system
-    /// (counted once per daemon, in units of the first daemon's block
-    /// size) and the namespace records.
+    /// The cluster's totals: the file systems of the daemons' data
+    /// directories (each counted once, however many daemons share it, in
+    /// units of the first daemon's block size) and the namespace records.
     pub fn statfs(&mut self) -> Result<StatFs> {
         self.check_connected("statfs")?;
         let calls = (0..self.placement.nodes())
@@ -349,11 +349,17 @@ impl Client {
             name_max: MAX_NAME as u32,
             ..StatFs::default()
         };
+        let mut counted = std::collections::HashSet::new();
         for o in out {
             let f = match o.result? {
                 Answer::Statfs(f) => f,
                 a => return Err(unexpected("statfs", &a)),
             };
+            total.files = total.files.saturating_add(f.files);
+            total.name_max = total.name_max.min(f.name_max);
+            if !counted.insert(f.fs_id) {
+                continue;
+            }
             if total.block_size == 0 {
                 total.block_size = f.block_size.max(1);
             }
@@ -361,9 +367,7 @@ impl Client {
             bytes[0] += u128::from(f.blocks) * bs;
             bytes[1] += u128::from(f.blocks_free) * bs;
             bytes[2] += u128::from(f.blocks_avail) * bs;
-            total.files = total.files.saturating_add(f.files);
             total.files_free = total.files_free.saturating_add(f.files_free);
-            total.name_max = total.name_max.min(f.name_max);
         }
         let unit = u128::from(total.block_size.max(1));
         let blocks = |b: u128| u64::try_from(b / unit).unwrap_or(u64::MAX);

@@ -16,7 +16,7 @@ use crate::namespace::split_parent;
 
 use super::buf::SharedBuf;
 use super::inflight::{Answer, Call, Entry, Outcome};
-use super::split::split;
+use super::split::{split, written_from_start};
 use super::{Client, FileRef, OpenFile};
 use crate::error::{Error, Result};
 use crate::rpc::wire::{Attr, FileKind, Request};
@@ -280,7 +280,8 @@ impl Client {
         }
         let sync = f.flags & (libc::O_SYNC | libc::O_DSYNC) != 0;
         let mut calls = Vec::new();
-        for (i, p) in split(offset, len, self.conn.chunk_size).enumerate() {
+        let pieces: Vec<_> = split(offset, len, self.conn.chunk_size).collect();
+        for (i, p) in pieces.iter().enumerate() {
             let node = self.placement.chunk_owner_from(f.start, p.chunk);
             let req = Request::Write {
                 path: &f.data,
@@ -294,14 +295,19 @@ impl Client {
             calls.push(call.with_payload(piece));
         }
         let out = self.window.run_all(&self.conn, calls, |_| false)?;
-        let mut written = 0u64;
+        // Bytes each piece wrote, or why it wrote none.
+        let mut done: Vec<Result<u64>> = pieces.iter().map(|_| Ok(0)).collect();
         for o in out {
-            match o.result? {
-                Answer::Written(n) => written += n,
-                a => return Err(unexpected("write", &a)),
-            }
+            let Some(slot) = done.get_mut(o.tag as usize) else {
+                continue;
+            };
+            *slot = match o.result {
+                Ok(Answer::Written(n)) => Ok(n),
+                Ok(a) => return Err(unexpected("write", &a)),
+                Err(e) => Err(e),
+            };
         }
-        Ok(written)
+        written_from_start(&pieces, done)
     }
 
     /// Reads up to `len` bytes at `offset` of the open file; shorter at its

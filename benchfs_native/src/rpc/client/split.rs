@@ -1,5 +1,7 @@
 //! Splitting a byte range of a file at chunk borders: one RPC per piece.
 
+use crate::error::Result;
+
 /// One piece of a range: inside chunk `chunk`, at `chunk_offset`, `len`
 /// bytes, which are bytes `buf_offset..buf_offset + len` of the caller's
 /// buffer.
@@ -61,6 +63,22 @@ impl Iterator for Split {
     }
 }
 
+/// What a write of `pieces` answers, as `write(2)` does: the bytes
+/// written from its start, up to the first piece that failed or wrote
+/// short (a full disk); the error only when no byte was written.
+pub fn written_from_start(pieces: &[ChunkPiece], done: Vec<Result<u64>>) -> Result<u64> {
+    let mut written = 0u64;
+    for (p, d) in pieces.iter().zip(done) {
+        match d {
+            Ok(n) if n >= p.len as u64 => written += p.len as u64,
+            Ok(n) => return Ok(written + n),
+            Err(e) if written == 0 => return Err(e),
+            Err(_) => return Ok(written),
+        }
+    }
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +135,28 @@ mod tests {
             }
             assert_eq!(next_buf, len);
         }
+    }
+
+    #[test]
+    fn a_write_that_fails_part_way_answers_the_bytes_before() {
+        use crate::error::Error;
+        let pieces: Vec<_> = split(10, 300, 100).collect();
+        assert_eq!(pieces.len(), 4); // 90, 100, 100, 10
+        let full = |p: &ChunkPiece| Ok(p.len as u64);
+        let all: Vec<_> = pieces.iter().map(full).collect();
+        assert_eq!(written_from_start(&pieces, all).ok(), Some(300));
+        // The second piece short: the later pieces do not count.
+        let mut short: Vec<_> = pieces.iter().map(full).collect();
+        short[1] = Ok(40);
+        assert_eq!(written_from_start(&pieces, short).ok(), Some(130));
+        // The third failed: the bytes of the first two.
+        let mut failed: Vec<_> = pieces.iter().map(full).collect();
+        failed[2] = Err(Error::os(libc::ENOSPC, "write", "f"));
+        assert_eq!(written_from_start(&pieces, failed).ok(), Some(190));
+        // The first failed: the error, whatever the others wrote.
+        let mut first: Vec<_> = pieces.iter().map(full).collect();
+        first[0] = Err(Error::os(libc::ENOSPC, "write", "f"));
+        let e = written_from_start(&pieces, first).expect_err("nothing written");
+        assert_eq!(e.errno(), Some(libc::ENOSPC));
     }
 }

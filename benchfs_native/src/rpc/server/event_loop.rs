@@ -18,6 +18,11 @@
 //! ring's completion eventfds, a driven store's eventfd and the signal
 //! eventfd. The epoll timeout is only a deadline check (once a second, or
 //! the drain deadline while stopping).
+//!
+//! A wake-up that brought only datagrams from other users on the
+//! shared-memory transports' wake-up sockets (`Worker::woke`) sends the
+//! loop back to sleep without its spin, and is counted in the stats and
+//! traced (`foreign_signal`): interference from outside the job.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -102,6 +107,12 @@ impl<'w> Server<'w> {
     /// every session and returns the counters.
     pub fn run(mut self, signals: Option<&SignalGuard>) -> Result<ServerReport> {
         let result = self.serve(signals);
+        // Datagrams read at the last arm, after the last wake-up.
+        let seen = self.worker.foreign_signals();
+        let new = seen
+            .datagrams
+            .saturating_sub(self.router.stats_foreign_datagrams());
+        self.router.foreign_signals(seen, new);
         // The handlers hold the inbox, which holds messages of the worker.
         for id in [AM_REQUEST, AM_SESSION] {
             let _ = self.worker.clear_am_handler(id);
@@ -127,6 +138,8 @@ impl<'w> Server<'w> {
         }
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 5];
         let mut turns = 0u32;
+        // Woken by outsiders only: sleep again without spinning.
+        let mut sleep_now = false;
         loop {
             turns = turns.wrapping_add(1);
             if turns.is_multiple_of(STALL_CLOCK_EVERY) {
@@ -161,10 +174,16 @@ impl<'w> Server<'w> {
             }
             if busy {
                 r.busy();
+                sleep_now = false;
                 continue;
             }
+            let idle = if sleep_now {
+                Idle::Sleep
+            } else {
+                r.idle_turn()
+            };
             // Spin for a bounded time, reading the clock now and then.
-            match r.idle_turn() {
+            match idle {
                 Idle::Spin => {
                     std::hint::spin_loop();
                     continue;
@@ -191,14 +210,26 @@ impl<'w> Server<'w> {
                 .map_err(|e| ucx_error(&e, "arm the UCX worker"))?
             {
                 self.router.storage().unpark();
+                sleep_now = false;
                 continue;
             }
             let timeout = match self.router.stop_deadline() {
                 Some(d) => d.saturating_duration_since(Instant::now()),
                 None => IDLE_CHECK,
             };
-            epoll.wait(&mut events, timeout).map_err(epoll_err)?;
+            let woken = epoll.wait(&mut events, timeout).map_err(epoll_err)?;
             self.router.storage().unpark();
+            if woken > 0 {
+                let d = self.worker.woke();
+                sleep_now = d.foreign > 0 && d.own == 0;
+                let seen = self.worker.foreign_signals();
+                let new = seen
+                    .datagrams
+                    .saturating_sub(self.router.stats_foreign_datagrams());
+                if new > 0 {
+                    self.router.foreign_signals(seen, new);
+                }
+            }
             if let Some(s) = signals {
                 s.drain();
             }

@@ -17,6 +17,8 @@
 //!   and what each request does;
 //! * `replies`: replies encoded, sent and recorded in the event log;
 //! * `peers`: the channels whose client is gone or stalled;
+//! * `outsiders`: datagrams from other users on the shared-memory
+//!   wake-up sockets, counted into `stats` and the event log;
 //! * `idle`: when the idle loop sleeps; `stats`: the loop's counters;
 //!   `log`: its log lines; `signals`: SIGTERM/SIGINT/SIGHUP as a
 //!   drain, `stop`: why and how it stops; `config`: its settings.
@@ -32,6 +34,7 @@ mod data_buf;
 pub mod event_loop;
 mod idle;
 mod log;
+mod outsiders;
 mod peers;
 pub mod replay;
 mod replies;

@@ -167,6 +167,26 @@ impl Replies {
         });
     }
 
+    /// Records `datagrams` from another user on the wake-up sockets, the
+    /// last from `uid` and `pid`, in the event log.
+    pub(super) fn record_foreign(&mut self, datagrams: u64, uid: u32, pid: i32) {
+        let Some(trace) = &mut self.trace else {
+            return;
+        };
+        trace.push(&Record {
+            t_ns: trace.t_ns(Instant::now()),
+            kind: Kind::ForeignSignal as u8,
+            op: 0,
+            node: self.node,
+            status: 0,
+            retries: 0,
+            bytes: 0,
+            d0: datagrams,
+            d1: u64::from(uid),
+            d2: u64::try_from(pid).unwrap_or(0),
+        });
+    }
+
     /// Drops the replies in flight and writes out the event log (at
     /// teardown).
     pub(super) fn close(&mut self) {

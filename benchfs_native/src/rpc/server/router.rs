@@ -10,13 +10,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use benchfs_ucx::{AmMessage, Request, Worker};
+use benchfs_ucx::{AmMessage, ForeignSignals, Request, Worker};
 
 use super::clock::unix_now_ns;
 use super::config::{Durability, ServerConfig};
 use super::data_buf::DataBuf;
 use super::idle::{Idle, IdlePolicy};
 use super::log::Log;
+use super::outsiders::Outsiders;
 use super::peers::{Peers, peer_gone};
 use super::replies::{Replies, Unsent};
 use super::requests::{Arrival, Intake};
@@ -45,6 +46,7 @@ pub(super) struct Router {
     log: Log,
     idle: IdlePolicy,
     stop: Stopping,
+    outsiders: Outsiders,
 }
 
 impl Router {
@@ -71,6 +73,7 @@ impl Router {
             log: Log::new(&cfg.node_name),
             idle: IdlePolicy::new(cfg.bulk_spin),
             stop: Stopping::default(),
+            outsiders: Outsiders::default(),
             cfg,
         })
     }
@@ -579,11 +582,31 @@ impl Router {
         stats::to_json(&id, &self.stats, &g, &self.storage.store_stats())
     }
 
+    /// Datagrams from outside the job counted so far.
+    pub(super) fn stats_foreign_datagrams(&self) -> u64 {
+        self.stats.foreign_datagrams
+    }
+
+    /// The worker's wake-up sockets had `new` more datagrams from outside
+    /// the job (`seen`: all so far): counted, and now and then traced.
+    pub(super) fn foreign_signals(&mut self, seen: ForeignSignals, new: u64) {
+        self.stats.foreign_datagrams = seen.datagrams;
+        self.stats.foreign_wakeups = seen.wakeups;
+        self.stats.foreign_sender = (seen.last_uid, seen.last_pid);
+        if let Some(n) = self.outsiders.arrived(new) {
+            self.replies.record_foreign(n, seen.last_uid, seen.last_pid);
+        }
+    }
+
     /// Closes every session, drops what is still pending, writes out the
     /// event log and stops the storage threads; returns what the run did.
     pub(super) fn finish_run(&mut self) -> ServerReport {
         self.sessions.close_all(&self.log);
         self.slots.clear();
+        if let Some(n) = self.outsiders.rest() {
+            let (uid, pid) = self.stats.foreign_sender;
+            self.replies.record_foreign(n, uid, pid);
+        }
         self.replies.close();
         if !self.storage.stop() {
             self.log

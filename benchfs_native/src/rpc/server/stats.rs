@@ -93,6 +93,13 @@ pub struct ServerStats {
     pub bulk_spin_free: u64,
     /// Looks that found threads waiting for a CPU (the loop slept).
     pub bulk_spin_busy: u64,
+    /// Datagrams from other users on the shared-memory transports'
+    /// wake-up sockets (interference from outside the job).
+    pub foreign_datagrams: u64,
+    /// Wake-ups of the idle loop that only such datagrams caused.
+    pub foreign_wakeups: u64,
+    /// The uid and pid of the last sender of one (0: none yet).
+    pub foreign_sender: (u32, i32),
     /// When the server started.
     pub started: Instant,
 }
@@ -118,6 +125,9 @@ impl ServerStats {
             replies_dropped: 0,
             bulk_spin_free: 0,
             bulk_spin_busy: 0,
+            foreign_datagrams: 0,
+            foreign_wakeups: 0,
+            foreign_sender: (0, 0),
             started: Instant::now(),
         }
     }
@@ -267,6 +277,15 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         m.insert("bulk_spin_us".into(), id.bulk_spin_us.into());
         m.insert("bulk_spin_free".into(), s.bulk_spin_free.into());
         m.insert("bulk_spin_busy".into(), s.bulk_spin_busy.into());
+        m.insert(
+            "foreign_signals".into(),
+            serde_json::json!({
+                "datagrams": s.foreign_datagrams,
+                "wakeups": s.foreign_wakeups,
+                "last_uid": s.foreign_sender.0,
+                "last_pid": s.foreign_sender.1,
+            }),
+        );
         m.insert(
             "dead_peer_copies".into(),
             benchfs_ucx::dead_peer_copies().into(),

@@ -94,6 +94,10 @@ pub struct StatFsReply {
     pub files_free: u64,
     /// `f_namemax`.
     pub name_max: u32,
+    /// Which file system the data directory is on, the same for every
+    /// daemon on it (on one host: its boot and device), so that a client
+    /// counts its space once.
+    pub fs_id: u64,
 }
 
 /// Writes `a` ([`ATTR_LEN`](super::ATTR_LEN) bytes): `ino, size, blocks:
@@ -155,6 +159,7 @@ pub(super) fn put_statfs<const N: usize>(w: &mut Writer<N>, f: &StatFsReply) {
     w.u64(f.files_free);
     w.u32(f.name_max);
     w.zero::<4>();
+    w.u64(f.fs_id);
 }
 
 /// Reads a [`StatFsReply`].
@@ -167,7 +172,11 @@ pub(super) fn read_statfs(r: &mut Reader<'_>) -> Result<StatFsReply, DecodeError
         files: r.u64("files")?,
         files_free: r.u64("files_free")?,
         name_max: r.u32("name_max")?,
+        fs_id: 0,
     };
     r.zero::<4>("reserved")?;
-    Ok(f)
+    Ok(StatFsReply {
+        fs_id: r.u64("fs_id")?,
+        ..f
+    })
 }

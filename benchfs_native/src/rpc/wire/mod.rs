@@ -54,14 +54,15 @@ pub const MAGIC: [u8; 4] = *b"BFSW";
 /// attributes a hard-linked file's names share, kept by its home daemon
 /// (link_count's mask and attributes, its reply's `LINKED` flag, the set
 /// step). 7: link_count's undo step (a link's add taken back when its
-/// source was gone at the mark).
-pub const VERSION: u16 = 7;
+/// source was gone at the mark). 8: statfs's `fs_id` (each file system
+/// counted once by the client).
+pub const VERSION: u16 = 8;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
 pub const ATTR_LEN: usize = 64;
 /// Length of an encoded [`StatFsReply`].
-pub const STATFS_LEN: usize = 56;
+pub const STATFS_LEN: usize = 64;
 /// Longest fixed part of any message.
 pub const FIXED_MAX: usize = 64;
 /// Longest path (or error text) the encoder produces (Linux `PATH_MAX`).

@@ -310,16 +310,24 @@ impl ChunkStore {
     }
 
     /// Writes `data` at `offset` of `path`; returns the bytes written.
-    /// An empty `data` creates the file if it does not exist.
+    /// An empty `data` creates the file if it does not exist. A write that
+    /// fails part way (ENOSPC) answers, as `write(2)` does, with the bytes
+    /// written from its start when there are any, and with the error only
+    /// when there are none.
     pub fn write(&self, path: &str, offset: u64, data: &[u8]) -> Result<usize> {
         let name: Arc<str> = layout::backing_name(path)?.into();
         check_range(offset, data.len())?;
         self.check_open()?;
         let mut batch = Batch::new(self, name);
-        let mut written = 0u64;
+        // The first byte of `data` not known to be written.
+        let mut end = data.len();
         let mut on_done = |d: Done, batch_err: &mut Option<Error>| match d.result {
-            Ok(n) => written += n,
-            Err(f) => note_failure(batch_err, f, "write", path),
+            Ok(n) if (n as usize) < d.want => end = end.min(d.index + n as usize),
+            Ok(_) => {}
+            Err(f) => {
+                end = end.min(d.index);
+                note_failure(batch_err, f, "write", path);
+            }
         };
         if data.is_empty() {
             let mut buf = batch.acquire(&mut on_done);
@@ -334,10 +342,13 @@ impl ChunkStore {
             )?;
         }
         let buf_size = self.pool.buf_size();
+        let mut submitted = 0;
         for p in layout::pieces(offset, data.len(), self.chunk_size, buf_size) {
             if batch.err.is_some() {
                 break;
             }
+            batch.index = p.data_offset;
+            submitted = p.data_offset + p.len;
             let mut buf = batch.acquire(&mut on_done);
             buf.fill_from(&data[p.data_offset..p.data_offset + p.len]);
             let direct = self.use_direct(p.file_offset, p.len, buf.addr());
@@ -350,8 +361,12 @@ impl ChunkStore {
                 },
             )?;
         }
-        batch.finish(&mut on_done)?;
-        Ok(usize::try_from(written).unwrap_or(usize::MAX))
+        let failed = batch.finish(&mut on_done).err();
+        let written = end.min(submitted);
+        match failed {
+            Some(e) if written == 0 => Err(e),
+            _ => Ok(written),
+        }
     }
 
     /// Reads up to `len` bytes at `offset` of `path`: shorter at the end

@@ -272,17 +272,18 @@ impl RingThread {
         let failed = (result < 0).then_some(Failure::Errno(-result));
         match op {
             Op::Write(mut w) => {
-                if let Some(f) = failed {
+                let n = if failed.is_some() { 0 } else { result as usize };
+                reply.done_bytes += n as u64;
+                // The rest of a short write failed (ENOSPC), or made no
+                // progress: the bytes before it are the answer, as
+                // write(2) gives them; an error only when there are none.
+                let stopped = failed.is_some() || (n == 0 && w.len > 0);
+                if stopped && reply.done_bytes == 0 {
+                    // No progress and no error: an I/O error rather than a spin.
+                    let f = failed.unwrap_or(Failure::Errno(libc::EIO));
                     return reply.send(Err(f), Some(w.buf));
                 }
-                let n = result as usize;
-                reply.done_bytes += n as u64;
-                if n < w.len {
-                    if n == 0 {
-                        // No progress and no error: report an I/O error
-                        // rather than spin.
-                        return reply.send(Err(Failure::Errno(libc::EIO)), Some(w.buf));
-                    }
+                if n < w.len && !stopped {
                     // Short write: the rest goes out as a new operation.
                     w.offset += n as u64;
                     w.buf_offset += n;

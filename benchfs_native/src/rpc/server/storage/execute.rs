@@ -320,6 +320,7 @@ impl Storage {
             files,
             files_free: st.f_ffree,
             name_max: u32::try_from(st.f_namemax).unwrap_or(u32::MAX),
+            fs_id: sys::file_system_id(self.store.root_fd()).map_err(|e| io_fail(request, &e))?,
         }))
     }
 }
