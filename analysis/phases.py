@@ -18,6 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from analysis.io500 import METADATA_OPERATIONS as IO500_METADATA_PHASES
 
 # Columns of a data phase row that describe the test rather than measure it.
@@ -130,26 +133,30 @@ class LatencyFigures:
         )
 
 
-def latency_figures(values_us: Sequence[float]) -> LatencyFigures | None:
+def nearest_rank(ordered: Sequence[float] | npt.NDArray[np.float64], percent: float) -> float:
+    """The smallest of the sorted ``ordered`` with at least ``percent`` % of them at or
+    below it (the nearest-rank percentile, as IOR and mdtest report latencies)."""
+    # rounded first, so 99.9 % of 1000 is rank 999 and not 1000 by float error
+    # (numpy's "inverted_cdf" method takes rank 1000 there)
+    return float(ordered[max(1, math.ceil(round(percent * len(ordered) / 100.0, 6))) - 1])
+
+
+def latency_figures(
+    values_us: Sequence[float] | npt.NDArray[np.float64],
+) -> LatencyFigures | None:
     """min, mean, nearest-rank p50/p90/p99/p99.9 and max of per-op latencies (us)."""
-    if not values_us:
+    ordered = np.sort(np.asarray(values_us, dtype=np.float64))
+    if ordered.size == 0:
         return None
-    ordered = sorted(values_us)
-    count = len(ordered)
-
-    def rank(percent: float) -> float:
-        # rounded first, so 99.9 % of 1000 is rank 999 and not 1000 by float error
-        return ordered[max(1, math.ceil(round(percent * count / 100.0, 6))) - 1]
-
     return LatencyFigures(
-        ops=count,
-        min_us=ordered[0],
-        mean_us=sum(ordered) / count,
-        p50_us=rank(50.0),
-        p90_us=rank(90.0),
-        p99_us=rank(99.0),
-        p999_us=rank(99.9),
-        max_us=ordered[-1],
+        ops=int(ordered.size),
+        min_us=float(ordered[0]),
+        mean_us=float(ordered.mean()),
+        p50_us=nearest_rank(ordered, 50.0),
+        p90_us=nearest_rank(ordered, 90.0),
+        p99_us=nearest_rank(ordered, 99.0),
+        p999_us=nearest_rank(ordered, 99.9),
+        max_us=float(ordered[-1]),
     )
 
 

@@ -9,7 +9,8 @@ deviation is 0. Latency is fio's completion latency (``clat``), given
 only when one job entry holds the phase (fio's ``group_reporting``):
 percentiles of several jobs cannot be merged from their percentiles.
 Queue depth is ``iodepth`` (1 for fio's synchronous engines, which
-ignore it).
+ignore it). fio's terse output names no option: its phases leave engine,
+queue depth, access, ordering and sizes unknown.
 """
 
 from __future__ import annotations
@@ -50,22 +51,12 @@ def _phase(
     runtime = max(d.runtime_s for d in directions)
     bw = io_bytes / MIB / runtime if runtime > 0 else None
     ops = sum(d.total_ios for d in directions) / runtime if runtime > 0 else None
-    engine = options.get("ioengine", "psync")
-    provenance = Provenance(
-        tool="fio",
-        tool_version=report.fio_version.removeprefix("fio-"),
-        kind="data",
-        queue_depth=1 if engine in _SYNC_ENGINES else _int(options.get("iodepth", "1")),
-        access="single-shared-file" if "filename" in options and len(jobs) > 1
-        else "file-per-process",
-        ordering="random" if "rand" in options.get("rw", options.get("readwrite", ""))
-        else "sequential",
-    )  # fmt: skip
+    provenance = _provenance(report, options, len(jobs))
     row: dict[str, Any] = {
         "phase": phase,
         **provenance.fields(),
         "operation": direction_name,
-        "API": engine,
+        "API": options.get("ioengine", "psync") if options_known(report) else None,
         "numTasks": len(jobs),
         "repetitions": 1,
         "transferSize": _size(options.get("bs", options.get("blocksize"))),
@@ -87,6 +78,28 @@ def _phase(
     }
     row.update(_latency(directions))
     return row
+
+
+def options_known(report: FioReport) -> bool:
+    """fio's terse output names no job option: engine, depth, sizes are unknown, not defaults."""
+    return report.output_format != "terse"
+
+
+def _provenance(report: FioReport, options: Mapping[str, str], jobs: int) -> Provenance:
+    version = report.fio_version.removeprefix("fio-")
+    if not options_known(report):
+        return Provenance(tool="fio", tool_version=version, kind="data")
+    engine = options.get("ioengine", "psync")
+    return Provenance(
+        tool="fio",
+        tool_version=version,
+        kind="data",
+        queue_depth=1 if engine in _SYNC_ENGINES else _int(options.get("iodepth", "1")),
+        access="single-shared-file" if "filename" in options and jobs > 1
+        else "file-per-process",
+        ordering="random" if "rand" in options.get("rw", options.get("readwrite", ""))
+        else "sequential",
+    )  # fmt: skip
 
 
 def _latency(directions: list[Direction]) -> Mapping[str, Any]:

@@ -2,14 +2,16 @@
 
 Each tool prints a line no other output has: IOR its banner or JSON's first
 key, mdtest its launch line, the CSV files their header, fio its JSON's
-first key. Names are not trusted: an IOR JSON summary is often saved as
-``.txt`` or ``.stdout``.
+first key or a terse line (``3;fio-3.33;job;...``). Names are not trusted:
+an IOR JSON summary is often saved as ``.txt`` or ``.stdout``.
 """
 
 from __future__ import annotations
 
 import re
 from enum import StrEnum
+
+from analysis.loaders.fio_terse import TERSE_LINE
 
 
 class ToolOutput(StrEnum):
@@ -22,6 +24,7 @@ class ToolOutput(StrEnum):
     MDTEST_RANK_DETAILS = "mdtest rank-details CSV"
     MDTEST_PER_OP = "mdtest per-op CSV"
     FIO_JSON = "fio JSON"
+    FIO_TERSE = "fio terse"
 
     @property
     def tool(self) -> str:
@@ -59,6 +62,8 @@ def detect(text: str) -> ToolOutput | None:
         return ToolOutput.IOR_CSV
     if FIO_JSON_START.search(text):
         return ToolOutput.FIO_JSON
+    if TERSE_LINE.search(text):
+        return ToolOutput.FIO_TERSE
     return None
 
 

@@ -1,5 +1,7 @@
 """Parse fio's JSON output (``--output-format=json`` or ``json+``) and bandwidth logs.
 
+fio's terse output becomes the same FioReport in ``analysis.loaders.fio_terse``.
+
 Handles plain runs (``jobs``), client mode (``--client``: ``client_stats`` with
 a ``hostname`` per entry; fio's own "All clients" sum is dropped) and text
 around the document (fio prints warnings before its JSON). Bandwidths are in
@@ -104,6 +106,8 @@ class FioReport:
     fio_version: str
     jobs: tuple[FioJobResult, ...]
     global_options: Mapping[str, str] = field(default_factory=dict)
+    # "json" (json, json+) or "terse", which carries no job options (analysis.loaders.fio_terse)
+    output_format: str = "json"
 
     @property
     def hostnames(self) -> list[str]:

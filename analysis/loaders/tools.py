@@ -10,6 +10,7 @@ from analysis.errors import DataFormatError
 from analysis.loaders._tooltext import read_tool_output
 from analysis.loaders.detect import ToolOutput, detect
 from analysis.loaders.fio import FioFormatError, FioReport, parse_fio_json
+from analysis.loaders.fio_terse import parse_fio_terse
 from analysis.loaders.ior import parse_ior_json
 from analysis.loaders.ior_csv import parse_ior_csv
 from analysis.loaders.ior_model import IorReport
@@ -56,11 +57,15 @@ def parse_tool_output(text: str, kind: ToolOutput, path: Path) -> ToolReport:
         return parse_rank_details(text, source)
     if kind is ToolOutput.MDTEST_PER_OP:
         return parse_per_op(text, path.name, source)
+    terse = kind is ToolOutput.FIO_TERSE
     try:
-        return parse_fio_json(text, source)
+        return parse_fio_terse(text, source) if terse else parse_fio_json(text, source)
     except FioFormatError as error:
         detail = str(error).removeprefix(source)
-        where = re.match(r"^:(\d+):(\d+): ", detail)
-        position = f"line {where[1]} column {where[2]}" if where else "fio JSON"
+        where = re.match(r"^:(\d+)(?::(\d+))?:? ", detail)
+        if where is None:
+            position = kind.value
+        else:
+            position = f"line {where[1]}" + (f" column {where[2]}" if where[2] else "")
         reason = detail[where.end() :] if where else detail.lstrip(": ")
         raise DataFormatError(path, position, reason) from error

@@ -304,11 +304,18 @@ def live_proc_stat(pid: int) -> list[str] | None:
     return None if fields is None or fields[0] in ("Z", "X") else fields
 
 
+def process_ids() -> Iterator[int]:
+    """The pid of every process in /proc (the one walk of it)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            yield int(entry)
+
+
 def _proc_stats() -> Iterator[tuple[int, list[str]]]:
     """``(pid, proc_stat(pid))`` of every process in /proc."""
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := proc_stat(int(entry))) is not None:
-            yield int(entry), fields
+    for pid in process_ids():
+        if (fields := proc_stat(pid)) is not None:
+            yield pid, fields
 
 
 def _group_members(groups: set[int]) -> list[int]:

@@ -8,8 +8,8 @@ from benchfs.config.model import (
     MountConfig,
     OutputConfig,
     PreflightConfig,
+    PreflightThresholds,
     RunConfig,
-    Thresholds,
     WorkloadConfig,
 )
 from benchfs.config.plan import (
@@ -37,12 +37,12 @@ __all__ = [
     "MountConfig",
     "OutputConfig",
     "PreflightConfig",
+    "PreflightThresholds",
     "RunConfig",
     "RunPlan",
     "SuiteConfig",
     "SuiteSizes",
     "SweepPoint",
-    "Thresholds",
     "WorkloadConfig",
     "apply_overrides",
     "daemon_settings",

@@ -187,8 +187,9 @@ class MountConfig(Section):
     session_spin_us: Annotated[int, Field(ge=0, le=MAX_MOUNT_SESSION_SPIN_US)] = 0
 
 
-class Thresholds(Section):
-    # Mapped onto the health policy's limits by benchfs.run.preflight.health_thresholds.
+class PreflightThresholds(Section):
+    # The two [preflight.thresholds] knobs; mapped onto the health policy's Thresholds
+    # (benchfs.health.thresholds) by benchfs.run.preflight.health_thresholds.
     outlier_factor: Annotated[float, Field(gt=1, le=1e6, allow_inf_nan=False)] = 10.0
     max_await_ms: Annotated[float, Field(gt=0, le=MAX_SECONDS * 1000, allow_inf_nan=False)] = 500.0
 
@@ -198,7 +199,7 @@ class PreflightConfig(Section):
     exclude_slow: bool = True
     runtime_s: Seconds = 4.0
     min_nodes: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 1
-    thresholds: Thresholds = Thresholds()
+    thresholds: PreflightThresholds = PreflightThresholds()
 
 
 class HistoryConfig(Section):

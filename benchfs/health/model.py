@@ -1,16 +1,18 @@
 """What a diagnose run measures and concludes, as JSON-able dataclasses.
 
 A node's measurement travels as JSON from the node (worker mode) to the
-coordinator, which assesses it; ``to_dict``/``from_dict`` are exact inverses.
+coordinator, which assesses it; ``to_dict``/``from_dict`` are exact inverses
+(pydantic validates what arrives against the dataclasses themselves).
 Metric names carry their unit: ``read_bw_MiB_s``, ``write_p99_ns``,
 ``create_ops_s``, ``r_await_ms``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from pydantic import TypeAdapter, ValidationError
 
 from benchfs.errors import ToolError
 
@@ -59,16 +61,19 @@ class NodeMeasurement:
         return result.metrics.get(metric, result.iostat.get(metric))
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data: dict[str, Any] = _MEASUREMENT.dump_python(self)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str) -> NodeMeasurement:
         try:
-            tests = tuple(TestResult(**test) for test in data.get("tests", ()))
-            fields = {key: value for key, value in data.items() if key != "tests"}
-            return cls(**fields, tests=tests)
-        except TypeError as exc:
-            raise ToolError(f"{source}: not a diagnose node result: {exc}") from exc
+            return _MEASUREMENT.validate_python(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the document"
+            raise ToolError(
+                f"{source}: not a diagnose node result: {where}: {first['msg']}"
+            ) from exc
 
 
 @dataclass(frozen=True)
@@ -97,3 +102,6 @@ class NodeAssessment:
     @property
     def problems(self) -> list[Finding]:
         return [finding for finding in self.findings if finding.level != "ok"]
+
+
+_MEASUREMENT = TypeAdapter(NodeMeasurement)

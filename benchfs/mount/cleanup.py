@@ -40,8 +40,8 @@ def benchfs_mounts(text: str | None = None) -> list[MountEntry]:
 def mounts_under(path: Path, text: str | None = None) -> list[MountEntry]:
     """BenchFS mounts at or below ``path``, deepest first (the order to unmount in)."""
     root = canonical(path)
-    found = [e for e in benchfs_mounts(text) if Path(e.mountpoint).is_relative_to(root)]
-    return sorted(found, key=lambda entry: len(Path(entry.mountpoint).parts), reverse=True)
+    found = [e for e in benchfs_mounts(text) if Path(e.mount_point).is_relative_to(root)]
+    return sorted(found, key=lambda entry: len(Path(entry.mount_point).parts), reverse=True)
 
 
 def unmount_now(mountpoint: Path, *, lazy: bool = False) -> str | None:
@@ -68,7 +68,7 @@ def unmount_all_under(path: Path) -> tuple[list[Path], list[str]]:
     done: list[Path] = []
     problems: list[str] = []
     for entry in mounts_under(path):
-        mountpoint = Path(entry.mountpoint)
+        mountpoint = Path(entry.mount_point)
         problem = unmount_now(mountpoint)
         if problem is not None:
             lazy = unmount_now(mountpoint, lazy=True)

@@ -119,7 +119,7 @@ def unmount(mountpoint: Path) -> None:
     if program is None:
         raise ToolError(f"{FUSERMOUNT} not found: install the fuse3 package")
     done = subprocess.run(
-        [program, "-u", entry.mountpoint], capture_output=True, text=True, check=False
+        [program, "-u", entry.mount_point], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
         detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"

@@ -80,9 +80,9 @@ class MountGuard:
 
     def announce(self, entry: MountEntry) -> None:
         """Tell the guard which mount to look after (once it is live)."""
-        mount_id = unique_mount_id(entry.mountpoint)
+        mount_id = unique_mount_id(entry.mount_point)
         if not self._announced and mount_id is not None:
-            self._write(mount_id, entry.mountpoint)
+            self._write(mount_id, entry.mount_point)
             self._announced = True
 
     def _write(self, mount_id: int, mountpoint: str) -> None:
@@ -124,7 +124,7 @@ def _stat_errno(mountpoint: Path) -> int | None:
 def _still_ours(mountpoint: Path, mount_id: int) -> bool:
     """The BenchFS mount at ``mountpoint`` (as mountinfo spells it: no path
     is resolved through the mount) is the one announced (any, for id 0)."""
-    here = [e for e in parse_mountinfo(MOUNTINFO.read_text()) if e.mountpoint == str(mountpoint)]
+    here = [e for e in parse_mountinfo(MOUNTINFO.read_text()) if e.mount_point == str(mountpoint)]
     if not here or not here[-1].is_benchfs:
         return False
     return mount_id == 0 or unique_mount_id(str(mountpoint)) == mount_id

@@ -69,7 +69,7 @@ def _announce_when_mounted(
         except OSError:
             continue
         ready = MountReady(
-            node, socket.gethostname(), os.getpid(), entry.mountpoint, entry.fs_type, entry.source
+            node, socket.gethostname(), os.getpid(), entry.mount_point, entry.fs_type, entry.source
         )
         write_json_atomic(ready_file, ready.to_json())
         return

@@ -42,6 +42,7 @@ from benchfs.cluster.private import make_private_dir, user_temp_root
 from benchfs.cluster.processes import (
     live_proc_stat,
     process_environment,
+    process_ids,
     start_process,
     stop_process,
     wait_process,
@@ -220,7 +221,7 @@ def unmount_orphan_mounts() -> Cleaned:
     is left alone."""
     result = Cleaned("", 0)
     for entry in benchfs_mounts():
-        mountpoint = Path(entry.mountpoint)
+        mountpoint = Path(entry.mount_point)
         match = _RUN_MOUNT.match(mountpoint.parent.name)
         if match is None or process_start_ticks(int(match.group(1).split("-")[0])) is not None:
             continue
@@ -345,17 +346,17 @@ def processes_naming(marker: str) -> list[int]:
     found = []
     needle = marker.encode()
     me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
+    for pid in process_ids():
+        if pid == me:
             continue
         try:
-            if os.stat(f"/proc/{entry}").st_uid != os.geteuid():
+            if os.stat(f"/proc/{pid}").st_uid != os.geteuid():
                 continue
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if needle in cmdline and process_start_ticks(int(entry)) is not None:
-            found.append(int(entry))
+        if needle in cmdline and process_start_ticks(pid) is not None:
+            found.append(pid)
     return found
 
 

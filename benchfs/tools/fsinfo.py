@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchfs.errors import ToolError
+from benchfs.tools.mountinfo import MountEntry, parse_mountinfo
 
 # File systems whose data lives on another machine.
 NETWORK_FS_TYPES = frozenset(
@@ -43,18 +44,6 @@ NETWORK_FS_TYPES = frozenset(
 # File systems with no block device underneath.
 MEMORY_FS_TYPES = frozenset({"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"})
 _SERVER_OPTION = re.compile(r"(?:^|,)(?:addr|mountaddr)=([^,]+)")
-
-
-@dataclass(frozen=True)
-class MountEntry:
-    """One line of /proc/self/mountinfo."""
-
-    major_minor: str
-    mount_point: str
-    fs_type: str
-    source: str
-    options: str
-    super_options: str
 
 
 @dataclass(frozen=True)
@@ -88,29 +77,6 @@ class FsInfo:
         if not self.disks:
             text += ", no block device (iostat cannot watch it)"
         return text
-
-
-def parse_mountinfo(text: str) -> list[MountEntry]:
-    """Parse /proc/self/mountinfo (see proc(5)); octal escapes in paths are decoded."""
-    entries = []
-    for line in text.splitlines():
-        fields = line.split()
-        if "-" not in fields:
-            continue
-        dash = fields.index("-")
-        if dash < 6 or len(fields) < dash + 3:
-            continue
-        entries.append(
-            MountEntry(
-                major_minor=fields[2],
-                mount_point=_unescape(fields[4]),
-                options=fields[5],
-                fs_type=fields[dash + 1],
-                source=_unescape(fields[dash + 2]),
-                super_options=fields[dash + 3] if len(fields) > dash + 3 else "",
-            )
-        )
-    return entries
 
 
 def find_mount(directory: Path, major_minor: str, entries: list[MountEntry]) -> MountEntry | None:
@@ -252,7 +218,3 @@ def _disks_of_file(path: Path, proc: Path, sys: Path) -> tuple[str, ...]:
     except ToolError:
         return ()
     return info.disks
-
-
-def _unescape(text: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)

@@ -17,7 +17,7 @@ written to ``workload/ranks.jsonl``) and the merged per-op latencies.
 
 from __future__ import annotations
 
-import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from analysis.phases import LATENCY_KEYS, PERCENTILES, Provenance
+from analysis.phases import LATENCY_KEYS, Provenance
+from analysis.phases import latency_figures as phase_latency
 from benchfs import __version__
 
 MiB = 1024 * 1024
@@ -198,31 +199,19 @@ def repetition_result(rows: Sequence[RankRow]) -> RepetitionResult:
 
 def latency_figures(latency_ns: npt.NDArray[np.uint64] | None) -> dict[str, float | None]:
     """min, mean, p50, p90, p99, p99.9 and max in microseconds (nearest rank)."""
-    if latency_ns is None or latency_ns.size == 0:
+    figures = None if latency_ns is None else phase_latency(latency_ns / 1000.0)
+    if figures is None:
         return dict.fromkeys(LATENCY_KEYS)
-    values = np.sort(latency_ns.astype(np.float64)) / 1000.0
-    figures: dict[str, float | None] = {
-        "min_us": float(values[0]),
-        "mean_us": float(values.mean()),
-    }
-    for key, percent in PERCENTILES:
-        # Nearest rank: the smallest value with at least ``percent`` % at or below it
-        # (rounded first, so 99.9 % of 1000 is rank 999, not 1000 by float error).
-        rank = max(1, math.ceil(round(percent * values.size / 100.0, 6)))
-        figures[key] = float(values[rank - 1])
-    figures["max_us"] = float(values[-1])
-    return figures
+    row = figures.to_row()
+    return {key: row[key] for key in LATENCY_KEYS}
 
 
 def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    return statistics.fmean(values) if values else None
 
 
 def _population_std(values: Sequence[float]) -> float | None:
-    if not values:
-        return None
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((value - mean) ** 2 for value in values) / len(values))
+    return statistics.pstdev(values) if values else None
 
 
 def repetition_row(

@@ -145,3 +145,42 @@ def test_fio_output_beside_ior_output(tmp_path: Path, fio_text: str) -> None:
     ]
     assert float(fio_rows[0]["bwMeanMIB"]) > 0
     assert "fio-randread.log,fio JSON," in result.stdout
+
+
+def test_fio_terse_output_is_analyzed_as_its_json(tmp_path: Path) -> None:
+    """An old script's `fio --output-format=terse` log: the same phases as fio's JSON of the
+    same run (both printed by one fio), in `analyze phases` at 80 columns."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    done = subprocess.run(
+        ["fio", f"--directory={tmp_path}", "--output-format=terse,json", "--name=old",
+         "--rw=randrw", "--bs=4k", "--size=2M", "--unlink=1"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    start = done.stdout.index("{")
+    terse_dir, json_dir = tmp_path / "terse", tmp_path / "json"
+    terse_dir.mkdir(), json_dir.mkdir()
+    (terse_dir / "old.log").write_text(done.stdout[:start])
+    (json_dir / "old.json").write_text(done.stdout[start:])
+
+    def phases(directory: Path) -> dict[str, dict[str, str]]:
+        result = runner.invoke(app, ["analyze", "phases", str(directory), "--csv"])
+        assert result.exit_code == 0, result.output
+        rows = [line.split(",") for line in result.stdout.splitlines()]
+        header = rows[1]
+        found = [dict(zip(header, row, strict=True)) for row in rows[2:] if row[1:2] == ["fio"]]
+        return {row["phase"]: row for row in found}
+
+    terse, json_ = phases(terse_dir), phases(json_dir)
+    assert sorted(terse) == sorted(json_) == ["read", "write"]
+    for phase in ("read", "write"):
+        assert terse[phase]["bwMeanMIB"] == json_[phase]["bwMeanMIB"]
+        assert abs(float(terse[phase]["p90_us"]) - float(json_[phase]["p90_us"])) < 1  # whole us
+        # terse names no option: no queue depth, where fio's JSON says iodepth=1
+        assert "queue_depth" not in terse[phase] and json_[phase]["queue_depth"] == "1"
+    table = runner.invoke(
+        app, ["analyze", "phases", str(terse_dir / "old.log")], env={"COLUMNS": "80"}
+    )
+    assert table.exit_code == 0, table.output
+    assert "not an output of IOR, mdtest or fio" not in table.output
+    assert all(len(line) <= 80 for line in table.output.splitlines())

@@ -20,9 +20,9 @@ MOUNTINFO = f"""\
 
 def test_only_benchfs_mounts_under_the_root_deepest_first() -> None:
     under = mounts_under(Path(ROOT), MOUNTINFO)
-    assert [entry.mountpoint for entry in under] == [f"{ROOT}/local0/deeper", f"{ROOT}/local0"]
+    assert [entry.mount_point for entry in under] == [f"{ROOT}/local0/deeper", f"{ROOT}/local0"]
     assert mounts_under(Path(ROOT.replace("-p0", "-p1")), MOUNTINFO) == []
-    assert [e.mountpoint for e in benchfs_mounts(MOUNTINFO)][1] == "/tmp/with space/m"
+    assert [e.mount_point for e in benchfs_mounts(MOUNTINFO)][1] == "/tmp/with space/m"
 
 
 def test_this_host_has_no_benchfs_mount_under_a_fresh_directory(tmp_path: Path) -> None:
