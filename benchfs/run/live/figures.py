@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchfs.health.kernel_evidence import kernel_interval
+
 # The sampler's own requests, never the workload's: left out of every figure.
 OWN_OPS = frozenset({"stats", "ping"})
 MIB = 1 << 20
@@ -39,7 +41,7 @@ class NodeFigures:
     # The ranks' wait per op (posix: targets, from their progress records).
     client_ms: float | None = None
     mib_s: float = 0.0
-    # The daemon's "kernel" object of its stats reply, when it has one.
+    # The daemon's "kernel" object over the interval (``kernel_interval`` of two replies).
     kernel: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -121,7 +123,7 @@ def daemon_interval(
         server_p99_ms=p99_ms(server_old, server_new),
         storage_p99_ms=p99_ms(storage_old, storage_new),
         mib_s=max(0, moved) / MIB / seconds if seconds > 0 else 0.0,
-        kernel=dict(after.get("kernel") or {}),
+        kernel=kernel_interval(before.get("kernel") or {}, after.get("kernel") or {}),
     )
 
 
