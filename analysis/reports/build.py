@@ -94,6 +94,9 @@ def add_trace_sections(
 
 def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
     section.bullets += _history_lines(run.manifest)
+    if run.verdicts is not None:
+        # The live view's verdicts: the node, its figure against the others, its pattern.
+        section.bullets += [f"live: {verdict.verdict}" for verdict in run.verdicts.slow()]
     section.bullets += stats.findings if stats else []
     if stats is not None and stats.crosscheck is not None:
         for row in stats.crosscheck.itertuples(index=False):
@@ -211,7 +214,9 @@ def _nodes(
     if stats.persistence is not None:
         affected = stats.persistence[stats.persistence["pattern"] != "none"]
         if not affected.empty:
-            section.tables.append(Table("Slow nodes over time: constant or passing", affected))
+            section.tables.append(
+                Table("Slow nodes over time: whole, onset, intermittent or recovered", affected)
+            )
     over_time = stats.node_over_time
     if ops is not None:
         for node in stats.slow_nodes[:MAX_SLOW_NODE_SERIES]:

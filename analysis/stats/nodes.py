@@ -3,7 +3,7 @@
 The per-node table is the one people build by hand to find a sick node:
 ops, slow ops over a threshold, slow-op rate, mean, p99, and the ratio of
 mean read to mean write time (a node whose reads alone are slow has a high
-ratio). Over time it tells a constant problem from a passing one.
+ratio). Over time it tells its time pattern (whole, onset, intermittent, recovered).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pandas as pd
 from analysis.stats._common import NS_PER_MS, NodeTimeGroups, require_columns, sums_by_pair
 from analysis.stats.grouped import grouped_distribution
 from analysis.stats.latency import LATENCY
+from analysis.stats.patterns import bucket_pattern
 
 SLOW_MS = 100.0
 # A node is flagged when at least this share of its ops is slow...
@@ -27,8 +28,6 @@ SOME_SLOW_MEAN_FACTOR = 3.0
 SLOW_NODE_MEAN_FACTOR = 10.0
 # A time bucket counts as slow for a node when this share of its ops is slow.
 SLOW_BUCKET_PCT = 10.0
-# A node slow in at least this share of its active buckets has a constant problem.
-CONSTANT_SHARE = 0.9
 
 
 def node_latency_table(ops: pd.DataFrame, *, slow_ms: float = SLOW_MS) -> pd.DataFrame:
@@ -82,35 +81,32 @@ def node_latency_over_time(
 def slow_node_persistence(
     over_time: pd.DataFrame, *, slow_bucket_pct: float = SLOW_BUCKET_PCT
 ) -> pd.DataFrame:
-    """Per node: active and slow buckets, first/last slow bucket, and a pattern.
-
-    ``pattern`` is ``constant`` (slow in nearly every bucket), ``passing``
-    (slow for a while) or ``none``.
-    """
+    """Per node: active and slow buckets, first/last slow bucket, and its time
+    pattern (``analysis.stats.patterns``): ``whole``, ``onset`` (to the end),
+    ``intermittent``, ``recovered`` or ``none``; ``when`` says it in words
+    (``slow from t+10 s to the end``)."""
     require_columns(over_time, ["node", "t_start_s", "slow_pct"], "slow-node persistence")
+    starts = np.sort(over_time["t_start_s"].unique()) if not over_time.empty else np.array([])
+    bucket_s = float(np.min(np.diff(starts))) if len(starts) > 1 else 1.0
     rows = []
     for node, group in over_time.groupby("node", observed=True, sort=True):
+        flags = (group["slow_pct"] >= slow_bucket_pct).to_list()
         slow = group[group["slow_pct"] >= slow_bucket_pct]
-        active, slow_count = len(group), len(slow)
-        if slow_count == 0:
-            pattern = "none"
-        elif slow_count >= CONSTANT_SHARE * active:
-            pattern = "constant"
-        else:
-            pattern = "passing"
+        slow_count = len(slow)
+        said = bucket_pattern(group["t_start_s"].to_list(), flags, bucket_s)
         rows.append(
             {
                 "node": node,
-                "buckets": active,
+                "buckets": len(group),
                 "slow_buckets": slow_count,
                 "first_slow_s": float(slow["t_start_s"].min()) if slow_count else np.nan,
                 "last_slow_s": float(slow["t_start_s"].max()) if slow_count else np.nan,
-                "pattern": pattern,
+                "pattern": said.pattern,
+                "when": said.words() if slow_count else "",
             }
         )
-    return pd.DataFrame(
-        rows, columns=["node", "buckets", "slow_buckets", "first_slow_s", "last_slow_s", "pattern"]
-    )
+    columns = ["node", "buckets", "slow_buckets", "first_slow_s", "last_slow_s", "pattern", "when"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def flag_slow_nodes(

@@ -122,8 +122,8 @@ def _storage(
     )
     stats.persistence = nodes.slow_node_persistence(stats.node_over_time)
     if stats.slow_nodes:
-        patterns = stats.persistence.set_index("node")["pattern"]
-        described = ", ".join(f"{n} ({patterns.get(n, 'none')})" for n in stats.slow_nodes)
+        when = stats.persistence.set_index("node")["when"]
+        described = ", ".join(f"{n} ({when.get(n) or 'slow'})" for n in stats.slow_nodes)
         stats.findings.append(
             f"slow nodes (over {slow_ms:g} ms or far above the rest): {described}"
         )

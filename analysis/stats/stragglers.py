@@ -14,12 +14,14 @@ and sample): ``node``, ``time_ns``, ``r/s``, ``w/s``, ``r_await_ms``,
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 
 from analysis.stats._common import require_columns
 from analysis.stats.crosscheck import SLOW_AWAIT_FACTOR, SLOW_AWAIT_MS
-from analysis.stats.nodes import CONSTANT_SHARE
+from analysis.stats.patterns import bucket_pattern
 
 BUCKET_S = 10.0
 COLUMNS = [
@@ -102,9 +104,12 @@ def find_stragglers(
             continue
         worst = mine.iloc[int(np.argmax(mine["ms"].to_numpy()))]
         first = float(mine["t_start_s"].min())
-        pattern = "constant" if slow_buckets >= CONSTANT_SHARE * buckets else "passing"
+        times = sorted(group["t_start_s"].unique())
+        slow_times = set(mine["t_start_s"])
+        said = bucket_pattern(times, [t in slow_times for t in times], _bucket_s(times))
+        pattern = said.pattern
         name = str(worst["metric"]).removesuffix("_ms")
-        when = "all run long" if pattern == "constant" else f"from t+{first:g} s"
+        when = said.words()
         verdict = (
             f"{name} {worst['ms']:.1f} ms vs {worst['others_ms']:.1f} ms on the other nodes, "
             f"{when} ({slow_buckets} of {buckets} buckets)"
@@ -123,3 +128,7 @@ def find_stragglers(
             ]
         )
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _bucket_s(times: list[float]) -> float:
+    return float(min(b - a for a, b in itertools.pairwise(times))) if len(times) > 1 else 1.0

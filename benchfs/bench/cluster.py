@@ -67,6 +67,8 @@ class ClusterBenchCase:
     posix: bool = True
     # The daemons' bulk_spin_us (None: the default).
     bulk_spin_us: int | None = None
+    # The run sides' live.interval_s (None: the default; 0: the live view off).
+    live_interval_s: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("nodes", "ranks_per_node", "transfer_size", "block_size",
@@ -240,6 +242,7 @@ def _run_side(
         "output.results_dir": str(results_dir),
         "output.label": label,
         **({} if case.bulk_spin_us is None else {"cluster.bulk_spin_us": case.bulk_spin_us}),
+        **({} if case.live_interval_s is None else {"live.interval_s": case.live_interval_s}),
         **extra,
     }
     plan = apply_overrides(load_config(None), overrides)

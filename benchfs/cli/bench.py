@@ -161,6 +161,15 @@ def cluster(
             "after bulk data; 2000 is the value measured); default: the daemon's, 0.",
         ),
     ] = None,
+    live_interval_s: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            max=60,
+            help="The run side's live.interval_s (0: the live view off, to measure its "
+            "cost beside a run with it on); default: the run's, 1 s.",
+        ),
+    ] = None,
     wide: WideOption = False,
     columns: ColumnsOption = None,
 ) -> None:
@@ -176,6 +185,7 @@ def cluster(
         rounds=rounds,
         posix=posix,
         bulk_spin_us=bulk_spin_us,
+        live_interval_s=live_interval_s,
     )
     with err_console.status("starting") as progress:
         report = run_cluster_bench(

@@ -89,6 +89,11 @@ class ConsoleObserver(RunObserver):
         else:
             self.bars.update(task, completed=done, figures=figures)
 
+    def alert(self, message: str) -> None:
+        # Above the bars while they run (rich keeps them at the bottom).
+        err_console.print(f"[bold yellow]straggler:[/] {escape(self.prefix + message)}",
+                          highlight=False)  # fmt: skip
+
     def point_finished(self, result: PointResult) -> None:
         if self.bars is not None:
             self.bars.stop()

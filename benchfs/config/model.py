@@ -245,6 +245,21 @@ _URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@:]*:[^/@]*@")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+# What a straggler found while a phase runs does to the run (docs/CONFIG.md, [live]).
+StragglerAction = Literal["warn", "stop", "exclude"]
+
+
+class LiveConfig(Section):
+    """The live per-node view while each phase runs (docs/DIAGNOSE.md, "The live view")."""
+
+    # Seconds between samples of every node (a stats request to each daemon, the ranks'
+    # progress records); 0 turns the live view off (no samples, no alerts, no verdicts.json).
+    interval_s: Annotated[float, Field(ge=0, le=60, allow_inf_nan=False)] = 1.0
+    # warn: name the node and go on; stop: end the run with an error naming it; exclude:
+    # in a sweep, leave the node out from the next point on (a single run: as warn).
+    straggler: StragglerAction = "warn"
+
+
 class OutputConfig(Section):
     results_dir: Annotated[str, Field(min_length=1)] = "results"
     label: Annotated[str, Field(pattern=_LABEL.pattern, max_length=80)] = "run"
@@ -260,6 +275,7 @@ class RunConfig(Section):
     preflight: PreflightConfig = PreflightConfig()
     output: OutputConfig = OutputConfig()
     history: HistoryConfig = HistoryConfig()
+    live: LiveConfig = LiveConfig()
 
     @model_validator(mode="after")
     def _one_workload(self) -> Self:

@@ -279,7 +279,13 @@ def _live_verdicts(document: Verdicts) -> list[VerdictRow]:
     return found
 
 
-def _pattern(pattern: Any, first_s: Any, last_s: Any = None) -> str:
+def _pattern(pattern: Any, first_s: Any, last_s: Any = None, when: Any = None) -> str:
+    """The pattern in words: ``when`` where the source gives it, else from its
+    first and last slow seconds (results written before the patterns had spans)."""
+    if when:
+        return str(when)
+    if pattern == "whole":
+        return "whole run"
     if pattern == "constant":
         return "whole run"
     if pattern == "passing":
@@ -288,6 +294,9 @@ def _pattern(pattern: Any, first_s: Any, last_s: Any = None) -> str:
         if span and last is not None:
             span += f" to t+{last:g} s"
         return f"passing ({span})" if span else "passing"
+    if pattern in ("onset", "recovered", "intermittent"):
+        first = finite_number(first_s)
+        return f"{pattern} (from t+{first:g} s)" if first is not None else str(pattern)
     return ""
 
 
@@ -329,7 +338,9 @@ def _engine_figures(
         layer = "device" if disk_slow else "above the device" if disk_slow is False else ""
         steady = persistence.loc[node] if node in persistence.index else None
         pattern = (
-            _pattern(steady["pattern"], steady["first_slow_s"], steady["last_slow_s"])
+            _pattern(
+                steady["pattern"], steady["first_slow_s"], steady["last_slow_s"], steady.get("when")
+            )
             if steady is not None
             else ""
         )

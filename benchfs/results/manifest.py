@@ -96,6 +96,8 @@ class Manifest(_Record):
     preflight: dict[str, Any] | None = None
     # Nodes whose disk was slow during the workload (iostat), per node and since when.
     stragglers: dict[str, Any] | None = None
+    # The live view (docs/DIAGNOSE.md): its interval, rule, policy and every alert raised.
+    live: dict[str, Any] | None = None
     # The daemons as they registered (node name, id, host, pid).
     daemons: list[dict[str, Any]] = []
     # A posix: target: its directory and the file system behind it on every host.
@@ -246,6 +248,11 @@ class ManifestRecorder:
     def stragglers(self, record: Mapping[str, Any]) -> None:
         """Nodes whose disk was slow during the workload (written with ``finish``)."""
         self.manifest.stragglers = dict(record)
+
+    def live(self, record: Mapping[str, Any]) -> None:
+        """The live view's record, written at once: an alert is kept even if the run dies."""
+        self.manifest.live = dict(record)
+        self._write()
 
     def finish(self, status: Status, *, error: str | None, notes: Sequence[str]) -> None:
         """The end of the run: how it ended, and what its reader should know."""

@@ -23,6 +23,9 @@ class RunObserver:
     def progress(self, progress: PhaseProgress) -> None:
         """Live figures of the phase running now (about every 200 ms)."""
 
+    def alert(self, message: str) -> None:
+        """A node named by the live view while its phase runs (``local3: storage op ...``)."""
+
     def point_finished(self, result: PointResult) -> None:
         """A run ended (completed or not)."""
 

@@ -50,7 +50,13 @@ from benchfs.history.record import record_safely
 from benchfs.history.rows import run_record
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.select import launcher_for
-from benchfs.results.manifest import ManifestRecorder, RanksRecord, SweepRecord, new_manifest
+from benchfs.results.manifest import (
+    ExcludedHost,
+    ManifestRecorder,
+    RanksRecord,
+    SweepRecord,
+    new_manifest,
+)
 from benchfs.results.rundir import create_run_dir
 from benchfs.run.cluster import (
     STOP_MARGIN_S,
@@ -210,6 +216,10 @@ def _iostat(hosts: Sequence[Host], launcher: Launcher, layout: RunLayout) -> Ios
     )
 
 
+def _leave_out(left_out: dict[str, ExcludedHost], host: ExcludedHost) -> None:
+    left_out.setdefault(host.name, host)
+
+
 def run_point(
     life: Lifecycle,
     cluster: Cluster,
@@ -222,12 +232,17 @@ def run_point(
     observer: RunObserver,
     started: list[PointResult],
     workload: Workload,
+    left_out: dict[str, ExcludedHost] | None = None,
 ) -> PointResult:
     """One point, steps 3 to 10 of the flow (docs/ARCHITECTURE.md); its
     result goes into ``started`` as soon as its results directory exists,
-    so a failed point still gets its notes and report."""
+    so a failed point still gets its notes and report. ``left_out``: the hosts
+    earlier points' live view excluded (``live.straggler = "exclude"``), kept
+    out of this point and added to by it."""
     config = point.config
+    left_out = {} if left_out is None else left_out
     hosts = resolve_nodes(nodes_spec, env, local_nodes=config.cluster.local_nodes)
+    hosts = [host for host in hosts if host.name not in left_out]
     launcher = launcher_for(config.launcher, nodes_spec)
     record = _results(config, point, count, hosts, command_line, env)
     layout = RunLayout(record.run_dir)
@@ -241,6 +256,9 @@ def run_point(
     ran: Point | None = None
     try:
         hosts = _preflight(config, hosts, launcher, record, observer, env, cluster, point.index)
+        if left_out:
+            record.hosts(hosts, [*record.manifest.hosts.excluded, *left_out.values()])
+            observer.step(f"live: {', '.join(left_out)} left out (a straggler of an earlier point)")
         ranks = len(hosts) * config.workload.tasks_per_node
         config, space_note = workload.fit(config, ranks, launcher)
         if space_note is not None:
@@ -258,6 +276,7 @@ def run_point(
         ran = Point(
             point.index, config, life, cluster, hosts, launcher, layout, record, observer, env,
             target, state_dir, watches=Watches([_iostat(hosts, launcher, layout)]), notes=notes,
+            on_exclude=lambda host: _leave_out(left_out, host),
         )  # fmt: skip
         try:
             workload.prepare(ran)
@@ -334,6 +353,7 @@ def run_plan(
         os.environ[MPI_SESSION_VARIABLE] = str(mpi_dir)
     grace = max(p.config.cluster.deadlines.shutdown_s for p in points) + STOP_MARGIN_S
     results: list[PointResult] = []
+    left_out: dict[str, ExcludedHost] = {}
     cluster: Cluster | None = None
     try:
         with Lifecycle(grace_s=grace, shm_prefix=f"benchfs-{token}") as life:
@@ -355,6 +375,7 @@ def run_plan(
                         observer=observer,
                         started=results,
                         workload=workload,
+                        left_out=left_out,
                     )
             finally:
                 # Gracefully, after an error or a first Ctrl-C too (traces flushed,

@@ -134,6 +134,18 @@ class Iostat:
         fd = self._stdout.fileno()
         return os.pread(fd, os.fstat(fd).st_size, 0).count(b'"timestamp"')
 
+    def report_so_far(self) -> IostatReport | None:
+        """The complete reports written so far (the since-boot one dropped),
+        read while iostat runs; None before it started or when unreadable."""
+        if self._stdout is None:
+            return None
+        fd = self._stdout.fileno()
+        text = os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+        try:
+            return parse_lenient(text, f"iostat on {self.where}")
+        except IostatFormatError:
+            return None
+
     def wait_for_reports(self, count: int, deadline_s: float) -> bool:
         """Wait until ``count`` reports are written; False if iostat exited,
         its launcher said it cannot finish, or the deadline passed first."""
@@ -295,6 +307,13 @@ class IostatWatches:
 
     def poll(self) -> None:
         """Nothing to look at while the workload runs: the samples are read after it."""
+
+    def report_so_far(self, host: str) -> IostatReport | None:
+        """The reports ``host``'s iostat has written so far (the live view's phase ends)."""
+        for watch in self.started:
+            if watch.host.name == host:
+                return watch.report_so_far()
+        return None
 
     def stop(self) -> None:
         """Stop every watch once it has written at least one interval report

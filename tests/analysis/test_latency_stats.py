@@ -112,9 +112,11 @@ def test_over_time_and_persistence() -> None:
     assert s0["ops"] == 2 and s0["slow_ops"] == 1 and s0["slow_pct"] == pytest.approx(50.0)
     assert s0["mean_ms"] == pytest.approx(251.0) and s0["max_ms"] == pytest.approx(500.0)
     persistence = slow_node_persistence(over_time).set_index("node")
-    assert persistence.loc["s", "pattern"] == "constant"
+    assert persistence.loc["s", "pattern"] == "whole"
     assert persistence.loc["s", "slow_buckets"] == 4
-    assert persistence.loc["p", "pattern"] == "passing"
+    # Slow in its first bucket only: recovered, said with its span.
+    assert persistence.loc["p", "pattern"] == "recovered"
+    assert persistence.loc["p", "when"] == "slow t+0 s to t+10 s, then recovered"
     assert persistence.loc["p", "first_slow_s"] == 0 and persistence.loc["p", "last_slow_s"] == 0
     assert persistence.loc["h", "pattern"] == "none"
     assert np.isnan(persistence.loc["h", "first_slow_s"])

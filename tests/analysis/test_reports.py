@@ -37,7 +37,7 @@ def test_markdown_answers_the_field_questions(run_dir: Path) -> None:
         assert heading in text
     # the slow node is named in the findings, with its pattern over time
     findings = text.split("## Results")[0]
-    assert "node03 (constant)" in findings
+    assert "node03 (slow from the start to the end)" in findings
     # node03's reads are ~1000x its writes per op; the parts of the time are named
     assert "node03: reads are" in findings and "storage op" in findings
     assert "## Reads against writes" in text

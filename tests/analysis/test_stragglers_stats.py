@@ -56,13 +56,14 @@ def test_a_node_turning_slow_mid_run_is_named_with_when() -> None:
     assert result.loc["n0", "pattern"] == "none"
     assert result.loc["n1", "verdict"] == "ok"
     row = result.loc["n2"]
-    assert row["pattern"] == "passing"
+    # Slow from t+20 s to the end: an onset, never "passing".
+    assert row["pattern"] == "onset"
     assert row["first_slow_s"] == 20.0
     assert row["slow_buckets"] == 2 and row["buckets"] == 4
     assert row["worst_metric"] == "w_await"
     assert row["worst_ms"] == pytest.approx(200.0)
     assert row["others_ms"] == pytest.approx(2.0)
-    assert "from t+20 s" in row["verdict"]
+    assert "slow from t+20 s to the end" in row["verdict"]
 
 
 def test_slow_all_along_is_constant_and_a_uniformly_slow_cluster_is_not_a_straggler() -> None:
@@ -70,8 +71,8 @@ def test_slow_all_along_is_constant_and_a_uniformly_slow_cluster_is_not_a_stragg
         [_samples("n0", [3.0] * 6), _samples("n1", [3.0] * 6), _samples("n2", [90.0] * 6)]
     )
     result = find_stragglers(iostat_over_time(frame)).set_index("node")
-    assert result.loc["n2", "pattern"] == "constant"
-    assert "all run long" in str(result.loc["n2", "verdict"])
+    assert result.loc["n2", "pattern"] == "whole"
+    assert "slow from the start to the end" in str(result.loc["n2", "verdict"])
     # Everyone equally slow: beyond the limit, but not an outlier.
     uniform = pd.concat([_samples(f"n{i}", [90.0] * 6) for i in range(3)])
     assert set(find_stragglers(iostat_over_time(uniform))["pattern"]) == {"none"}

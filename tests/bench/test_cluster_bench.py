@@ -88,11 +88,11 @@ def _manifest_workload(run_dir: str) -> dict[str, Any]:
 
 
 def test_queue_depth_16_pairs_the_run_with_fio(tmp_path: Path) -> None:
-    report, _, results = _run_json(tmp_path, "--bulk-spin-us", "0")
+    report, _, results = _run_json(tmp_path, "--bulk-spin-us", "0", "--live-interval-s", "0")
     assert report["case"] == {
         "nodes": 2, "ranks_per_node": 1, "transfer_size": 65536, "block_size": 4 << 20,
-        "queue_depth": 16, "rounds": 2, "posix": True, "bulk_spin_us": 0, "jobs": 2,
-        "total_bytes": 8 << 20, "sides": ["run", "fio"],
+        "queue_depth": 16, "rounds": 2, "posix": True, "bulk_spin_us": 0,
+        "live_interval_s": 0.0, "jobs": 2, "total_bytes": 8 << 20, "sides": ["run", "fio"],
     }  # fmt: skip
     _check_rounds(report, ["run", "fio"], results)
     assert [r["order"] for r in report["rounds"]] == [["run", "fio"], ["fio", "run"]]
@@ -104,6 +104,9 @@ def test_queue_depth_16_pairs_the_run_with_fio(tmp_path: Path) -> None:
     # The daemons' idle policy asked for is the one their run recorded.
     manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
     assert manifest["effective_config"]["cluster"]["bulk_spin_us"] == 0
+    # The live view off, as asked: no samples, no verdicts.
+    assert manifest["effective_config"]["live"]["interval_s"] == 0
+    assert manifest["live"] is None and not (Path(run_dir) / "verdicts.json").exists()
 
 
 def test_queue_depth_1_adds_the_disk_through_posix(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def test_latency_csv_by_node(run_dir: Path) -> None:
     per_node = sections[3].splitlines()
     assert per_node[1].startswith("node,ops,slow_ops,slow_pct,mean_ms")
     assert per_node[2].startswith("node03,")
-    assert "node03" in sections[4] and "constant" in sections[4]
+    assert "node03" in sections[4] and "whole" in sections[4]
 
 
 def test_latency_threshold_option(run_dir: Path) -> None:
@@ -55,7 +55,7 @@ def test_latency_threshold_option(run_dir: Path) -> None:
     )
     assert result.exit_code == 0
     assert "per node (slow = over 50000 ms)" in result.stdout
-    assert "constant" not in result.stdout
+    assert "whole" not in result.stdout
 
 
 def test_report_command(run_dir: Path) -> None:
@@ -63,7 +63,7 @@ def test_report_command(run_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "4 plots" in result.output
     assert (run_dir / "report.html").stat().st_size > 10_000
-    assert "node03 (constant)" in (run_dir / "report.md").read_text()
+    assert "node03 (slow from the start to the end)" in (run_dir / "report.md").read_text()
 
 
 def test_compare_command(run_dir: Path, tmp_path: Path, iostat_text: str, fio_text: str) -> None:

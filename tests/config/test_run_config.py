@@ -68,8 +68,10 @@ def test_defaults_fill_every_key() -> None:
     assert effective["preflight"]["runtime_s"] == 4.0
     assert set(effective) == {
         "cluster", "launcher", "workload", "metadata", "suite", "mount", "preflight",
-        "output", "history",
+        "output", "history", "live",
     }  # fmt: skip
+    # The live view: a sample a second, a straggler named and the run goes on.
+    assert effective["live"] == {"interval_s": 1.0, "straggler": "warn"}
     # The history: SQLite under the results root; a node flagged in 2 of its
     # last 3 runs (within 24 h) left out by the preflight.
     assert effective["history"]["url"] is None and effective["history"]["preflight"] == "exclude"

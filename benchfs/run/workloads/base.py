@@ -13,7 +13,7 @@ What a mode needs of the point is in one ``Point``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Self, TypeVar
@@ -25,7 +25,7 @@ from benchfs.config.model import RunConfig
 from benchfs.errors import BenchfsError
 from benchfs.launchers.base import Launcher
 from benchfs.registry import Registry
-from benchfs.results.manifest import ManifestRecorder
+from benchfs.results.manifest import ExcludedHost, ManifestRecorder
 from benchfs.run.cluster import Cluster
 from benchfs.run.observer import RunObserver
 from benchfs.run.target import Target
@@ -60,6 +60,8 @@ class Point:
     # Started before the workload's processes, polled by its wait loop, stopped on every exit.
     watches: Watches = field(default_factory=Watches)
     notes: list[str] = field(default_factory=list)
+    # A straggler the live view leaves out of the sweep's next points (live.straggler = exclude).
+    on_exclude: Callable[[ExcludedHost], None] | None = None
 
 
 class Workload(ABC):

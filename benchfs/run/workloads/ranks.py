@@ -24,6 +24,7 @@ from benchfs.config.model import RunConfig
 from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
 from benchfs.results.manifest import ManifestRecorder
+from benchfs.run.live.watch import LiveWatch
 from benchfs.run.space import fit_block_to_space, fit_suite_to_space
 from benchfs.run.workloads.base import (
     Fitted,
@@ -131,6 +132,20 @@ class RanksWorkload(Workload):
         self.spec_path = self.spec.write(point.state_dir / "spec.json")
         deadlines = point.config.cluster.deadlines
         point.watches.add(ProgressWatch(self.spec, deadlines, point.observer, layout.workload_log))
+        group = point.cluster.group
+        hosts = {} if group is None else {slot.node_name: slot.host.name for slot in group.slots}
+        point.watches.add(
+            LiveWatch(
+                self.spec,
+                point.config.live,
+                daemons=target.posix_dir is None,
+                observer=point.observer,
+                layout=layout,
+                record=point.record,
+                on_exclude=point.on_exclude,
+                hosts=hosts,
+            )
+        )
 
     def run(self, point: Point) -> None:
         assert self.spec is not None

@@ -492,6 +492,13 @@ impl Router {
             self.slots.release(t);
         }
         self.idle.moved(meta.bytes);
+        let ns = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.stats.answered(
+            meta.op,
+            ns(meta.dispatched.saturating_duration_since(meta.arrival)),
+            meta.storage_ns,
+            ns(reply_start.saturating_duration_since(meta.arrival)),
+        );
         self.replies.record(&meta, status, reply_start);
     }
 

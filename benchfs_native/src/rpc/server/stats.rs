@@ -100,8 +100,68 @@ pub struct ServerStats {
     pub foreign_wakeups: u64,
     /// The uid and pid of the last sender of one (0: none yet).
     pub foreign_sender: (u32, i32),
+    /// Time of the answered requests, by op code (the `timing` of the stats).
+    pub timing: [OpTime; Op::ALL.len()],
     /// When the server started.
     pub started: Instant,
+}
+
+/// Buckets of a [`OpTime`] histogram: four per power of two from 1 us up,
+/// the last one open (about 2^31 us, 36 min, and longer).
+pub const HIST_BUCKETS: usize = 124;
+
+/// The cumulative time of one op's answered requests: a sampler diffs two
+/// stats replies for the interval's mean per layer, and the histograms for
+/// its p99. A few adds per request, no clock read of their own.
+#[derive(Debug, Clone, Copy)]
+pub struct OpTime {
+    /// Requests answered (their reply handed to UCX).
+    pub answered: u64,
+    /// Arrival to dispatch (waiting for a slot and a buffer), summed.
+    pub queue_ns: u64,
+    /// In the chunk store (submission to completion), summed.
+    pub storage_ns: u64,
+    /// Arrival to the reply handed to UCX, summed.
+    pub server_ns: u64,
+    /// Server time per request, in [`bucket`]s.
+    pub server_hist: [u64; HIST_BUCKETS],
+    /// Storage time per request with a storage part, in [`bucket`]s.
+    pub storage_hist: [u64; HIST_BUCKETS],
+}
+
+impl OpTime {
+    const ZERO: OpTime = OpTime {
+        answered: 0,
+        queue_ns: 0,
+        storage_ns: 0,
+        server_ns: 0,
+        server_hist: [0; HIST_BUCKETS],
+        storage_hist: [0; HIST_BUCKETS],
+    };
+}
+
+/// The histogram bucket of `ns`: four per power of two of microseconds
+/// (bucket `4k + j` holds `[2^k (1 + j/4), 2^k (1 + (j+1)/4))` us; under
+/// 1 us is bucket 0).
+pub fn bucket(ns: u64) -> usize {
+    let us = ns / 1000;
+    if us == 0 {
+        return 0;
+    }
+    let k = 63 - us.leading_zeros() as usize;
+    let quarter = if k >= 2 {
+        ((us >> (k - 2)) & 3) as usize
+    } else {
+        ((us << (2 - k)) & 3) as usize
+    };
+    (4 * k + quarter).min(HIST_BUCKETS - 1)
+}
+
+/// The upper bound of bucket `i` in microseconds (exclusive).
+pub fn bucket_upper_us(i: usize) -> f64 {
+    let k = i / 4;
+    let j = (i % 4) as f64;
+    (1u64 << k) as f64 * (1.0 + (j + 1.0) / 4.0)
 }
 
 impl ServerStats {
@@ -128,6 +188,7 @@ impl ServerStats {
             foreign_datagrams: 0,
             foreign_wakeups: 0,
             foreign_sender: (0, 0),
+            timing: [OpTime::ZERO; Op::ALL.len()],
             started: Instant::now(),
         }
     }
@@ -146,6 +207,50 @@ impl ServerStats {
     #[inline]
     pub fn error(&mut self, op: Op) {
         self.errors[Self::index(op)] += 1;
+    }
+
+    /// Times an answered request of `op`: `queue_ns` arrival to dispatch,
+    /// `storage_ns` in the store (0: none), `server_ns` arrival to reply.
+    #[inline]
+    pub fn answered(&mut self, op: Op, queue_ns: u64, storage_ns: u64, server_ns: u64) {
+        let t = &mut self.timing[Self::index(op)];
+        t.answered += 1;
+        t.queue_ns += queue_ns;
+        t.storage_ns += storage_ns;
+        t.server_ns += server_ns;
+        t.server_hist[bucket(server_ns)] += 1;
+        if storage_ns > 0 {
+            t.storage_hist[bucket(storage_ns)] += 1;
+        }
+    }
+
+    /// The `timing` object: per op name with answered requests, the
+    /// summed times and the histograms as `[upper_us, count]` pairs of
+    /// their non-empty buckets.
+    pub fn timing_map(&self) -> Map<String, Value> {
+        let hist = |h: &[u64; HIST_BUCKETS]| -> Value {
+            h.iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(i, n)| json!([bucket_upper_us(i), n]))
+                .collect()
+        };
+        Op::ALL
+            .iter()
+            .zip(&self.timing)
+            .filter(|(_, t)| t.answered > 0)
+            .map(|(op, t)| {
+                let v = json!({
+                    "answered": t.answered,
+                    "queue_ns": t.queue_ns,
+                    "storage_ns": t.storage_ns,
+                    "server_ns": t.server_ns,
+                    "server_hist_us": hist(&t.server_hist),
+                    "storage_hist_us": hist(&t.storage_hist),
+                });
+                (op.name().to_owned(), v)
+            })
+            .collect()
     }
 
     /// Counts a refused message.
@@ -277,6 +382,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         m.insert("bulk_spin_us".into(), id.bulk_spin_us.into());
         m.insert("bulk_spin_free".into(), s.bulk_spin_free.into());
         m.insert("bulk_spin_busy".into(), s.bulk_spin_busy.into());
+        m.insert("timing".into(), Value::Object(s.timing_map()));
         m.insert(
             "foreign_signals".into(),
             serde_json::json!({
@@ -292,4 +398,23 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
         );
     }
     doc.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HIST_BUCKETS, bucket, bucket_upper_us};
+
+    #[test]
+    fn a_bucket_holds_its_time_below_its_upper_bound() {
+        for us in [1u64, 2, 3, 5, 7, 100, 1_100, 194_000, 3_000_000] {
+            let i = bucket(us * 1000);
+            assert!((us as f64) < bucket_upper_us(i), "{us} us in bucket {i}");
+            assert!(
+                i == 0 || bucket_upper_us(i - 1) <= us as f64,
+                "{us} us in bucket {i}"
+            );
+        }
+        assert_eq!(bucket(999), 0);
+        assert_eq!(bucket(u64::MAX), HIST_BUCKETS - 1);
+    }
 }

@@ -1,0 +1,147 @@
+"""The live view on a real local cluster (four daemons, their data on a loop
+device; tests/fixtures/slowdisk.py): one daemon moved into a cgroup that
+throttles it on that device while the write phase runs, and moved out again.
+
+Each run's phase ends on time (a stonewall), so the throttle's timing is the
+test's own; the assertions are about order (the onset after the throttle
+began, the alert raised while the phase still ran), never about how fast
+this machine is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures.slowdisk import SlowDisk
+from run_helpers import environment, manifest, needs_fio_and_iostat, run_dirs, summary
+from throttle import Throttler
+
+MIB = 1 << 20
+LIMIT = 1 * MIB
+pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(900), needs_fio_and_iostat]
+
+
+def live_args(
+    root: Path, data: Path, stonewall_s: float | None, *extra: str, phases: str = "write"
+) -> list[str]:
+    """Four local nodes writing 64 KiB transfers for ``stonewall_s`` seconds
+    (None: as the config file says)."""
+    stonewall = [] if stonewall_s is None else ["--set", f"workload.stonewall_s={stonewall_s:g}"]
+    return [
+        *stonewall,
+        "--results-dir", str(root / "results"),
+        "--set", f"cluster.data_dir={data}",
+        "--set", "cluster.chunk_size=256k",
+        "--set", "cluster.buffer_pool_size=16m",
+        "--set", "cluster.deadlines.shutdown_s=5",
+        "--set", "preflight.enabled=false",
+        "--set", "history.enabled=false",
+        "--set", f"workload.phases={phases}",
+        "--transfer-size", "64k",
+        "--block-size", "512m",
+        *extra,
+    ]  # fmt: skip
+
+
+def benchfs_run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchfs", "run", *args],
+        capture_output=True, text=True, env=environment(), timeout=600,
+    )  # fmt: skip
+
+
+def verdicts(run_dir: Path) -> list[dict[str, Any]]:
+    document: dict[str, Any] = json.loads((run_dir / "verdicts.json").read_text())
+    found: list[dict[str, Any]] = document["verdicts"]
+    return found
+
+
+def phase_end_s(run_dir: Path) -> float:
+    (write,) = [p for p in summary(run_dir)["phases"] if p["phase"] == "write"]
+    return float(write["last_done_s"])
+
+
+@pytest.mark.core_claim
+def test_a_daemon_throttled_mid_phase_is_named_live_with_its_onset(
+    tmp_path: Path, slow_disk_factory: Callable[..., SlowDisk]
+) -> None:
+    disk = slow_disk_factory(tmp_path / "data", size_mib=768)
+    disk.throttle(read_bps=LIMIT, write_bps=LIMIT)
+    root = disk.backend.root
+    with Throttler(tmp_path / "results", "local3", disk.cgroup, root, [(4.0, True)]) as mover:
+        done = benchfs_run(live_args(tmp_path, disk.mount_point, 16))
+    assert done.returncode == 0, done.stderr
+    ((throttled_ns, _),) = mover.moves
+    (run_dir,) = run_dirs(tmp_path / "results")
+
+    # Named on the terminal while it ran, and in the live log.
+    assert "straggler: local3: " in done.stderr, done.stderr
+    assert "on the others, since 00:" in done.stderr
+    assert "straggler: local3: " in (run_dir / "logs" / "live.log").read_text()
+    live = manifest(run_dir)["live"]
+    (alert,) = live["alerts"]
+    assert alert["node"] == "local3" and alert["phase"] == "write"
+    assert alert["action"] == "warn"
+    # After the throttle began; raised while the phase still ran; the delay is on record.
+    assert alert["onset_unix_ns"] >= throttled_ns, (alert, throttled_ns)
+    assert alert["onset_s"] <= alert["raised_s"] < phase_end_s(run_dir), alert
+    assert alert["value"] >= 4 * alert["others"] and alert["unit"] == "ms"
+
+    by_node = {v["node"]: v for v in verdicts(run_dir)}
+    assert sorted(by_node) == ["local0", "local1", "local2", "local3"]
+    slow = by_node["local3"]
+    assert slow["status"] == "slow" and slow["pattern"] == "onset", slow
+    assert slow["onset_s"] == pytest.approx(alert["onset_s"], abs=1.5)
+    assert [span["end_s"] for span in slow["intervals"]] == [None]
+    assert slow["metric"] == "storage op mean" and slow["alerts"] == [alert]
+    assert slow["figures"]["p50"] > 10 * slow["figures"]["others_p50"]
+    for healthy in ("local0", "local1", "local2"):
+        assert by_node[healthy]["status"] == "ok", by_node[healthy]
+        assert by_node[healthy]["alerts"] == []
+    samples = (run_dir / "live" / "samples.jsonl").read_text().splitlines()
+    assert {json.loads(line)["node"] for line in samples} == set(by_node)
+
+
+def test_a_throttle_on_off_and_on_again_is_intermittent_with_two_intervals(
+    tmp_path: Path, slow_disk_factory: Callable[..., SlowDisk]
+) -> None:
+    disk = slow_disk_factory(tmp_path / "data", size_mib=768)
+    disk.throttle(read_bps=LIMIT, write_bps=LIMIT)
+    schedule = [(3.0, True), (10.0, False), (18.0, True)]
+    with Throttler(tmp_path / "results", "local3", disk.cgroup, disk.backend.root,
+                   schedule) as mover:  # fmt: skip
+        done = benchfs_run(live_args(tmp_path, disk.mount_point, 28))
+    assert done.returncode == 0, done.stderr
+    assert [into for _, into in mover.moves] == [True, False, True]
+    (run_dir,) = run_dirs(tmp_path / "results")
+    by_node = {v["node"]: v for v in verdicts(run_dir)}
+    slow = by_node["local3"]
+    assert slow["status"] == "slow" and slow["pattern"] == "intermittent", slow
+    first, second = slow["intervals"]
+    on, off, on_again = mover.moved_s()
+    # Each interval begins within its own throttle (seconds since the phase started).
+    assert on <= first["start_s"] < off <= on_again <= second["start_s"], (slow, mover.moves)
+    assert first["start_s"] < first["end_s"] <= second["start_s"]
+    assert second["end_s"] is None
+    alerts = manifest(run_dir)["live"]["alerts"]
+    assert [a["node"] for a in alerts] == ["local3", "local3"]
+    assert alerts[0]["ended_s"] is not None and alerts[1]["ended_s"] is None
+    assert all(by_node[n]["status"] == "ok" for n in ("local0", "local1", "local2"))
+
+
+def test_a_healthy_run_raises_no_alert_and_every_verdict_is_ok(tmp_path: Path) -> None:
+    done = benchfs_run(live_args(tmp_path, tmp_path / "data", 8, phases="write,read"))
+    assert done.returncode == 0, done.stderr
+    assert "straggler" not in done.stderr
+    (run_dir,) = run_dirs(tmp_path / "results")
+    live = manifest(run_dir)["live"]
+    assert live["alerts"] == [] and live["readings"] >= 8
+    found = verdicts(run_dir)
+    assert {(v["phase"], v["status"]) for v in found} == {("write", "ok"), ("read", "ok")}
+    assert len(found) == 8
