@@ -18,7 +18,7 @@ import pytest
 from daemon_cluster import Cluster
 from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse
 
-from benchfs.mount import MountSettings
+from benchfs.mount.settings import MountSettings
 
 pytestmark = pytest.mark.core_claim
 
