@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +21,25 @@ from benchfs.mount.settings import MountSettings
 
 #: Generous: only guards against a hang.
 HANG_GUARD_S = 120.0
+
+
+@contextmanager
+def small_tmpfs(directory: Path, size: str) -> Iterator[Path]:
+    """``directory`` (created) with a private tmpfs of ``size`` (``16m``) on it,
+    for daemons' data that must run out of space; skips where none can be mounted."""
+    directory.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(directory)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a {size} tmpfs for the daemons: {done.stderr.strip()}")
+    try:
+        yield directory
+    finally:
+        subprocess.run(["umount", "-l", str(directory)], check=False)
 
 
 def skip_without_fuse() -> None:

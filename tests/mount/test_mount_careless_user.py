@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from daemon_cluster import Cluster
-from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse
+from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, small_tmpfs
 
 from benchfs.mount.settings import MountSettings
 
@@ -36,25 +36,13 @@ def shared_mount(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mounted]:
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) is not installed")
     root = tmp_path_factory.mktemp("careless")
-    data = root / "data"
-    data.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SMALL_MIB}m,mode=0700", "tmpfs", str(data)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs for the daemons: {done.stderr.strip()}")
-    cluster = Cluster(root, "shm")
-    # One chunk per 1 MiB write: each write is one request to one daemon.
-    cluster.chunk_size = MIB
-    settings = MountSettings(rpc_deadline_s=10.0, allow_other=True)
-    try:
+    with small_tmpfs(root / "data", f"{SMALL_MIB}m"):
+        cluster = Cluster(root, "shm")
+        # One chunk per 1 MiB write: each write is one request to one daemon.
+        cluster.chunk_size = MIB
+        settings = MountSettings(rpc_deadline_s=10.0, allow_other=True)
         with Mounted(cluster, root, settings) as m:
             yield m
-    finally:
-        subprocess.run(["umount", "-l", str(data)], check=False)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from daemon_cluster import Cluster
-from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, wait_for
+from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, small_tmpfs, wait_for
 
 from benchfs.mount.settings import MountSettings
 
@@ -39,21 +39,11 @@ print("no error after", offset, flush=True)
 @pytest.fixture
 def full_disk_mount(tmp_path: Path) -> Iterator[Mounted]:
     skip_without_fuse()
-    data = tmp_path / "data"
-    data.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SMALL},mode=0700", "tmpfs", str(data)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a {SMALL} tmpfs for the daemons: {done.stderr.strip()}")
-    try:
-        with Mounted(Cluster(tmp_path, "shm"), tmp_path, MountSettings(rpc_deadline_s=10.0)) as m:
-            yield m
-    finally:
-        subprocess.run(["umount", "-l", str(data)], check=False)
+    with (
+        small_tmpfs(tmp_path / "data", SMALL),
+        Mounted(Cluster(tmp_path, "shm"), tmp_path, MountSettings(rpc_deadline_s=10.0)) as m,
+    ):
+        yield m
 
 
 def test_a_full_disk_is_enospc_and_the_mount_survives(full_disk_mount: Mounted) -> None:
