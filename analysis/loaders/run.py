@@ -28,6 +28,7 @@ from analysis.loaders.diagnose import is_diagnose_document, parse_diagnose_json
 from analysis.loaders.fio import parse_fio_json
 from analysis.loaders.ior import parse_ior_json
 from analysis.loaders.iostat import iostat_frame
+from analysis.loaders.live import load_live_samples
 from analysis.loaders.traces import TraceSet, load_traces
 from analysis.loaders.verdicts import load_verdicts
 from analysis.verdicts import Verdicts
@@ -62,6 +63,8 @@ class RunData:
     suite: dict[str, Any] | None = None
     # Per node and phase: healthy or slow, in which layer, since when (analysis.verdicts).
     verdicts: Verdicts | None = None
+    # Every node's figures per interval while the phases ran (analysis.loaders.live).
+    live: pd.DataFrame | None = None
 
     @property
     def label(self) -> str:
@@ -123,6 +126,11 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     run.logs = _logs(run, paths)
     if paths.verdicts.is_file():
         run.verdicts = load_verdicts(run.read(paths.verdicts))
+    if paths.live_samples.is_file():
+        run.live, notes = load_live_samples(
+            run.read(paths.live_samples), allow_partial=allow_partial
+        )
+        run.notes += notes
     return run
 
 

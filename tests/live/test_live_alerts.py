@@ -20,10 +20,15 @@ from typing import Any
 import pytest
 from fixtures.slowdisk import SlowDisk
 from run_helpers import environment, manifest, needs_fio_and_iostat, run_dirs, summary
-from throttle import Throttler
+from throttle import Move, Throttler
 
 MIB = 1 << 20
 LIMIT = 1 * MIB
+# The disk of the tests that throttle one daemon mid-phase: room for the
+# seconds the cluster writes unthrottled (a few, at this machine's full speed),
+# so that every phase ends at its stonewall (a sparse image: only what is
+# written takes space).
+ROOMY_MIB = 4096
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(900), needs_fio_and_iostat]
 
 
@@ -71,10 +76,12 @@ def phase_end_s(run_dir: Path) -> float:
 def test_a_daemon_throttled_mid_phase_is_named_live_with_its_onset(
     tmp_path: Path, slow_disk_factory: Callable[..., SlowDisk]
 ) -> None:
-    disk = slow_disk_factory(tmp_path / "data", size_mib=768)
+    disk = slow_disk_factory(tmp_path / "data", size_mib=ROOMY_MIB)
     disk.throttle(read_bps=LIMIT, write_bps=LIMIT)
     root = disk.backend.root
-    with Throttler(tmp_path / "results", "local3", disk.cgroup, root, [(4.0, True)]) as mover:
+    # Throttled once the live view has judged local3 healthy for two intervals.
+    schedule = [Move(0, True, settled=2)]
+    with Throttler(tmp_path / "results", "local3", disk.cgroup, root, schedule) as mover:
         done = benchfs_run(live_args(tmp_path, disk.mount_point, 16))
     assert done.returncode == 0, done.stderr
     ((throttled_ns, _),) = mover.moves
@@ -111,12 +118,14 @@ def test_a_daemon_throttled_mid_phase_is_named_live_with_its_onset(
 def test_a_throttle_on_off_and_on_again_is_intermittent_with_two_intervals(
     tmp_path: Path, slow_disk_factory: Callable[..., SlowDisk]
 ) -> None:
-    disk = slow_disk_factory(tmp_path / "data", size_mib=768)
+    disk = slow_disk_factory(tmp_path / "data", size_mib=ROOMY_MIB)
     disk.throttle(read_bps=LIMIT, write_bps=LIMIT)
-    schedule = [(3.0, True), (10.0, False), (18.0, True)]
+    # On after two healthy intervals; off once it was slow for four (the alert
+    # is raised at three); on again once healthy for four (it ends at three).
+    schedule = [Move(0, True, settled=2), Move(0, False, settled=4), Move(0, True, settled=4)]
     with Throttler(tmp_path / "results", "local3", disk.cgroup, disk.backend.root,
                    schedule) as mover:  # fmt: skip
-        done = benchfs_run(live_args(tmp_path, disk.mount_point, 28))
+        done = benchfs_run(live_args(tmp_path, disk.mount_point, 22))
     assert done.returncode == 0, done.stderr
     assert [into for _, into in mover.moves] == [True, False, True]
     (run_dir,) = run_dirs(tmp_path / "results")

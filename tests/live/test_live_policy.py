@@ -14,7 +14,7 @@ import pytest
 from fixtures.slowdisk import SlowDisk
 from run_helpers import environment, manifest, needs_fio_and_iostat, run_dirs
 from test_live_alerts import LIMIT, live_args
-from throttle import Throttler
+from throttle import Move, Throttler
 
 from benchfs.errors import LaunchError
 
@@ -34,7 +34,7 @@ def test_stop_ends_the_run_with_one_line_naming_the_straggler(
     disk = slow_disk_factory(tmp_path / "data", size_mib=768)
     disk.throttle(read_bps=LIMIT, write_bps=LIMIT)
     args = live_args(tmp_path, disk.mount_point, 60, "--set", "live.straggler=stop")
-    with Throttler(tmp_path / "results", "local3", disk.cgroup, disk.backend.root, [(0, True)]):
+    with Throttler(tmp_path / "results", "local3", disk.cgroup, disk.backend.root, [Move(0, True)]):
         done = run(args)
     assert done.returncode == LaunchError.exit_code != 0, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
@@ -57,7 +57,7 @@ def test_exclude_leaves_the_straggler_out_of_the_next_point_with_its_evidence(
     sweep = tmp_path / "sweep.toml"
     sweep.write_text('[live]\nstraggler = "exclude"\n[workload]\nstonewall_s = [8, 6]\n')
     args = ["--config", str(sweep), *live_args(tmp_path, disk.mount_point, None)]
-    with Throttler(tmp_path / "results", "local3", disk.cgroup, disk.backend.root, [(0, True)]):
+    with Throttler(tmp_path / "results", "local3", disk.cgroup, disk.backend.root, [Move(0, True)]):
         done = run(args)
     assert done.returncode == 0, done.stderr
     assert "live: local3 left out (a straggler of an earlier point)" in done.stderr

@@ -1,7 +1,15 @@
 """Throttle one node's daemon while a real `benchfs run` goes on: a thread
 that waits for the daemon to register and its phase to start, then moves the
-daemon into a throttled cgroup and back out on a schedule (seconds since the
-phase started), noting the wall-clock time of every move."""
+daemon into a throttled cgroup and back out on a schedule, noting the
+wall-clock time of every move.
+
+Each move waits for what the test checks rather than for a time: the phase
+to have run ``after_s`` seconds, and the live view's samples of the node
+(``live/samples.jsonl``) to show the state the node is in since the last
+move for ``settled`` intervals in a row (slow while throttled, not slow
+while free). A phase then spends no more time unthrottled than the live
+view needs to see it, so its block (lowered to the disk's free space) lasts
+until the stonewall however fast the machine is."""
 
 from __future__ import annotations
 
@@ -10,16 +18,23 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from run_helpers import scratch_dirs
 
 
-class Throttler(threading.Thread):
-    """``schedule``: (seconds after the first phase started, into the group or out)."""
+class Move(NamedTuple):
+    """Into the group (or out) once the phase ran ``after_s`` seconds and the
+    node's last ``settled`` samples since the previous move agree with it."""
 
+    after_s: float
+    into: bool
+    settled: int = 0
+
+
+class Throttler(threading.Thread):
     def __init__(
-        self, results: Path, node: str, group: Path, root: Path,
-        schedule: Sequence[tuple[float, bool]],
+        self, results: Path, node: str, group: Path, root: Path, schedule: Sequence[Move],
     ) -> None:  # fmt: skip
         super().__init__(daemon=True)
         self.results, self.node, self.group, self.root = results, node, group, root
@@ -39,13 +54,30 @@ class Throttler(threading.Thread):
                     phase_started = _phase_start(scratch / "p0" / "phase.json")
             if phase_started is None or self.pid is None:
                 continue
-            at, into = self.schedule[0]
-            if time.time() >= phase_started + at:
-                target = self.group if into else self.root
-                (target / "cgroup.procs").write_text(str(self.pid))
-                self.moves.append((time.time_ns(), into))
-                self.phase_started = phase_started
-                self.schedule.pop(0)
+            move = self.schedule[0]
+            if time.time() < phase_started + move.after_s or not self._settled(
+                phase_started, move.settled
+            ):
+                continue
+            target = self.group if move.into else self.root
+            (target / "cgroup.procs").write_text(str(self.pid))
+            self.moves.append((time.time_ns(), move.into))
+            self.phase_started = phase_started
+            self.schedule.pop(0)
+
+    def _settled(self, phase_started: float, count: int) -> bool:
+        """The node's last ``count`` samples, all begun after the last move, say
+        it is slow while in the group and not slow while out of it."""
+        if count == 0:
+            return True
+        since_s = self.moves[-1][0] / 1e9 - phase_started if self.moves else 0.0
+        throttled = bool(self.moves) and self.moves[-1][1]
+        seen = [
+            row["slow"]
+            for row in _samples(self.results)
+            if row.get("node") == self.node and float(row.get("start_s", -1)) >= since_s
+        ]
+        return len(seen) >= count and all(slow is throttled for slow in seen[-count:])
 
     def moved_s(self) -> list[float]:
         """Each move in seconds since the phase started."""
@@ -59,6 +91,21 @@ class Throttler(threading.Thread):
     def __exit__(self, *exc: object) -> None:
         self.halt.set()
         self.join()
+
+
+def _samples(results: Path) -> list[dict[str, object]]:
+    rows = []
+    for path in results.glob("*/live/samples.jsonl"):
+        try:
+            lines = path.read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                continue  # being written
+    return rows
 
 
 def _daemon_pid(scratch: Path, node: str) -> int | None:

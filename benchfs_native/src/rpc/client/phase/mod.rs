@@ -24,7 +24,7 @@ use super::buf::SharedBuf;
 use super::inflight::{Answer, Call};
 use super::pattern::Pattern;
 use super::progress::{PROGRESS_EVERY, Progress};
-use super::split::split;
+use super::split::{ChunkPiece, split};
 use super::{Client, OpenFile};
 use crate::error::{Error, Result};
 use crate::latency::summarize;
@@ -43,6 +43,18 @@ const LARGE_TRANSFER: u64 = 128 << 10;
 /// transfers keep the full spin, where a wake-up would be most of the
 /// latency.
 const LARGE_TRANSFER_SPIN: u32 = 2_000;
+
+/// A call's tag: the transfer's slot above these bits, the piece's offset
+/// in the transfer below them (a transfer is at most [`super::MAX_IO`]).
+const PIECE_BITS: u32 = 32;
+
+fn slot_of(tag: u64) -> usize {
+    usize::try_from(tag >> PIECE_BITS).unwrap_or(usize::MAX)
+}
+
+fn piece_of(tag: u64) -> usize {
+    usize::try_from(tag & ((1 << PIECE_BITS) - 1)).unwrap_or(usize::MAX)
+}
 
 /// A transfer in flight.
 struct Xfer {
@@ -113,6 +125,42 @@ impl Client {
         Ok(result)
     }
 
+    /// The call that moves `piece` of the transfer in `slot`: its tag
+    /// says which transfer and which piece ([`slot_of`], [`piece_of`]).
+    fn piece_call(
+        &self,
+        write: bool,
+        file: &OpenFile,
+        slot: usize,
+        piece: ChunkPiece,
+        buf: &mut SharedBuf,
+    ) -> Result<Call> {
+        let (path, node) = (
+            &*file.data,
+            self.placement.chunk_owner_from(file.start, piece.chunk),
+        );
+        let tag = ((slot as u64) << PIECE_BITS) | piece.buf_offset as u64;
+        let piece_buf = buf.piece(piece.buf_offset, piece.len);
+        Ok(if write {
+            let req = Request::Write {
+                path,
+                chunk: piece.chunk,
+                offset: piece.chunk_offset,
+                len: piece.len as u64,
+                sync: false,
+            };
+            Call::named(&self.conn, node, &req, tag, &file.path)?.with_payload(piece_buf)
+        } else {
+            let req = Request::Read {
+                path,
+                chunk: piece.chunk,
+                offset: piece.chunk_offset,
+                len: piece.len as u64,
+            };
+            Call::named(&self.conn, node, &req, tag, &file.path)?.with_dest(piece_buf)
+        })
+    }
+
     fn phase_io(
         &mut self,
         spec: &PhaseSpec,
@@ -135,7 +183,6 @@ impl Client {
             .map(Progress::open)
             .transpose()?;
         let mut progress = progress;
-        let (path, start) = (&*file.data, file.start);
         let mut sched = Scheduler::new(self.window.max_in_flight(), spec.first_op, end_op);
         let mut xfers: Vec<Option<Xfer>> =
             (0..=self.window.max_in_flight()).map(|_| None).collect();
@@ -188,28 +235,7 @@ impl Client {
                 let Some(x) = xfers[slot].as_mut() else {
                     return Err(Error::os(libc::EIO, "phase", "transfer slot is empty"));
                 };
-                let node = self.placement.chunk_owner_from(start, piece.chunk);
-                let piece_buf = x.buf.piece(piece.buf_offset, piece.len);
-                let call = if spec.write {
-                    let req = Request::Write {
-                        path,
-                        chunk: piece.chunk,
-                        offset: piece.chunk_offset,
-                        len: piece.len as u64,
-                        sync: false,
-                    };
-                    Call::named(&self.conn, node, &req, slot as u64, &file.path)?
-                        .with_payload(piece_buf)
-                } else {
-                    let req = Request::Read {
-                        path,
-                        chunk: piece.chunk,
-                        offset: piece.chunk_offset,
-                        len: piece.len as u64,
-                    };
-                    Call::named(&self.conn, node, &req, slot as u64, &file.path)?
-                        .with_dest(piece_buf)
-                };
+                let call = self.piece_call(spec.write, file, slot, piece, &mut x.buf)?;
                 self.window.submit(&self.conn, call);
             }
             if self.window.is_idle() {
@@ -224,17 +250,37 @@ impl Client {
                 p.next = Instant::now() + PROGRESS_EVERY;
             }
             let Some(o) = outcome else { continue };
-            let slot = o.tag as usize;
+            let slot = slot_of(o.tag);
             let Some(x) = xfers.get_mut(slot).and_then(Option::as_mut) else {
                 continue;
             };
             match o.result {
-                Ok(Answer::Written(n) | Answer::Read(n)) => x.moved += n,
+                Ok(Answer::Written(n)) => {
+                    x.moved += n;
+                    // A short write (the daemon's disk filled part way): the
+                    // rest goes again, as write(2)'s callers do, so that the
+                    // error it meets (ENOSPC, EDQUOT) is the one reported.
+                    let piece =
+                        split(x.offset, ts, chunk).find(|p| p.buf_offset == piece_of(o.tag));
+                    if let Some(p) = piece.filter(|p| n > 0 && n < p.len as u64) {
+                        let done = n as usize;
+                        let rest = ChunkPiece {
+                            chunk: p.chunk,
+                            chunk_offset: p.chunk_offset + n,
+                            buf_offset: p.buf_offset + done,
+                            len: p.len - done,
+                        };
+                        let call = self.piece_call(true, file, slot, rest, &mut x.buf)?;
+                        self.window.submit(&self.conn, call);
+                        sched.reissue(slot);
+                    }
+                }
+                Ok(Answer::Read(n)) => x.moved += n,
                 Ok(a) => {
                     x.error.get_or_insert(Error::os(
                         libc::EBADMSG,
                         "phase",
-                        format!("{path}: unexpected answer {a:?}"),
+                        format!("{}: unexpected answer {a:?}", file.path),
                     ));
                 }
                 Err(e) => {
@@ -254,7 +300,10 @@ impl Client {
                     Error::os(
                         libc::EIO,
                         if spec.write { "write" } else { "read" },
-                        format!("{path} at offset {}: {} of {ts} bytes", x.offset, x.moved),
+                        format!(
+                            "{} at offset {}: {} of {ts} bytes",
+                            file.path, x.offset, x.moved
+                        ),
                     )
                 })
             });

@@ -134,6 +134,15 @@ impl Scheduler {
         None
     }
 
+    /// One more piece of `slot` went out (the rest of a short write).
+    pub(super) fn reissue(&mut self, slot: usize) {
+        if let Some(s) = self.slots.get_mut(slot).and_then(Option::as_mut) {
+            s.count += 1;
+            s.issued += 1;
+            self.outstanding += 1;
+        }
+    }
+
     /// Transfers issued so far (the next transfer index).
     pub(super) fn reached(&self) -> u64 {
         self.next_op
