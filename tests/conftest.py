@@ -9,6 +9,13 @@ from collections.abc import Iterator
 
 import pytest
 
+# The helpers' own asserts say what they found when they fail, as a test's do.
+pytest.register_assert_rewrite(
+    "analysis_support", "daemon_cluster", "hostile_support", "mount_support",
+    "outsider_support", "run_helpers", "signal_helpers", "table_checks",
+    "tool_outputs_support",
+)  # fmt: skip
+
 CORE_CLAIM = "core_claim"
 
 

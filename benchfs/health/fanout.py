@@ -33,6 +33,13 @@ def node_directory(directory: Path, host: Host, launcher: Launcher) -> Path:
     return directory / host.name if launcher.capabilities.runs_here else directory
 
 
+def node_scratch(scratch: str, host: Host) -> str:
+    """A node's own test directory name: nodes that share their directory
+    (one shared file system, or several nodes of one machine) must not meet
+    in one test directory, which each worker creates afresh."""
+    return f"{scratch}-{host.name}"
+
+
 def run_on_nodes(
     hosts: Sequence[Host],
     launcher: Launcher,
@@ -49,6 +56,8 @@ def run_on_nodes(
 
     On this machine each node works in its own ``<directory>/<node>``; those
     this call creates it removes again when they are empty, whatever the outcome.
+
+    ``scratch`` names the workers' test directories (``node_scratch``).
 
     ``raw_dir`` keeps each worker's output as ``<node>.json`` (and what it
     said on stderr as ``<node>.stderr``), the names of a results directory's
@@ -67,7 +76,7 @@ def run_on_nodes(
                     made.append(node_dir)
                 argv = diagnose_worker(
                     launcher, host, node_dir, quick=quick, preflight=preflight, env=env,
-                    scratch=scratch,
+                    scratch=None if scratch is None else node_scratch(scratch, host),
                 )  # fmt: skip
                 # Files rather than pipes: no worker can block on a full pipe while we wait.
                 stdout = files.enter_context(tempfile.TemporaryFile())

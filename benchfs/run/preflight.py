@@ -26,7 +26,7 @@ from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import kill_group, start_process, wait_process
 from benchfs.config.model import PreflightConfig, RunConfig
 from benchfs.errors import LaunchError
-from benchfs.health.fanout import node_directory
+from benchfs.health.fanout import node_directory, node_scratch
 from benchfs.health.policy import Decision
 from benchfs.health.preflight import PreflightPattern, preflight, preflight_values
 from benchfs.health.thresholds import Thresholds
@@ -95,8 +95,8 @@ def _evidence(decision: Decision, values: Mapping[str, float]) -> dict[str, Any]
 def _scratch_paths(
     directory: Path, hosts: Sequence[Host], launcher: Launcher, scratch: str
 ) -> list[Path]:
-    """The workers' scratch directories, one per distinct node directory."""
-    return list(dict.fromkeys(node_directory(directory, h, launcher) / scratch for h in hosts))
+    """The workers' scratch directories, one per node."""
+    return [node_directory(directory, h, launcher) / node_scratch(scratch, h) for h in hosts]
 
 
 def _prepare_local_dirs(directory: Path, hosts: Sequence[Host]) -> Callable[[], None]:
@@ -164,7 +164,7 @@ def preflight_step(
 ) -> PreflightOutcome:
     """Decide which hosts the run uses; raw output goes to ``run_dir/preflight``.
 
-    The workers' test files go in ``<node's directory>/<scratch>``: each such
+    The workers' test files go in ``<node's directory>/<scratch>-<node>``: each such
     path is ``claim``ed first (the run's record, so that ``benchfs clean``
     removes it should the run be killed). A worker killed outright (a
     launcher passing on a stop kills it before it has cleaned up) leaves its
