@@ -24,19 +24,21 @@ from throttle import Move, Throttler
 
 MIB = 1 << 20
 LIMIT = 1 * MIB
-# The disk of the tests that throttle one daemon mid-phase: room for the
-# seconds the cluster writes unthrottled (a few, at this machine's full speed),
-# so that every phase ends at its stonewall (a sparse image: only what is
-# written takes space).
-ROOMY_MIB = 4096
+# The disk of the tests that throttle one daemon mid-phase, and each rank's
+# block on it (lowered to what fits): room for the seconds the cluster writes
+# unthrottled (a few, at this machine's full speed, 2 GB here), so that every
+# phase ends at its stonewall. A sparse image: only what is written takes space.
+ROOMY_MIB = 8192
+ROOMY_BLOCK = "8g"
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(900), needs_fio_and_iostat]
 
 
 def live_args(
-    root: Path, data: Path, stonewall_s: float | None, *extra: str, phases: str = "write"
-) -> list[str]:
+    root: Path, data: Path, stonewall_s: float | None, *extra: str, phases: str = "write",
+    block: str = "512m",
+) -> list[str]:  # fmt: skip
     """Four local nodes writing 64 KiB transfers for ``stonewall_s`` seconds
-    (None: as the config file says)."""
+    (None: as the config file says), at most ``block`` each."""
     stonewall = [] if stonewall_s is None else ["--set", f"workload.stonewall_s={stonewall_s:g}"]
     return [
         *stonewall,
@@ -49,7 +51,7 @@ def live_args(
         "--set", "history.enabled=false",
         "--set", f"workload.phases={phases}",
         "--transfer-size", "64k",
-        "--block-size", "512m",
+        "--block-size", block,
         *extra,
     ]  # fmt: skip
 
@@ -82,7 +84,7 @@ def test_a_daemon_throttled_mid_phase_is_named_live_with_its_onset(
     # Throttled once the live view has judged local3 healthy for two intervals.
     schedule = [Move(0, True, settled=2)]
     with Throttler(tmp_path / "results", "local3", disk.cgroup, root, schedule) as mover:
-        done = benchfs_run(live_args(tmp_path, disk.mount_point, 16))
+        done = benchfs_run(live_args(tmp_path, disk.mount_point, 16, block=ROOMY_BLOCK))
     assert done.returncode == 0, done.stderr
     ((throttled_ns, _),) = mover.moves
     (run_dir,) = run_dirs(tmp_path / "results")
@@ -121,13 +123,15 @@ def test_a_throttle_on_off_and_on_again_is_intermittent_with_two_intervals(
     disk = slow_disk_factory(tmp_path / "data", size_mib=ROOMY_MIB)
     disk.throttle(read_bps=LIMIT, write_bps=LIMIT)
     # On after two healthy intervals; off once it was slow for four (the alert
-    # is raised at three); on again once healthy for four (it ends at three).
-    schedule = [Move(0, True, settled=2), Move(0, False, settled=4), Move(0, True, settled=4)]
+    # is raised at three); on again once healthy for three (it ends then).
+    schedule = [Move(0, True, settled=2), Move(0, False, settled=4), Move(0, True, settled=3)]
     with Throttler(tmp_path / "results", "local3", disk.cgroup, disk.backend.root,
                    schedule) as mover:  # fmt: skip
-        done = benchfs_run(live_args(tmp_path, disk.mount_point, 22))
+        done = benchfs_run(live_args(tmp_path, disk.mount_point, 22, block=ROOMY_BLOCK))
     assert done.returncode == 0, done.stderr
     assert [into for _, into in mover.moves] == [True, False, True]
+    (write,) = summary(run_dirs(tmp_path / "results")[0])["phases"]
+    assert write["stonewalled"], write  # the premise: the phase ran until its stonewall
     (run_dir,) = run_dirs(tmp_path / "results")
     by_node = {v["node"]: v for v in verdicts(run_dir)}
     slow = by_node["local3"]
