@@ -56,6 +56,28 @@ fn piece_of(tag: u64) -> usize {
     usize::try_from(tag & ((1 << PIECE_BITS) - 1)).unwrap_or(usize::MAX)
 }
 
+/// What is left of the write of a transfer at `offset` (`len` bytes) that
+/// was sent from its byte `at` to the chunk's end and answered `n` bytes:
+/// None when it wrote them all, or none (then it answered an error).
+fn rest_of_short_write(
+    offset: u64,
+    len: usize,
+    chunk: u64,
+    at: usize,
+    n: u64,
+) -> Option<ChunkPiece> {
+    let piece = split(offset + at as u64, len.checked_sub(at)?, chunk).next()?;
+    let done = usize::try_from(n)
+        .ok()
+        .filter(|&d| d > 0 && d < piece.len)?;
+    Some(ChunkPiece {
+        chunk: piece.chunk,
+        chunk_offset: piece.chunk_offset + n,
+        buf_offset: at + done,
+        len: piece.len - done,
+    })
+}
+
 /// A transfer in flight.
 struct Xfer {
     offset: u64,
@@ -260,16 +282,8 @@ impl Client {
                     // A short write (the daemon's disk filled part way): the
                     // rest goes again, as write(2)'s callers do, so that the
                     // error it meets (ENOSPC, EDQUOT) is the one reported.
-                    let piece =
-                        split(x.offset, ts, chunk).find(|p| p.buf_offset == piece_of(o.tag));
-                    if let Some(p) = piece.filter(|p| n > 0 && n < p.len as u64) {
-                        let done = n as usize;
-                        let rest = ChunkPiece {
-                            chunk: p.chunk,
-                            chunk_offset: p.chunk_offset + n,
-                            buf_offset: p.buf_offset + done,
-                            len: p.len - done,
-                        };
+                    if let Some(rest) = rest_of_short_write(x.offset, ts, chunk, piece_of(o.tag), n)
+                    {
                         let call = self.piece_call(true, file, slot, rest, &mut x.buf)?;
                         self.window.submit(&self.conn, call);
                         sched.reissue(slot);
@@ -339,5 +353,46 @@ impl Client {
             p.write(out.bytes, out.ops);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rest_of_a_short_write_starts_where_it_stopped_and_ends_at_the_chunk() {
+        // A 1 MiB transfer at 3 MiB over 256 KiB chunks; its second piece
+        // (bytes 256k..512k) wrote 48 KiB.
+        let (k, mib) = (1024u64, 1usize << 20);
+        let rest = rest_of_short_write(3 << 20, mib, 256 * k, 256 << 10, 48 * k);
+        assert_eq!(
+            rest,
+            Some(ChunkPiece {
+                chunk: 13,
+                chunk_offset: 48 * k,
+                buf_offset: (256 + 48) << 10,
+                len: (256 - 48) << 10,
+            })
+        );
+        // The rest of that rest wrote 16 KiB more: what is left after it.
+        let again = rest_of_short_write(3 << 20, mib, 256 * k, (256 + 48) << 10, 16 * k);
+        assert_eq!(
+            again.map(|p| (p.chunk_offset, p.len)),
+            Some((64 * k, 192 << 10))
+        );
+    }
+
+    #[test]
+    fn a_whole_or_empty_answer_leaves_no_rest() {
+        assert_eq!(rest_of_short_write(0, 65536, 1 << 20, 0, 65536), None);
+        assert_eq!(rest_of_short_write(0, 65536, 1 << 20, 0, 0), None);
+        assert_eq!(rest_of_short_write(0, 65536, 1 << 20, 70000, 10), None);
+    }
+
+    #[test]
+    fn a_tag_holds_the_slot_and_the_piece() {
+        let tag = (7u64 << PIECE_BITS) | 123_456;
+        assert_eq!((slot_of(tag), piece_of(tag)), (7, 123_456));
     }
 }
