@@ -3,13 +3,13 @@ while the phases ran, benchfs/run/live) into one table, a row per line."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.bounded import RESULTS_BYTES, read_bounded_text
 from analysis.errors import DataFormatError, UnreadableFileError
+from analysis.loaders._jsontext import json_object_lines
 
 # The columns every line has (the figures beside them vary with the source).
 KEY_COLUMNS = ["phase", "repetition", "node", "start_s", "end_s", "judged_ms", "others_ms", "slow"]
@@ -21,20 +21,10 @@ def parse_live_samples(
     """The samples in ``text`` and notes on what was left out: a last line cut
     short by a stopped run is left out with a note when ``allow_partial``;
     any other bad line names its number."""
-    rows, notes = [], []
-    lines = text.splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            cut = number == len(lines) and not text.endswith("\n")
-            if cut and allow_partial:
-                notes.append(f"{source}: line {number} was cut short; left out")
-                continue
-            raise DataFormatError(source, f"line {number}", f"not JSON: {error.msg}") from None
-        if not isinstance(row, dict) or not {"phase", "node"} <= set(row):
+    notes: list[str] = []
+    rows = []
+    for number, row in json_object_lines(text, source, allow_partial=allow_partial, notes=notes):
+        if not {"phase", "node"} <= set(row):
             raise DataFormatError(source, f"line {number}", "a sample names its phase and node")
         rows.append(row)
     frame = pd.DataFrame(rows)

@@ -24,6 +24,7 @@ from analysis import layout
 from analysis.bounded import RESULTS_BYTES, check_nesting, read_bounded_text
 from analysis.errors import DataFormatError, MissingDataError, UnreadableFileError
 from analysis.io500 import validity
+from analysis.loaders._jsontext import json_object_lines
 from analysis.loaders.diagnose import is_diagnose_document, parse_diagnose_json
 from analysis.loaders.fio import parse_fio_json
 from analysis.loaders.ior import parse_ior_json
@@ -280,19 +281,8 @@ def _ranks(run: RunData, directory: Path) -> pd.DataFrame | None:
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
     """One JSON object per line; an error names the line."""
-    rows = []
-    with path.open(encoding="utf-8", errors="replace") as stream:
-        for number, line in enumerate(stream, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataFormatError(path, f"line {number}", error.msg) from error
-            if not isinstance(row, dict):
-                raise DataFormatError(path, f"line {number}", "expected a JSON object")
-            rows.append(row)
-    return rows
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return [row for _, row in json_object_lines(text, str(path))]
 
 
 def _latencies(run: RunData, directory: Path) -> dict[tuple[str, int], npt.NDArray[np.uint64]]:
