@@ -22,6 +22,8 @@ from typing import NamedTuple
 
 from run_helpers import scratch_dirs
 
+from analysis.loaders.live import parse_live_samples
+
 
 class Move(NamedTuple):
     """Into the group (or out) once the phase ran ``after_s`` seconds and the
@@ -94,17 +96,15 @@ class Throttler(threading.Thread):
 
 
 def _samples(results: Path) -> list[dict[str, object]]:
-    rows = []
+    rows: list[dict[str, object]] = []
     for path in results.glob("*/live/samples.jsonl"):
         try:
-            lines = path.read_text().splitlines()
+            text = path.read_text()
         except OSError:
             continue
-        for line in lines:
-            try:
-                rows.append(json.loads(line))
-            except ValueError:
-                continue  # being written
+        # The last line may be being written.
+        frame, _ = parse_live_samples(text, str(path), allow_partial=True)
+        rows += frame.to_dict("records")
     return rows
 
 
