@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from benchfs.cluster.hostfile import Host
@@ -59,6 +60,12 @@ class Launcher(ABC):
     ) -> list[str]:
         """argv that runs an MPI job of ``count`` ranks of ``argv`` on this machine."""
         raise LaunchError(f"launcher {self.name!r} cannot start ranks on this machine")
+
+    def with_host_files_in(self, directory: Path) -> Launcher:
+        """This launcher, writing the host lists too long for one argument
+        into ``directory`` (``benchfs.launchers.host_lists``); the same one
+        when it never needs to."""
+        return self
 
     def stuck_output(self) -> StuckOutput | None:
         """The line this launcher prints when its job can no longer finish

@@ -5,6 +5,8 @@ OpenMPI: ``mpirun [--allow-run-as-root] [--mca k v]... -np N -H h1:k,h2:k
 MPICH:   ``mpiexec [-iface IF] [extra...] -hosts h1,h2 -ppn k -n N -genv
 MPI4PY_MPIABI mpich [-genv LD_LIBRARY_PATH dir] [-genv VAR value]... argv``
 (``-hosts h1:a,h2:b`` without ``-ppn`` when hosts differ in rank counts).
+A host list too long for one argument goes in a file (``host_lists``):
+``--hostfile F`` (lines ``h slots=k``) for OpenMPI, ``-f F`` for MPICH.
 Hydra's proxies on the other hosts connect back to mpiexec at the address of
 this machine's host name, unless ``-iface`` names the interface whose address
 they can reach; when they cannot, Hydra 4.0.2 waits forever, so waits on it
@@ -28,7 +30,7 @@ import shutil
 import socket
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -44,6 +46,7 @@ from benchfs.launchers.base import (
     require_argv,
     split_secrets,
 )
+from benchfs.launchers.host_lists import fits_one_argument, host_list_file
 
 Flavour = Literal["openmpi", "mpich"]
 # Where ``make build`` links MPICH's library under the name mpi4py asks for.
@@ -95,7 +98,8 @@ class MpirunLauncher(Launcher):
     ``extra_args`` (placed before the host options), ``allow_run_as_root``
     (OpenMPI; None: only when root), ``library_dir`` (MPICH: put first in the
     ranks' ``LD_LIBRARY_PATH``), ``network_interface`` (MPICH: Hydra's
-    ``-iface``).
+    ``-iface``), ``host_file_dir`` (where a host list too long for one
+    argument is written: ``host_lists``).
     """
 
     name = "mpirun"
@@ -107,6 +111,7 @@ class MpirunLauncher(Launcher):
     allow_run_as_root: bool | None = None
     library_dir: str | None = None
     network_interface: str | None = None
+    host_file_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.flavour not in ("openmpi", "mpich"):
@@ -160,16 +165,36 @@ class MpirunLauncher(Launcher):
     ) -> list[str]:
         counts = rank_counts(hosts, ranks_per_host)
         total = str(sum(counts))
+        pairs = list(zip((host.name for host in hosts), counts, strict=True))
         if self.flavour == "openmpi":
-            host_list = ",".join(f"{h.name}:{n}" for h, n in zip(hosts, counts, strict=True))
-            placement = ["-np", total, "-H", host_list, "--map-by", "slot"]
+            listed = self.hosts_option(
+                "-H", [f"{name}:{n}" for name, n in pairs],
+                "--hostfile", [f"{name} slots={n}" for name, n in pairs],
+            )  # fmt: skip
+            placement = ["-np", total, *listed, "--map-by", "slot"]
         elif len(set(counts)) == 1:
-            names = ",".join(host.name for host in hosts)
-            placement = ["-hosts", names, "-ppn", str(counts[0]), "-n", total]
+            names = [name for name, _ in pairs]
+            listed = self.hosts_option("-hosts", names, "-f", names)
+            placement = [*listed, "-ppn", str(counts[0]), "-n", total]
         else:
-            host_list = ",".join(f"{h.name}:{n}" for h, n in zip(hosts, counts, strict=True))
-            placement = ["-hosts", host_list, "-n", total]
+            with_counts = [f"{name}:{n}" for name, n in pairs]
+            placement = [*self.hosts_option("-hosts", with_counts, "-f", with_counts), "-n", total]
         return [*self.prologue(), *placement, *self.env_options(env), *require_argv(argv)]
+
+    def hosts_option(
+        self, option: str, entries: Sequence[str], file_option: str, lines: Sequence[str]
+    ) -> list[str]:
+        """``option h1,h2,...``, or ``file_option FILE`` with one line per host
+        when the list is too long for one argument (``host_lists``)."""
+        joined = ",".join(entries)
+        if fits_one_argument(joined):
+            return [option, joined]
+        text = "".join(f"{line}\n" for line in lines)
+        directory = Path(self.host_file_dir) if self.host_file_dir else None
+        return [file_option, str(host_list_file(text, directory))]
+
+    def with_host_files_in(self, directory: Path) -> MpirunLauncher:
+        return replace(self, host_file_dir=str(directory))
 
     def stuck_output(self) -> StuckOutput | None:
         # OpenMPI's mpirun exits when its daemons cannot reach it; Hydra's waits.

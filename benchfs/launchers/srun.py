@@ -7,7 +7,8 @@ step's state and wants a second one within a second). srun splits
 ``--export`` on commas, so a value holding one is set by ``env``.
 Ranks: ``srun --overlap --mpi=pmix -w h1,h2 -N2 -n N --ntasks-per-node=k ... argv``;
 when hosts differ in rank counts, ``-w`` repeats each host once per rank with
-``--distribution=arbitrary``. ``--overlap`` lets job steps share the nodes,
+``--distribution=arbitrary``; a list too long for one argument goes in a
+file, whose path ``-w`` takes (``host_lists``). ``--overlap`` lets job steps share the nodes,
 so daemons and workload ranks run side by side (drop it with overlap=False).
 ``--mpi=pmix``: the workload's OpenMPI ranks find one another through the
 PMIx server slurmstepd runs for the step; under a site's ``MpiDefault=none``
@@ -18,7 +19,8 @@ later on the line and wins.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from benchfs.cluster.hostfile import Host
 from benchfs.config.model import LauncherConfig
@@ -30,6 +32,7 @@ from benchfs.launchers.base import (
     require_argv,
     split_secrets,
 )
+from benchfs.launchers.host_lists import fits_one_argument, host_list_file
 
 
 @register_launcher
@@ -40,6 +43,7 @@ class SrunLauncher(Launcher):
     overlap: bool = True
     mpi: str = "pmix"
     extra_args: Sequence[str] = ()
+    host_file_dir: str | None = None
 
     @classmethod
     def from_settings(cls, settings: LauncherConfig) -> SrunLauncher:
@@ -71,15 +75,28 @@ class SrunLauncher(Launcher):
         counts = rank_counts(hosts, ranks_per_host)
         nodes, total = f"-N{len(hosts)}", f"-n{sum(counts)}"
         if len(set(counts)) == 1:
-            names = ",".join(host.name for host in hosts)
+            names = self._node_list([host.name for host in hosts])
             placement = ["-w", names, nodes, total, f"--ntasks-per-node={counts[0]}"]
         else:
-            repeated = ",".join(
-                host.name for host, count in zip(hosts, counts, strict=True) for _ in range(count)
+            repeated = self._node_list(
+                [host.name for host, count in zip(hosts, counts, strict=True) for _ in range(count)]
             )
             placement = ["-w", repeated, nodes, total, "--distribution=arbitrary"]
         mpi = [f"--mpi={self.mpi}"]
         return [*self._prologue(mpi), *placement, *self._environment(env), *require_argv(argv)]
+
+    def _node_list(self, names: Sequence[str]) -> str:
+        """``h1,h2,...``, or the path of a file of one name per line when the
+        list is too long for one argument (srun reads ``-w`` as a file when it
+        holds a ``/``)."""
+        joined = ",".join(names)
+        if fits_one_argument(joined):
+            return joined
+        directory = Path(self.host_file_dir) if self.host_file_dir else None
+        return str(host_list_file("".join(f"{name}\n" for name in names), directory))
+
+    def with_host_files_in(self, directory: Path) -> SrunLauncher:
+        return replace(self, host_file_dir=str(directory))
 
     def _prologue(self, own: Sequence[str]) -> list[str]:
         overlap = ["--overlap"] if self.overlap else []

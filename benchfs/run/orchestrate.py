@@ -243,7 +243,7 @@ def run_point(
     left_out = {} if left_out is None else left_out
     hosts = resolve_nodes(nodes_spec, env, local_nodes=config.cluster.local_nodes)
     hosts = [host for host in hosts if host.name not in left_out]
-    launcher = launcher_for(config.launcher, nodes_spec)
+    launcher = launcher_for(config.launcher, nodes_spec).with_host_files_in(cluster.scratch.root)
     record = _results(config, point, count, hosts, command_line, env)
     layout = RunLayout(record.run_dir)
     if cluster.scratch.live is not None:
