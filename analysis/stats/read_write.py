@@ -20,12 +20,14 @@ accounts for at least ``DISK_SHARE`` of it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from analysis.figures import figure
-from analysis.stats._common import NS_PER_MS, group_positions, require_columns
+from analysis.stats._common import NS_PER_MS, group_positions, pair_positions, require_columns
 from analysis.stats.latency import LATENCY
 
 GAP_FACTOR = 2.0
@@ -107,21 +109,29 @@ def read_write_table(
 ) -> pd.DataFrame:
     """One row per daemon node: ``<op>_<part>_ms`` for every op and part."""
     require_columns(ops, ["node", "op", "time_ns", LATENCY], "reads against writes")
+    # Each frame is grouped by (node, op) once; a mask per node and op would read
+    # every row of the frame again for each of them.
+    chosen = _named_pairs(pair_positions(ops["node"], ops["op"]))
+    totals = _pair_means(client, "peer", "total_ns")
+    queues = _pair_means(server, "node", "queue_ns")
+    latency, times = ops[LATENCY], ops["time_ns"]
     rows = []
-    for node, positions in group_positions(ops["node"]).items():
-        node_ops = ops.iloc[positions]
+    for node in group_positions(ops["node"]):
         row: dict[str, object] = {"node": str(node)}
         for op in OPS:
-            chosen = node_ops[node_ops["op"] == op]
-            row[f"{op}_ops"] = len(chosen)
-            row[f"{op}_total_ms"] = _mean(client, "peer", str(node), op, "total_ns")
-            row[f"{op}_queue_ms"] = _mean(server, "node", str(node), op, "queue_ns")
+            positions = chosen.get((str(node), op), _NO_ROWS)
+            row[f"{op}_ops"] = len(positions)
+            row[f"{op}_total_ms"] = totals.get((str(node), op), np.nan)
+            row[f"{op}_queue_ms"] = queues.get((str(node), op), np.nan)
             row[f"{op}_storage_ms"] = (
-                float(chosen[LATENCY].mean()) / NS_PER_MS if len(chosen) else np.nan
+                _mean_of(latency, positions) / NS_PER_MS if len(positions) else np.nan
             )
-            row[f"{op}_disk_ms"] = _await(iostat, str(node), op, chosen)
+            row[f"{op}_disk_ms"] = _await(iostat, str(node), op, times, positions)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+_NO_ROWS = np.zeros(0, dtype=np.intp)
 
 
 def read_write_gaps(table: pd.DataFrame) -> list[Gap]:
@@ -151,21 +161,43 @@ def compared(table: pd.DataFrame) -> bool:
     return bool(not table.empty and ((table["read_ops"] > 0) & (table["write_ops"] > 0)).any())
 
 
-def _mean(frame: pd.DataFrame | None, by: str, node: str, op: str, column: str) -> float:
+def _named_pairs(
+    pairs: dict[tuple[Any, Any], npt.NDArray[np.intp]],
+) -> dict[tuple[str, str], npt.NDArray[np.intp]]:
+    return {(str(node), str(op)): positions for (node, op), positions in pairs.items()}
+
+
+def _pair_means(frame: pd.DataFrame | None, by: str, column: str) -> dict[tuple[str, str], float]:
+    """Mean ``column`` in ms per (``by``, op) of ``frame``."""
     if frame is None or frame.empty or by not in frame.columns:
-        return np.nan
-    chosen = frame.loc[(frame[by].astype(str) == node) & (frame["op"] == op), column]
-    return float(chosen.mean()) / NS_PER_MS if len(chosen) else np.nan
+        return {}
+    pairs = _named_pairs(pair_positions(frame[by], frame["op"]))
+    values = frame[column]
+    return {key: _mean_of(values, positions) / NS_PER_MS for key, positions in pairs.items()}
 
 
-def _await(iostat: pd.DataFrame | None, node: str, op: str, chosen: pd.DataFrame) -> float:
-    """The device's await for ``op`` on ``node`` while those operations ran."""
-    if iostat is None or iostat.empty or chosen.empty:
+def _mean_of(values: pd.Series, positions: npt.NDArray[np.intp]) -> float:
+    """The mean of the rows at ``positions``, as pandas takes it of the selected rows
+    (missing values skipped, integers summed as floats)."""
+    return float(pd.Series(values.to_numpy()[positions]).mean())
+
+
+def _await(
+    iostat: pd.DataFrame | None,
+    node: str,
+    op: str,
+    times: pd.Series,
+    positions: npt.NDArray[np.intp],
+) -> float:
+    """The device's await for ``op`` on ``node`` while those operations (the rows
+    of ``times`` at ``positions``) ran."""
+    if iostat is None or iostat.empty or len(positions) == 0:
         return np.nan
     await_column, rate_column = AWAIT[op]
     samples = iostat[iostat["node"].astype(str) == node]
     if "time_ns" in samples.columns and not samples["time_ns"].isna().all():
-        first, last = int(chosen["time_ns"].min()), int(chosen["time_ns"].max())
+        during = times.to_numpy()[positions]
+        first, last = int(during.min()), int(during.max())
         samples = samples[(samples["time_ns"] >= first) & (samples["time_ns"] <= last)]
     samples = samples[samples[rate_column] > 0]
     if samples.empty:

@@ -142,3 +142,24 @@ def test_a_few_slow_ops_on_a_node_with_a_typical_mean_are_noise() -> None:
     rows = [(f"n{i}", "write", 3.4, 0) for i in range(3) for _ in range(100)]
     rows += [("sick", "write", 9.0, 0)] * 98 + [("sick", "write", 150.0, 0)] * 2
     assert flag_slow_nodes(node_latency_table(_ops(rows))) == ["sick"]
+
+
+def test_pair_positions_are_pandas_groups_in_category_order() -> None:
+    from analysis.stats._common import group_positions, pair_positions
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {
+            "node": pd.Categorical(rng.choice(["b", "a", "c"], 500), categories=["c", "b", "a"]),
+            "op": pd.Categorical(rng.choice(["read", "write", None], 500)),
+        }
+    )
+    expected = frame.groupby(["node", "op"], observed=True, sort=True).indices
+    found = pair_positions(frame["node"], frame["op"])
+    assert list(found) == list(expected)  # rows with a missing op are in no pair
+    for key, rows in expected.items():
+        assert found[key].tolist() == rows.tolist()
+    by_node = frame.groupby("node", observed=True, sort=True).indices
+    assert {k: v.tolist() for k, v in group_positions(frame["node"]).items()} == {
+        k: v.tolist() for k, v in by_node.items()
+    }
