@@ -20,6 +20,7 @@ import pandas as pd
 from analysis import layout
 from analysis.errors import DataFormatError, MissingDataError
 from analysis.loaders.trace_format import MAX_TIME_NS, RECORD_SIZE, TraceHeader, read_header
+from analysis.timing import step
 
 TRACE_SUFFIX = layout.TRACE_SUFFIX
 NO_OP = "none"
@@ -93,6 +94,11 @@ def trace_files(paths: Iterable[Path | str]) -> list[Path]:
 
 def load_traces(paths: Iterable[Path | str], *, allow_partial: bool = False) -> TraceSet:
     """Read every trace file (directories are searched for ``*.bftrace``)."""
+    with step("traces"):
+        return _load_traces(paths, allow_partial)
+
+
+def _load_traces(paths: Iterable[Path | str], allow_partial: bool) -> TraceSet:
     files = trace_files(paths)
     if not files:
         raise MissingDataError("no trace files (*.bftrace) found")

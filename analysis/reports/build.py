@@ -17,6 +17,7 @@ from analysis.reports.suite import suite_tables
 from analysis.stats import read_write
 from analysis.stats.nodes import node_latency_over_time
 from analysis.stats.overview import STORAGE_OP, TraceStats, trace_stats
+from analysis.timing import step
 
 WORKLOAD_COLUMNS = DATA_COLUMNS
 MAX_NODE_ROWS = 32
@@ -31,7 +32,8 @@ def build_report(run: RunData, plots_dir: Path, stats: TraceStats | None = None)
     the headline table, the per-node results; then every figure in detail;
     the manifest and the configuration last."""
     if stats is None and run.traces is not None:
-        stats = trace_stats(run.traces, iostat=run.iostat, all_nodes=_hosts_used(run))
+        with step("statistics"):
+            stats = trace_stats(run.traces, iostat=run.iostat, all_nodes=_hosts_used(run))
     report = Report(run_title(run))
     _findings(report.section("Findings"), run, stats)
     results = report.section("Results")
@@ -69,7 +71,8 @@ def add_trace_sections(
         section.tables.append(Table("Latency per operation", stats.latency_by_op))
         if stats.latency_buckets is not None:
             section.tables.append(Table("Share of ops per latency bucket", stats.latency_buckets))
-        path = plots.latency_cdf(ops, plots_dir / "latency_cdf.png", highlight=stats.slow_nodes)
+        with step("plots.latency_cdf"):
+            path = plots.latency_cdf(ops, plots_dir / "latency_cdf.png", highlight=stats.slow_nodes)
         section.figures.append(Figure("Latency CDF per node", path))
     if stats.io_depth is not None:
         _io_depth(report.section("io_depth (SQEs per io_uring submit)"), stats, plots_dir)
@@ -219,12 +222,15 @@ def _nodes(
             )
     over_time = stats.node_over_time
     if ops is not None:
-        for node in stats.slow_nodes[:MAX_SLOW_NODE_SERIES]:
-            section.tables.append(_slow_node_series(node, ops, stats))
-    path = plots.node_heatmap(over_time, plots_dir / "node_heatmap.png")
+        with step("statistics"), step("slow_node_series"):
+            for node in stats.slow_nodes[:MAX_SLOW_NODE_SERIES]:
+                section.tables.append(_slow_node_series(node, ops, stats))
+    with step("plots.node_heatmap"):
+        path = plots.node_heatmap(over_time, plots_dir / "node_heatmap.png")
     section.figures.append(Figure("Slow ops per node over time", path))
     if stats.bytes_by_node is not None:
-        path = plots.bytes_per_node(stats.bytes_by_node, plots_dir / "bytes_per_node.png")
+        with step("plots.bytes_per_node"):
+            path = plots.bytes_per_node(stats.bytes_by_node, plots_dir / "bytes_per_node.png")
         section.figures.append(Figure("Bytes per node", path))
 
 
@@ -252,7 +258,8 @@ def _io_depth(section: Section, stats: TraceStats, plots_dir: Path) -> None:
     section.tables.append(Table("Submits per io_depth bucket", stats.io_depth_histogram))
     if stats.io_depth_by_node is not None:
         section.tables.append(Table("io_depth per node", stats.io_depth_by_node))
-    path = plots.io_depth_histogram(stats.io_depth_histogram, plots_dir / "io_depth_hist.png")
+    with step("plots.io_depth_histogram"):
+        path = plots.io_depth_histogram(stats.io_depth_histogram, plots_dir / "io_depth_hist.png")
     section.figures.append(Figure("io_depth histogram", path))
 
 

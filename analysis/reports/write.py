@@ -10,6 +10,7 @@ from analysis.loaders.run import RunData, load_run
 from analysis.reports.build import build_report
 from analysis.reports.html import render_html
 from analysis.reports.markdown import render_markdown
+from analysis.timing import step
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,9 @@ def write_run_report(run: RunData, out_dir: Path) -> ReportFiles:
     paths = RunLayout(out_dir)
     report = build_report(run, paths.plots_dir)
     markdown, html = paths.report_markdown, paths.report_html
-    markdown.write_text(render_markdown(report, base=out_dir))
-    html.write_text(render_html(report, base=out_dir))
+    with step("markdown"):
+        markdown.write_text(render_markdown(report, base=out_dir))
+    with step("html"):
+        html.write_text(render_html(report, base=out_dir))
     figures = [figure.path for section in report.sections for figure in section.figures]
     return ReportFiles(markdown, html, figures)

@@ -16,6 +16,7 @@ from analysis.loaders.traces import TraceSet
 from analysis.stats import crosscheck, interference, io_depth, latency, nodes, read_write, rpc
 from analysis.stats._common import sums_by_pair
 from analysis.stats.read_write import Gap
+from analysis.timing import step
 
 STORAGE_OP = "storage_op"
 SUBMIT = "submit"
@@ -78,29 +79,35 @@ def trace_stats(
         if outside:
             stats.findings.append(outside)
     if "io_depth" in parts and traces.has(SUBMIT):
-        submits = traces.kind(SUBMIT)
-        stats.io_depth = io_depth.io_depth_summary(submits)
-        stats.io_depth_histogram = io_depth.io_depth_histogram(submits)
-        stats.io_depth_by_node = io_depth.io_depth_by_node(submits)
-        stats.io_depth_over_time = io_depth.io_depth_over_time(
-            submits, start_ns=start, bucket_s=bucket_s
-        )
-        stats.io_depth_warning = io_depth.batching_warning(stats.io_depth)
-        stats.batching = io_depth.batching_verdict(stats.io_depth)
-        if stats.io_depth_warning:
-            stats.findings.append(stats.io_depth_warning)
+        with step("io_depth"):
+            _io_depth(stats, traces.kind(SUBMIT), start, bucket_s)
     if "storage" in parts and traces.has(STORAGE_OP):
         _storage(stats, traces.kind(STORAGE_OP), start, bucket_s, slow_ms, iostat)
-        _read_write(stats, traces, iostat)
+        with step("read_write"):
+            _read_write(stats, traces, iostat)
     if "rpc" not in parts:
         return stats
     client = traces.kind(RPC_CLIENT) if traces.has(RPC_CLIENT) else None
     server = traces.kind(RPC_SERVER) if traces.has(RPC_SERVER) else None
-    if client is not None or server is not None:
-        stats.rpc_phases = rpc.rpc_phases(client, server)
-    if client is not None:
-        _rpc_client(stats, client, [*traces.server_nodes, *all_nodes])
+    with step("rpc"):
+        if client is not None or server is not None:
+            stats.rpc_phases = rpc.rpc_phases(client, server)
+        if client is not None:
+            _rpc_client(stats, client, [*traces.server_nodes, *all_nodes])
     return stats
+
+
+def _io_depth(stats: TraceStats, submits: pd.DataFrame, start: int, bucket_s: float) -> None:
+    stats.io_depth = io_depth.io_depth_summary(submits)
+    stats.io_depth_histogram = io_depth.io_depth_histogram(submits)
+    stats.io_depth_by_node = io_depth.io_depth_by_node(submits)
+    stats.io_depth_over_time = io_depth.io_depth_over_time(
+        submits, start_ns=start, bucket_s=bucket_s
+    )
+    stats.io_depth_warning = io_depth.batching_warning(stats.io_depth)
+    stats.batching = io_depth.batching_verdict(stats.io_depth)
+    if stats.io_depth_warning:
+        stats.findings.append(stats.io_depth_warning)
 
 
 def _storage(
@@ -111,10 +118,23 @@ def _storage(
     slow_ms: float,
     iostat: pd.DataFrame | None,
 ) -> None:
-    stats.latency_by_op = latency.latency_by_op(ops)
-    stats.latency_buckets = latency.latency_buckets(ops)
-    stats.latency_hints = latency.bimodal_hints(stats.latency_by_op)
+    with step("latency"):
+        stats.latency_by_op = latency.latency_by_op(ops)
+        stats.latency_buckets = latency.latency_buckets(ops)
+        stats.latency_hints = latency.bimodal_hints(stats.latency_by_op)
     stats.findings += stats.latency_hints
+    with step("nodes"):
+        _nodes(stats, ops, start, bucket_s, slow_ms)
+    if iostat is not None and not iostat.empty:
+        with step("crosscheck"):
+            stats.crosscheck = crosscheck.crosscheck_iostat(
+                ops, iostat, slow_nodes=stats.slow_nodes
+            )
+
+
+def _nodes(
+    stats: TraceStats, ops: pd.DataFrame, start: int, bucket_s: float, slow_ms: float
+) -> None:
     stats.node_table = nodes.node_latency_table(ops, slow_ms=slow_ms)
     stats.slow_nodes = nodes.flag_slow_nodes(stats.node_table)
     stats.node_over_time = nodes.node_latency_over_time(
@@ -128,8 +148,6 @@ def _storage(
             f"slow nodes (over {slow_ms:g} ms or far above the rest): {described}"
         )
     stats.bytes_by_node = sums_by_pair(ops["node"], ops["op"], ops["bytes"].to_numpy())
-    if iostat is not None and not iostat.empty:
-        stats.crosscheck = crosscheck.crosscheck_iostat(ops, iostat, slow_nodes=stats.slow_nodes)
 
 
 def _read_write(stats: TraceStats, traces: TraceSet, iostat: pd.DataFrame | None) -> None:

@@ -3,7 +3,8 @@
 Events are generated in the engine's trace format (vectorised numpy) into a
 temporary results directory; loading and reporting then run in a fresh
 Python process, so that its peak RSS (``ru_maxrss``) counts only the
-analysis and not the generator.
+analysis and not the generator. That process times every step the loader
+and the report mark (``analysis.timing``): wall and CPU seconds each.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ import resource
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from analysis.synthetic import generate_run_traces, write_run_dir
+from analysis.timing import StepTime, record_steps, step
 from benchfs.bench.scope import bench_scope
 
 DEFAULT_EVENTS = 10_000_000
-TARGET_SECONDS = 10.0
-TARGET_PEAK_BYTES = 2 * 1024**3
+TARGET_SECONDS = 5.0
+TARGET_PEAK_BYTES = 1024**3
+# The report's time outside every marked step (headline, phase tables, the manifest).
+OTHER_STEP = "other"
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,9 @@ class AnalysisBenchResult:
     total_s: float
     cpu_s: float  # user + system CPU of the measuring process: less sensitive to other load
     peak_rss_bytes: int
+    # Wall and CPU seconds per step ("load", "load.traces", "statistics.latency", ...),
+    # in the order they ran; a group whose parts alone are marked ("plots") sums them.
+    steps: dict[str, StepTime] = field(default_factory=dict)
     target_s: float = TARGET_SECONDS
     target_peak_bytes: int = TARGET_PEAK_BYTES
 
@@ -77,6 +84,7 @@ def run_analysis_bench(
             total_s=measured["load_s"] + measured["report_s"],
             cpu_s=measured["cpu_s"],
             peak_rss_bytes=measured["peak_rss_bytes"],
+            steps={name: StepTime(**times) for name, times in measured["steps"].items()},
         )
 
 
@@ -87,22 +95,50 @@ def _source_root_path() -> str:
     return f"{here}{os.pathsep}{existing}" if existing else here
 
 
-def _measure(run_dir: Path) -> dict[str, float | int]:
+def _measure(run_dir: Path) -> dict[str, object]:
     from analysis.loaders.run import load_run
     from analysis.reports.write import write_run_report
 
-    started = time.perf_counter()
-    run = load_run(run_dir)
-    loaded = time.perf_counter()
-    write_run_report(run, run_dir)
-    done = time.perf_counter()
+    with record_steps() as times:
+        with step("load"):
+            run = load_run(run_dir)
+        report_wall, report_cpu = time.perf_counter(), time.process_time()
+        write_run_report(run, run_dir)
+        report_wall, report_cpu = (
+            time.perf_counter() - report_wall,
+            time.process_time() - report_cpu,
+        )
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    steps = with_group_totals(times.steps)
+    marked = [times for name, times in steps.items() if "." not in name and name != "load"]
+    steps[OTHER_STEP] = StepTime(
+        max(0.0, report_wall - sum(times.wall_s for times in marked)),
+        max(0.0, report_cpu - sum(times.cpu_s for times in marked)),
+    )
     return {
-        "load_s": loaded - started,
-        "report_s": done - loaded,
+        "load_s": steps["load"].wall_s,
+        "report_s": report_wall,
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "peak_rss_bytes": usage.ru_maxrss * 1024,  # ru_maxrss is in KiB on Linux
+        "steps": {name: asdict(times) for name, times in steps.items()},
     }
+
+
+def with_group_totals(steps: dict[str, StepTime]) -> dict[str, StepTime]:
+    """``steps`` with a total before the first part of each group that has none
+    (``plots`` before ``plots.latency_cdf``), so every level adds up."""
+    out: dict[str, StepTime] = {}
+    for name, times in steps.items():
+        parts = name.split(".")
+        for depth in range(1, len(parts)):
+            group = ".".join(parts[:depth])
+            if group not in steps and group not in out:
+                members = [t for n, t in steps.items() if n.startswith(f"{group}.")
+                           and n.count(".") == depth]  # fmt: skip
+                out[group] = StepTime(sum(t.wall_s for t in members),
+                                      sum(t.cpu_s for t in members))  # fmt: skip
+        out[name] = times
+    return out
 
 
 if __name__ == "__main__":

@@ -8,7 +8,13 @@ from typing import Annotated
 
 import typer
 
-from benchfs.cli.bench_display import metadata_bench_grid, mount_grid, scale_grid, storage_grid
+from benchfs.cli.bench_display import (
+    analysis_grid,
+    metadata_bench_grid,
+    mount_grid,
+    scale_grid,
+    storage_grid,
+)
 from benchfs.cli.cluster_display import print_cluster_report
 from benchfs.cli.console import make_console
 from benchfs.cli.rpc_display import print_rpc_report
@@ -102,8 +108,11 @@ def storage(
 def analysis(
     json_output: JsonOption = False,
     events: Annotated[int, typer.Option(min=1000, help="Trace events to generate.")] = 10_000_000,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
-    """Time loading 10 million trace events and writing the full report; peak memory."""
+    """Time loading 10 million trace events and writing the full report, step by step;
+    peak memory."""
     from benchfs.bench.analysis import run_analysis_bench
 
     with err_console.status(f"generating {events:,} events, then loading and reporting"):
@@ -111,6 +120,7 @@ def analysis(
     if json_output:
         typer.echo(json.dumps(result.to_json(), indent=2))
         return
+    _print(analysis_grid(result), View.of(wide, columns))
     verdict = "within" if result.within_targets else "OUTSIDE"
     console.print(
         f"{result.events:,} events ({result.trace_bytes / 2**20:,.0f} MiB of traces): "

@@ -1,5 +1,5 @@
-"""The console tables of `benchfs bench storage`, `metadata`, `scale` and
-`mount`, as grids that fit the terminal (``benchfs.cli.tables``); `bench
+"""The console tables of `benchfs bench storage`, `metadata`, `scale`,
+`mount` and `analysis`, as grids that fit the terminal (``benchfs.cli.tables``); `bench
 cluster` and `bench rpc` have modules of their own."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from benchfs.cli.tables import NAME, TEXT, Column, Grid
 from benchfs.config.sizes import format_size
 
 if TYPE_CHECKING:  # the benchmark modules pull in pandas and the engine
+    from benchfs.bench.analysis import AnalysisBenchResult
     from benchfs.bench.metadata import MetadataBenchReport
     from benchfs.bench.mount import MountBenchReport
     from benchfs.bench.scale import ScaleReport
@@ -141,4 +142,28 @@ def mount_grid(report: MountBenchReport) -> Grid:
             f"{case.name} ({case.unit})", case.reference_name, f"{case.mount:,.0f}",
             f"{case.reference:,.0f}", figure, spread, target,
         )  # fmt: skip
+    return grid
+
+
+def analysis_grid(result: AnalysisBenchResult) -> Grid:
+    """One row a step of the load and of the report, its parts indented under it."""
+    grid = Grid(
+        f"load and report of {result.events:,} events "
+        f"({result.trace_bytes / 2**20:,.0f} MiB of traces, {result.nodes} nodes)",
+        [Column("step", NAME, key=True), Column("wall (s)"), Column("CPU (s)"),
+         Column("wall (%)")],
+    )  # fmt: skip
+
+    def row(name: str, wall_s: float, cpu_s: float) -> None:
+        share = wall_s / result.total_s * 100.0 if result.total_s > 0 else 0.0
+        grid.add_row(name, f"{wall_s:.2f}", f"{cpu_s:.2f}", f"{share:.0f}")
+
+    report = [(name, times) for name, times in result.steps.items() if name.split(".")[0] != "load"]
+    for name, times in result.steps.items():
+        if name.split(".")[0] == "load":
+            row("  " * name.count(".") + name.rsplit(".", 1)[-1], times.wall_s, times.cpu_s)
+    tops = [times for name, times in report if "." not in name]
+    row("report", result.report_s, sum(times.cpu_s for times in tops))
+    for name, times in report:
+        row("  " * (name.count(".") + 1) + name.rsplit(".", 1)[-1], times.wall_s, times.cpu_s)
     return grid

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -214,6 +215,31 @@ def test_bench_analysis_json() -> None:
     assert figures["cpu_s"] > 0
     assert 50 * 2**20 < figures["peak_rss_bytes"] < figures["target_peak_bytes"]
     assert set(figures) >= {"within_targets", "target_s", "generate_s"}
+    assert figures["target_s"] == 5.0 and figures["target_peak_bytes"] == 2**30
+    steps = figures["steps"]
+    assert list(steps)[:2] == ["load", "load.traces"]
+    assert {"statistics.io_depth", "statistics.latency", "statistics.nodes",
+            "statistics.read_write", "statistics.rpc", "plots.latency_cdf",
+            "plots.node_heatmap", "plots.bytes_per_node", "plots.io_depth_histogram",
+            "markdown", "html", "other"} <= set(steps)  # fmt: skip
+    assert steps["load"]["wall_s"] == figures["load_s"]
+    # The report's top-level steps and the rest add up to the report's time.
+    report = [times for name, times in steps.items() if "." not in name and name != "load"]
+    assert math.isclose(sum(t["wall_s"] for t in report), figures["report_s"], rel_tol=1e-9)
+    plots = [times for name, times in steps.items() if name.startswith("plots.")]
+    assert math.isclose(steps["plots"]["cpu_s"], sum(t["cpu_s"] for t in plots))
+    assert all(t["wall_s"] >= 0 and t["cpu_s"] >= 0 for t in steps.values())
+
+
+def test_bench_analysis_table_names_every_step() -> None:
+    result = runner.invoke(app, ["bench", "analysis", "--events", "5000"], terminal_width=120)
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.stdout.splitlines()]
+    names = [row[0] for row in rows if len(row) == 4 and row[0] != "step"]
+    assert names[:3] == ["load", "traces", "report"]
+    assert {"statistics", "latency", "read_write", "plots", "latency_cdf", "markdown",
+            "html"} <= set(names)  # fmt: skip
+    assert "within the targets (5 s, 1 GiB)" in " ".join(result.stdout.split())
 
 
 def test_cli_default_threshold_is_the_library_default() -> None:
