@@ -9,9 +9,11 @@ rpc_client) and the three per-kind columns named by the header.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +21,13 @@ import pandas as pd
 
 from analysis import layout
 from analysis.errors import DataFormatError, MissingDataError
-from analysis.loaders.trace_format import MAX_TIME_NS, RECORD_SIZE, TraceHeader, read_header
+from analysis.loaders.trace_format import (
+    MAX_TIME_NS,
+    RECORD_DTYPE,
+    RECORD_SIZE,
+    TraceHeader,
+    read_header,
+)
 from analysis.timing import step
 
 TRACE_SUFFIX = layout.TRACE_SUFFIX
@@ -106,8 +114,13 @@ def _load_traces(paths: Iterable[Path | str], allow_partial: bool) -> TraceSet:
     names = _NameTables.from_headers(headers)
     # Pass 1 validates every file and counts its events per kind, so that each
     # column is allocated once at full size; pass 2 copies straight into it.
-    counts = [_count_kinds(header, allow_partial, losses) for header in headers]
-    columns = _fill_columns(headers, counts, names)
+    # Both read into the same two buffers, file after file: memory a process
+    # touches for the first time costs a page fault a page (and huge pages a
+    # compaction), more than the copies themselves.
+    buffers = _Buffers(max((_record_count(h, True)[0] for h in headers), default=0))
+    counts = [_count_kinds(header, allow_partial, losses, buffers) for header in headers]
+    columns = _fill_columns(headers, counts, names, buffers)
+    del buffers
     events = {name: _frame(parts, names) for name, parts in columns.items()}
     return TraceSet(events=events, headers=headers, losses=losses)
 
@@ -128,37 +141,67 @@ def _read_headers(
     return headers, losses
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """What pass 1 found in one file: its whole records and their count per kind."""
+
+    records: int
+    per_kind: dict[int, int]
+
+
+WORDS = RECORD_SIZE // 8
+
+
+class _Buffers:
+    """The records of one file as read, and sorted by kind: as large as the largest file.
+
+    Records are held as rows of six 64-bit words, which numpy gathers faster than
+    records of a structured dtype, and read through ``_records`` (``RECORD_DTYPE``)."""
+
+    def __init__(self, records: int) -> None:
+        self.read = _unadvised((records, WORDS), np.int64)
+        self.sorted = _unadvised((records, WORDS), np.int64)
+
+
+def _records(words: npt.NDArray[np.int64]) -> npt.NDArray[np.void]:
+    """Rows of words as records, without a copy."""
+    return words.view(RECORD_DTYPE).reshape(len(words))
+
+
 def _count_kinds(
-    header: TraceHeader, allow_partial: bool, losses: list[TraceLoss]
-) -> dict[int, int]:
-    kinds, loss = _scan_kinds(header, allow_partial)
+    header: TraceHeader, allow_partial: bool, losses: list[TraceLoss], buffers: _Buffers
+) -> _Counted:
+    whole, kinds, loss = _scan_kinds(header, allow_partial, buffers)
     if loss is not None:
         losses.append(loss)
     per_id = np.bincount(kinds, minlength=256)
-    return {kind_id: int(per_id[kind_id]) for kind_id in header.kinds}
+    return _Counted(whole, {kind_id: int(per_id[kind_id]) for kind_id in header.kinds})
 
 
 def _fill_columns(
-    headers: list[TraceHeader], counts: list[dict[int, int]], names: _NameTables
+    headers: list[TraceHeader],
+    counts: list[_Counted],
+    names: _NameTables,
+    buffers: _Buffers,
 ) -> dict[str, dict[str, npt.NDArray[np.generic]]]:
     totals: dict[str, int] = {}
-    for header, per_kind in zip(headers, counts, strict=True):
-        for kind_id, count in per_kind.items():
+    for header, counted in zip(headers, counts, strict=True):
+        for kind_id, count in counted.per_kind.items():
             name = header.kinds[kind_id].name
             totals[name] = totals.get(name, 0) + count
     columns = {
         name: _allocate(total, names.kind_columns[name]) for name, total in totals.items() if total
     }
     filled = dict.fromkeys(columns, 0)
-    for header, per_kind in zip(headers, counts, strict=True):
-        words = _read_words(header)  # validated in pass 1
-        kinds = (words[:, 1] & 0xFF).astype(np.uint8)
+    for header, counted in zip(headers, counts, strict=True):
+        words = _read_words(header, counted.records, buffers.read)  # validated in pass 1
+        kinds = _records(words)["kind"]
         # One stable radix sort by kind, one row gather: each kind is then a
         # contiguous block (undeclared kinds, dropped with allow_partial, too).
-        by_kind = words[np.argsort(kinds, kind="stable")]
+        by_kind = buffers.sorted[: counted.records]
+        np.take(words, np.argsort(kinds, kind="stable"), axis=0, out=by_kind)
         block_start = np.concatenate([[0], np.cumsum(np.bincount(kinds, minlength=256))])
-        del words, kinds
-        for kind_id, count in per_kind.items():
+        for kind_id, count in counted.per_kind.items():
             if count == 0:
                 continue
             spec = header.kinds[kind_id]
@@ -167,21 +210,10 @@ def _fill_columns(
                 name: array[start : start + count] for name, array in columns[spec.name].items()
             }
             first = int(block_start[kind_id])
-            _copy_block(by_kind[first : first + count], header, spec.columns, names, target)
+            block = _records(by_kind[first : first + count])
+            _copy_block(block, header, spec.columns, names, target)
             filled[spec.name] = start + count
-        del by_kind
     return columns
-
-
-# A record is six little-endian 64-bit words: t_ns, a word packing kind (bits
-# 0-7), op (8-15), node (16-31), status (32-47) and retries (48-63), then
-# bytes, d0, d1, d2. Reading words lets the packed fields be split with shifts.
-WORDS = RECORD_SIZE // 8
-KIND_BYTE = 8
-
-
-def _kind_bytes(words: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
-    return (words[:, 1] & 0xFF).astype(np.uint8)
 
 
 def _record_count(header: TraceHeader, allow_partial: bool) -> tuple[int, TraceLoss | None]:
@@ -198,20 +230,15 @@ def _record_count(header: TraceHeader, allow_partial: bool) -> tuple[int, TraceL
 
 
 def _scan_kinds(
-    header: TraceHeader, allow_partial: bool
-) -> tuple[npt.NDArray[np.uint8], TraceLoss | None]:
-    """The kind byte of every record, read through a mapping (no copy of the file);
-    records of a kind the header does not define raise or are reported."""
+    header: TraceHeader, allow_partial: bool, buffers: _Buffers
+) -> tuple[int, npt.NDArray[np.uint8], TraceLoss | None]:
+    """The whole records and the kind of each; records of a kind the header
+    does not define raise or are reported."""
     whole, loss = _record_count(header, allow_partial)
-    if whole == 0:
-        return np.zeros(0, dtype=np.uint8), loss
-    mapped = np.memmap(
-        header.path, dtype=np.uint8, mode="r", offset=header.data_offset,
-        shape=(whole, RECORD_SIZE),
-    )  # fmt: skip
-    kinds = np.array(mapped[:, KIND_BYTE])
-    late = np.flatnonzero(np.array(mapped[:, :8]).view("<u8").ravel() >= MAX_TIME_NS)
-    del mapped
+    whole = min(whole, len(buffers.read))  # a file grown since it was measured
+    read = _records(_read_words(header, whole, buffers.read))
+    kinds = read["kind"]
+    late = np.flatnonzero(read["t_ns"] >= MAX_TIME_NS)
     if late.size:
         first = int(late[0])
         raise DataFormatError(
@@ -235,14 +262,21 @@ def _scan_kinds(
             previous + dropped * RECORD_SIZE,
             dropped,
         )
-    return kinds, loss
+    return whole, kinds, loss
 
 
-def _read_words(header: TraceHeader) -> npt.NDArray[np.int64]:
-    """The file's whole records as an (n, 6) int64 array."""
-    whole, _ = _record_count(header, allow_partial=True)
-    flat = np.fromfile(header.path, dtype="<i8", count=whole * WORDS, offset=header.data_offset)
-    return flat.reshape(whole, WORDS)
+def _read_words(
+    header: TraceHeader, count: int, into: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """The file's first ``count`` records, read into the first rows of ``into``."""
+    chosen = into[:count]
+    with header.path.open("rb") as stream:
+        stream.seek(header.data_offset)
+        got = stream.readinto(chosen.data.cast("B"))
+    if got != chosen.nbytes:
+        at = header.data_offset + got
+        raise DataFormatError(header.path, at, "the file shrank while it was read")
+    return chosen
 
 
 _BASE_COLUMNS: dict[str, type[np.generic]] = {
@@ -253,34 +287,48 @@ _BASE_COLUMNS: dict[str, type[np.generic]] = {
 
 def _allocate(count: int, kind_columns: tuple[str, str, str]) -> dict[str, npt.NDArray[np.generic]]:
     arrays: dict[str, npt.NDArray[np.generic]] = {
-        name: np.empty(count, dtype=dtype) for name, dtype in _BASE_COLUMNS.items()
+        name: _unadvised((count,), dtype) for name, dtype in _BASE_COLUMNS.items()
     }
     for name in kind_columns:
-        arrays[name] = np.empty(count, dtype=np.int64)
+        arrays[name] = _unadvised((count,), np.int64)
     return arrays
 
 
+def _unadvised(shape: tuple[int, ...], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """An array in an anonymous mapping of its own, which numpy does not advise
+    into huge pages: on a machine whose memory is fragmented, each fresh huge
+    page numpy asks for waits for the kernel to compact memory, which took
+    longer than the whole load. The kernel still gives huge pages where its
+    policy is "always" and one is free."""
+    count = int(np.prod(shape))
+    nbytes = count * np.dtype(dtype).itemsize
+    if nbytes == 0:
+        return np.empty(shape, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype, count=count).reshape(shape)
+
+
 def _copy_block(
-    block: npt.NDArray[np.int64],
+    block: npt.NDArray[np.void],
     header: TraceHeader,
     kind_columns: tuple[str, str, str],
     names: _NameTables,
     out: dict[str, npt.NDArray[np.generic]],
 ) -> None:
-    """Copy one file's records of one kind into the (pre-sliced) output columns."""
+    """Copy one file's records of one kind into the (pre-sliced) output columns.
+
+    The record's fields (``RECORD_DTYPE``, little-endian whatever the host) are
+    read in place; its unsigned 64-bit fields become int64 columns."""
     time_ns = out["time_ns"]
-    time_ns[:] = block[:, 0]
+    time_ns[:] = block["t_ns"]
     np.add(time_ns, np.int64(header.start_unix_ns), out=time_ns)
-    packed = block[:, 1]
-    out["op"][:] = names.op_lookup(header)[(packed >> 8) & 0xFF]
-    out["peer"][:] = names.node_codes_for_ids((packed >> 16) & 0xFFFF)
-    out["status"][:] = ((packed >> 32) & 0xFFFF).astype(np.uint16).view(np.int16)
-    out["retries"][:] = (packed >> 48) & 0xFFFF
+    np.take(names.op_lookup(header), block["op"], out=out["op"])
+    names.node_codes_for_ids(block["node"], out=out["peer"])
+    out["status"][:] = block["status"]
+    out["retries"][:] = block["retries"]
     out["node"][:] = names.node_code[header.node]
     out["pid"][:] = header.pid
-    out["bytes"][:] = block[:, 2]
-    for word, name in enumerate(kind_columns, start=3):
-        out[name][:] = block[:, word]
+    for field_name, name in zip(("bytes", "d0", "d1", "d2"), ("bytes", *kind_columns), strict=True):
+        out[name][:] = block[field_name]
 
 
 CLIENT_PROCESS = "client"  # the `process` of an RPC client's trace header
@@ -325,10 +373,12 @@ class _NameTables:
             kind_columns=kind_columns,
         )
 
-    def node_codes_for_ids(self, ids: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
+    def node_codes_for_ids(
+        self, ids: npt.NDArray[np.integer], out: npt.NDArray[Any] | None = None
+    ) -> npt.NDArray[np.int32]:
         """Map node ids to category codes, adding names for ids no header declared."""
         if ids.size == 0:
-            return np.zeros(0, dtype=np.int32)
+            return np.zeros(0, dtype=np.int32) if out is None else out
         present = np.flatnonzero(np.bincount(ids))  # linear, unlike np.unique's sort
         lookup = np.zeros(int(present[-1]) + 1, dtype=np.int32)
         for node_id in present.tolist():
@@ -337,7 +387,7 @@ class _NameTables:
                 self.node_code[name] = len(self.nodes)
                 self.nodes.append(name)
             lookup[node_id] = self.node_code[name]
-        return np.asarray(lookup[ids], dtype=np.int32)
+        return np.take(lookup, ids, out=out)
 
     def op_lookup(self, header: TraceHeader) -> npt.NDArray[np.int32]:
         lookup = np.full(256, self.op_code[NO_OP], dtype=np.int32)
