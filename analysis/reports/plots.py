@@ -33,7 +33,9 @@ def latency_cdf(
     groups = group_positions(ops["node"])
     grey_done = False
     for node, positions in groups.items():
-        values = np.maximum(np.percentile(latency_ms[positions], _CDF_QUANTILES), 1e-3)
+        # Sorted first: the same quantiles, faster (analysis.stats.grouped).
+        quantiles = np.percentile(np.sort(latency_ms[positions]), _CDF_QUANTILES)
+        values = np.maximum(quantiles, 1e-3)
         if str(node) in flagged:
             colour = _SLOW_COLOURS[flagged.index(str(node)) % len(_SLOW_COLOURS)]
             ax.plot(values, _CDF_QUANTILES, color=colour, linewidth=2.2, label=f"{node} (slow)")

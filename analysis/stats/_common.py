@@ -32,7 +32,8 @@ def percentiles(values: npt.ArrayLike, names: Sequence[str]) -> dict[str, float]
     array = np.asarray(values, dtype=np.float64)
     if array.size == 0:
         return {name: float("nan") for name in names}
-    points = np.percentile(array, [PERCENTILES[name] for name in names])
+    # Sorted first: the same percentiles, faster (analysis.stats.grouped).
+    points = np.percentile(np.sort(array), [PERCENTILES[name] for name in names])
     return {name: float(value) for name, value in zip(names, points, strict=True)}
 
 
@@ -41,8 +42,18 @@ def bucket_shares(
 ) -> pd.DataFrame:
     """Count and percentage of values per bucket (edge_i, edge_i+1], closed on the right
     so that a bucket labelled "50-100 ms" holds 100 ms and ">100 ms" means over 100 ms."""
+    return index_shares(bucket_index(values, edges), labels)
+
+
+def bucket_index(values: npt.ArrayLike, edges: Sequence[float]) -> npt.NDArray[np.intp]:
+    """The bucket of each value, as ``bucket_shares`` counts them: once for every
+    subset of the values a caller shares out."""
     array = np.asarray(values, dtype=np.float64)
-    index = np.searchsorted(np.asarray(edges[1:-1], dtype=np.float64), array, side="left")
+    return np.searchsorted(np.asarray(edges[1:-1], dtype=np.float64), array, side="left")
+
+
+def index_shares(index: npt.NDArray[np.intp], labels: Sequence[str]) -> pd.DataFrame:
+    """Count and percentage per bucket of values whose ``bucket_index`` is given."""
     counts = np.bincount(index, minlength=len(labels))
     total = counts.sum()
     share = counts / total * 100.0 if total else np.zeros(len(labels))
@@ -152,17 +163,35 @@ def sums_by_pair(
 ) -> pd.DataFrame:
     """Counts (or sums of ``weights``) per (first, second) value pair as a table:
     one row per observed ``first`` value, one column per observed ``second``."""
-    codes_a, labels_a = category_codes(first)
-    codes_b, labels_b = category_codes(second)
-    combined = codes_a * len(labels_b) + codes_b
-    size = len(labels_a) * len(labels_b)
-    totals = np.bincount(combined, weights=weights, minlength=size).reshape(
-        len(labels_a), len(labels_b)
-    )
-    seen = np.bincount(combined, minlength=size).reshape(len(labels_a), len(labels_b)) > 0
-    rows, columns = seen.any(axis=1), seen.any(axis=0)
-    return pd.DataFrame(
-        totals[rows][:, columns],
-        index=pd.Index([labels_a[i] for i in np.flatnonzero(rows)], name=first.name),
-        columns=pd.Index([labels_b[i] for i in np.flatnonzero(columns)], name=second.name),
-    )
+    return Pairs(first, second).sums(weights)
+
+
+class Pairs:
+    """Rows coded by their (first, second) value pair once, for several sums per pair."""
+
+    def __init__(self, first: pd.Series, second: pd.Series):
+        codes_a, self._labels_a = category_codes(first)
+        codes_b, self._labels_b = category_codes(second)
+        self._combined = codes_a * len(self._labels_b) + codes_b
+        self._shape = (len(self._labels_a), len(self._labels_b))
+        self._counts = np.bincount(self._combined, minlength=self._shape[0] * self._shape[1])
+        seen = self._counts.reshape(self._shape) > 0
+        self._rows, self._columns = seen.any(axis=1), seen.any(axis=0)
+        self._names = (first.name, second.name)
+
+    def sums(self, weights: npt.ArrayLike | None = None) -> pd.DataFrame:
+        """Counts (or sums of ``weights``), one row per observed first value, one
+        column per observed second value."""
+        totals = (
+            self._counts
+            if weights is None
+            else np.bincount(self._combined, weights=weights, minlength=self._counts.size)
+        ).reshape(self._shape)
+        rows, columns = self._rows, self._columns
+        return pd.DataFrame(
+            totals[rows][:, columns],
+            index=pd.Index([self._labels_a[i] for i in np.flatnonzero(rows)], name=self._names[0]),
+            columns=pd.Index(
+                [self._labels_b[i] for i in np.flatnonzero(columns)], name=self._names[1]
+            ),
+        )

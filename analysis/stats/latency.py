@@ -6,7 +6,13 @@ import numpy as np
 import pandas as pd
 
 from analysis.figures import figure
-from analysis.stats._common import NS_PER_MS, bucket_shares, group_positions, require_columns
+from analysis.stats._common import (
+    NS_PER_MS,
+    bucket_index,
+    group_positions,
+    index_shares,
+    require_columns,
+)
 from analysis.stats.grouped import grouped_distribution
 
 LATENCY = "latency_ns"
@@ -32,12 +38,12 @@ def latency_by_op(ops: pd.DataFrame) -> pd.DataFrame:
 def latency_buckets(ops: pd.DataFrame) -> pd.DataFrame:
     """Share of operations per latency bucket, one column per op plus ``all``."""
     require_columns(ops, ["op", LATENCY], "latency buckets")
-    latency = ops[LATENCY].to_numpy(dtype=np.float64)
-    table = bucket_shares(latency, BUCKET_EDGES_NS, BUCKET_LABELS)[["bucket"]]
+    index = bucket_index(ops[LATENCY].to_numpy(dtype=np.float64), BUCKET_EDGES_NS)
+    every = index_shares(index, BUCKET_LABELS)
+    table = every[["bucket"]].copy()
     for op, positions in group_positions(ops["op"]).items():
-        shares = bucket_shares(latency[positions], BUCKET_EDGES_NS, BUCKET_LABELS)
-        table[f"{op}_pct"] = shares["share_pct"].to_numpy()
-    table["all_pct"] = bucket_shares(latency, BUCKET_EDGES_NS, BUCKET_LABELS)["share_pct"]
+        table[f"{op}_pct"] = index_shares(index[positions], BUCKET_LABELS)["share_pct"].to_numpy()
+    table["all_pct"] = every["share_pct"]
     return table
 
 

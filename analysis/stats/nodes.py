@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats._common import NS_PER_MS, NodeTimeGroups, require_columns, sums_by_pair
+from analysis.stats._common import NS_PER_MS, NodeTimeGroups, Pairs, require_columns
 from analysis.stats.grouped import grouped_distribution
 from analysis.stats.latency import LATENCY
 from analysis.stats.patterns import bucket_pattern
@@ -37,11 +37,12 @@ def node_latency_table(ops: pd.DataFrame, *, slow_ms: float = SLOW_MS) -> pd.Dat
         ops, "node", LATENCY, scale=NS_PER_MS, suffix="_ms", names=("p50", "p99")
     ).rename(columns={"count": "ops"})
     latency_ms = ops[LATENCY].to_numpy(dtype=np.float64) / NS_PER_MS
-    slow = sums_by_pair(ops["node"], ops["op"], latency_ms > slow_ms).sum(axis=1)
+    pairs = Pairs(ops["node"], ops["op"])
+    slow = pairs.sums(latency_ms > slow_ms).sum(axis=1)
     table.insert(2, "slow_ops", table["node"].map(slow).astype(np.int64))
     table.insert(3, "slow_pct", table["slow_ops"] / table["ops"] * 100.0)
-    counts = sums_by_pair(ops["node"], ops["op"])
-    totals = sums_by_pair(ops["node"], ops["op"], latency_ms)
+    counts = pairs.sums()
+    totals = pairs.sums(latency_ms)
     for op in ("read", "write"):
         if op in counts.columns:
             table[f"{op}_ops"] = table["node"].map(counts[op]).fillna(0).astype(np.int64)
