@@ -28,6 +28,7 @@ pub mod epoll;
 pub mod eventfd;
 pub mod fs;
 pub mod host;
+pub mod kernel;
 pub mod lock;
 pub mod mmap;
 pub mod mount;

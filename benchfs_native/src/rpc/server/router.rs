@@ -586,7 +586,8 @@ impl Router {
             namespace_records: self.storage.namespace_records(),
             link_table_entries: self.storage.link_table_entries(),
         };
-        stats::to_json(&id, &self.stats, &g, &self.storage.store_stats())
+        let kernel = crate::sys::kernel::snapshot(self.storage.root());
+        stats::to_json(&id, &self.stats, &g, &self.storage.store_stats(), kernel)
     }
 
     /// Datagrams from outside the job counted so far.

@@ -328,7 +328,13 @@ pub struct Identity<'a> {
 }
 
 /// The stats JSON document (keys documented in docs/RPC.md).
-pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStats) -> String {
+pub fn to_json(
+    id: &Identity<'_>,
+    s: &ServerStats,
+    g: &Gauges,
+    store: &StoreStats,
+    kernel: Value,
+) -> String {
     let mut doc = json!({
         "node_name": id.node_name,
         "node_id": id.node_id,
@@ -396,6 +402,7 @@ pub fn to_json(id: &Identity<'_>, s: &ServerStats, g: &Gauges, store: &StoreStat
             "dead_peer_copies".into(),
             benchfs_ucx::dead_peer_copies().into(),
         );
+        m.insert("kernel".into(), kernel);
     }
     doc.to_string()
 }

@@ -197,6 +197,11 @@ impl StoragePool {
         self.storage.link_table_entries()
     }
 
+    /// The store's directory.
+    pub(super) fn root(&self) -> &std::path::Path {
+        self.store.root()
+    }
+
     /// The store's counters.
     pub(super) fn store_stats(&self) -> StoreStats {
         self.store.stats()
