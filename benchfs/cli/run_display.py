@@ -90,9 +90,10 @@ class ConsoleObserver(RunObserver):
             self.bars.update(task, completed=done, figures=figures)
 
     def alert(self, message: str) -> None:
-        # Above the bars while they run (rich keeps them at the bottom).
+        # Above the bars while they run (rich keeps them at the bottom); one line, however
+        # long, the terminal wraps it.
         err_console.print(f"[bold yellow]straggler:[/] {escape(self.prefix + message)}",
-                          highlight=False)  # fmt: skip
+                          highlight=False, soft_wrap=True)  # fmt: skip
 
     def point_finished(self, result: PointResult) -> None:
         if self.bars is not None:

@@ -11,11 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchfs.health.layers import LayerSample, busy_with_others
 from benchfs.health.model import Finding, Level, NodeAssessment, NodeMeasurement, NodeStatus
 from benchfs.health.robust import Bad, robust_outliers
 from benchfs.health.thresholds import Thresholds
 
 NS_PER_MS = 1e6
+MIB = 1 << 20
+MB = 1e6
+# O_DIRECT tests: the device moves what the test moves (buffered ones write back later).
+_CONTENTION_TESTS = ("seq_write_direct", "seq_read_direct", "rand_rw")
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,7 @@ def assess_node(node: NodeMeasurement, thresholds: Thresholds) -> list[Finding]:
     findings += _absolute(node, thresholds)
     findings += _asymmetry(node, thresholds)
     findings += _tails(node, thresholds)
+    findings += _contention(node)
     if node.filesystem and node.filesystem.get("network"):
         findings.append(
             Finding(
@@ -264,6 +270,29 @@ def _tails(node: NodeMeasurement, thresholds: Thresholds) -> list[Finding]:
             findings.append(
                 Finding("warn", test, f"{prefix}_bw_cv", message, variation, kind="unstable")
             )
+    return findings
+
+
+def _contention(node: NodeMeasurement) -> list[Finding]:
+    """The device busy with I/O that is not the test's (iostat's total well
+    above the test's own bandwidth), in the tests whose I/O goes straight to it."""
+    findings = []
+    for test in node.tests:
+        if test.name not in _CONTENTION_TESTS:
+            continue
+        device = test.iostat.get("device_MiB_s")
+        own = sum(test.metrics.get(f"{op}_bw_MiB_s", 0.0) for op in ("read", "write"))
+        if device is None or not own:
+            continue
+        busy = busy_with_others(
+            LayerSample(ops=0, device_mb_s=device * MIB / MB, job_mb_s=own * MIB / MB,
+                        util_pct=test.iostat.get("util_pct")),
+            "the test's",
+        )  # fmt: skip
+        if busy is not None:
+            message = f"{test.title}: {busy.lines[0]}: contention from outside the test"
+            findings.append(Finding("warn", test.name, "device_MiB_s", message, device,
+                                    kind="contention"))  # fmt: skip
     return findings
 
 

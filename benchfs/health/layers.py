@@ -62,8 +62,10 @@ class LayerSample:
     queue_ms: float | None = None
     # The storage op, submission to completion.
     storage_op_ms: float | None = None
-    # A request the daemon answers at once (ping), when measured.
+    # A request the daemon answers at once (ping), when measured; and one carrying
+    # 64 KiB to the daemon, as a write's data goes.
     rtt_ms: float | None = None
+    bulk_rtt_ms: float | None = None
     # iostat of the node's data device, and the job's own bytes/s on it.
     await_ms: float | None = None
     util_pct: float | None = None
@@ -115,7 +117,7 @@ def attribute(node: LayerSample, others: Sequence[LayerSample]) -> Attribution:
     kernels = [other.kernel for other in others]
     cpu = cpu_evidence(node.kernel, kernels)
     memory = memory_evidence(node.kernel, kernels)
-    contention = _contention(node)
+    contention = busy_with_others(node)
     layers = [_layer_time(row) for row in rows] + [
         LayerTime(layer=ev.layer, node=ev.node, others=ev.others, unit=ev.unit)
         for ev in (cpu, memory, contention)
@@ -150,7 +152,22 @@ def attribute(node: LayerSample, others: Sequence[LayerSample]) -> Attribution:
         return verdict("device", f"{extra}{_util(node)}: the device itself is slow")
     if cause.layer == "kernel":
         return _kernel(node, others, verdict, starved)
-    found = starved(extra)
+
+    def on_the_wire(bandwidth: bool) -> Attribution | None:
+        slow_wire = (
+            _wire_holds(node, others, cause, bandwidth) if cause.label == _HANDLING else None
+        )
+        if slow_wire is None:
+            return None
+        return verdict(
+            "network",
+            f"{extra} with {slow_wire}: the network between the clients and the daemon "
+            "(a write's data comes over it while the daemon handles the request)",
+        )
+
+    # The data's time to reach the daemon first: a daemon slow to answer delays both
+    # pings alike, so their difference is the link's whatever the CPU does.
+    found = on_the_wire(bandwidth=True) or starved(extra) or on_the_wire(bandwidth=False)
     if found is not None:
         return found
     if cause.layer == "network":
@@ -232,6 +249,7 @@ def _figures(node: LayerSample, others: Sequence[LayerSample]) -> list[str]:
         ("device await", lambda s: s.await_ms, "ms"),
         ("device util", lambda s: s.util_pct, "%"),
         ("round trip", lambda s: s.rtt_ms, "ms"),
+        ("64 KiB ping", lambda s: s.bulk_rtt_ms, "ms"),
     ]
     lines = []
     for label, of, unit in shown:
@@ -284,7 +302,33 @@ def _rtt_slow(node: LayerSample, others: Sequence[LayerSample]) -> bool:
     return node.rtt_ms >= SLOW_FACTOR * typical and node.rtt_ms - typical >= RTT_SHARE * wire_extra
 
 
-def _contention(node: LayerSample) -> Evidence | None:
+def _wire_holds(
+    node: LayerSample, others: Sequence[LayerSample], cause: _Row, bandwidth: bool
+) -> str | None:
+    """The network to the daemon slow enough to hold a share of ``cause``'s extra
+    time (the daemon's handling, which receives a write's data), in words: the
+    time 64 KiB takes to reach it over an empty ping's (``bandwidth``), else its
+    round trip (latency)."""
+
+    def carry(sample: LayerSample) -> float | None:
+        if sample.bulk_rtt_ms is None or sample.rtt_ms is None:
+            return None
+        return max(sample.bulk_rtt_ms - sample.rtt_ms, 0.0)
+
+    of: Callable[[LayerSample], float | None]
+    if bandwidth:
+        of, words = carry, "64 KiB taking {} ms more than an empty ping to reach it"
+    else:
+        of, words = (lambda s: s.rtt_ms), "a round trip of {} ms"
+    mine, typical = of(node), _median(others, of)
+    if mine is None or typical is None or cause.extra is None:
+        return None
+    if mine >= SLOW_FACTOR * typical and mine - typical >= RTT_SHARE * cause.extra:
+        return f"{words.format(figure(mine))} vs {figure(typical)} ms on the others"
+    return None
+
+
+def busy_with_others(node: LayerSample, whose: str = "the job's") -> Evidence | None:
     """The device busy with I/O that is not the job's (iostat's total well above
     the job's own bytes/s on it)."""
     total, own = node.device_mb_s, node.job_mb_s
@@ -296,7 +340,7 @@ def _contention(node: LayerSample) -> Evidence | None:
     if node.util_pct is not None and node.util_pct < BUSY_UTIL_PCT:
         return None
     line = (
-        f"the device busy with others' I/O: {figure(total)} MB/s on it against the job's own "
+        f"the device busy with others' I/O: {figure(total)} MB/s on it against {whose} own "
         f"{figure(own)} MB/s{_util(node)}"
     )
     return Evidence("contention", foreign, 0.0, "MB/s not the job's", (line,))

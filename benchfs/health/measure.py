@@ -226,5 +226,7 @@ def _iostat_summary(report: IostatReport, devices: list[str]) -> dict[str, float
         "w_await_max_ms": worst.w_await_max_ms,
         "util_pct": worst.util_pct,
         "aqu_sz": worst.aqu_sz,
+        # Everything the device moved, the test's own I/O and anyone else's.
+        "device_MiB_s": worst.read_mib_s + worst.write_mib_s,
         "samples": float(worst.samples),
     }

@@ -86,7 +86,7 @@ class Finding:
     message: str
     value: float | None = None
     limit: float | None = None
-    kind: str = ""  # limit, asymmetry, tail, unstable, outlier, error, network
+    kind: str = ""  # limit, asymmetry, tail, unstable, outlier, error, network, contention
 
     def label(self) -> str:
         """A few words for a table cell: ``asymmetry seq_read_direct``."""

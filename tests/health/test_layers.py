@@ -165,6 +165,30 @@ def test_only_the_daemon_s_queue_is_the_software_explaining_it() -> None:
     )
 
 
+def test_a_slow_round_trip_under_the_daemon_s_handling_is_the_network() -> None:
+    # The live view's case: no client-side times, the sampler's ping to each daemon.
+    live = {"client_ms": None, "await_ms": None, "util_pct": None}
+    others = [_healthy(**live, rtt_ms=rtt) for rtt in (0.2, 0.25, 0.3)]
+    slow = _healthy(**live, server_ms=41.9, rtt_ms=30.0)
+    found = attribute(slow, others)
+    assert found.layer == "network" and not found.software
+    assert found.sentence.startswith(
+        "daemon's own handling (its time less queue and storage op) +40 ms with a round trip "
+        "of 30 ms vs 0.25 ms on the others: the network between the clients and the daemon"
+    )
+    # A link slow on bandwidth: the round trip of an empty ping little changed, 64 KiB slow.
+    carried = [_healthy(**live, rtt_ms=0.2, bulk_rtt_ms=0.5) for _ in range(3)]
+    slow = _healthy(**live, server_ms=41.9, rtt_ms=2.0, bulk_rtt_ms=34.0)
+    found = attribute(slow, carried)
+    assert found.layer == "network"
+    assert "with 64 KiB taking 32 ms more than an empty ping to reach it vs 0.3 ms on the " in (
+        found.sentence
+    )
+    # A round trip that holds little of it, both pings slowed alike: the software.
+    found = attribute(_healthy(**live, server_ms=41.9, rtt_ms=2.0, bulk_rtt_ms=2.3), carried)
+    assert found.layer == "rpc" and found.software
+
+
 def test_a_daemon_waiting_for_a_cpu_is_cpu_wherever_its_time_shows() -> None:
     starved = _kernel(run_ns=4_000_000_000, run_delay_ns=6_000_000_000)
     slow = _healthy(

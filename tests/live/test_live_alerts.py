@@ -11,15 +11,13 @@ this machine is.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fixtures.slowdisk import SlowDisk
-from run_helpers import environment, manifest, needs_fio_and_iostat, run_dirs, summary
+from live_run import benchfs_run, live_args, phase_end_s, verdicts
+from run_helpers import manifest, needs_fio_and_iostat, run_dirs, summary
 from throttle import Move, Throttler
 
 MIB = 1 << 20
@@ -31,47 +29,6 @@ LIMIT = 1 * MIB
 ROOMY_MIB = 8192
 ROOMY_BLOCK = "8g"
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(900), needs_fio_and_iostat]
-
-
-def live_args(
-    root: Path, data: Path, stonewall_s: float | None, *extra: str, phases: str = "write",
-    block: str = "512m",
-) -> list[str]:  # fmt: skip
-    """Four local nodes writing 64 KiB transfers for ``stonewall_s`` seconds
-    (None: as the config file says), at most ``block`` each."""
-    stonewall = [] if stonewall_s is None else ["--set", f"workload.stonewall_s={stonewall_s:g}"]
-    return [
-        *stonewall,
-        "--results-dir", str(root / "results"),
-        "--set", f"cluster.data_dir={data}",
-        "--set", "cluster.chunk_size=256k",
-        "--set", "cluster.buffer_pool_size=16m",
-        "--set", "cluster.deadlines.shutdown_s=5",
-        "--set", "preflight.enabled=false",
-        "--set", "history.enabled=false",
-        "--set", f"workload.phases={phases}",
-        "--transfer-size", "64k",
-        "--block-size", block,
-        *extra,
-    ]  # fmt: skip
-
-
-def benchfs_run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "benchfs", "run", *args],
-        capture_output=True, text=True, env=environment(), timeout=600,
-    )  # fmt: skip
-
-
-def verdicts(run_dir: Path) -> list[dict[str, Any]]:
-    document: dict[str, Any] = json.loads((run_dir / "verdicts.json").read_text())
-    found: list[dict[str, Any]] = document["verdicts"]
-    return found
-
-
-def phase_end_s(run_dir: Path) -> float:
-    (write,) = [p for p in summary(run_dir)["phases"] if p["phase"] == "write"]
-    return float(write["last_done_s"])
 
 
 @pytest.mark.core_claim
@@ -89,14 +46,18 @@ def test_a_daemon_throttled_mid_phase_is_named_live_with_its_onset(
     ((throttled_ns, _),) = mover.moves
     (run_dir,) = run_dirs(tmp_path / "results")
 
-    # Named on the terminal while it ran, and in the live log.
-    assert "straggler: local3: " in done.stderr, done.stderr
-    assert "on the others, since 00:" in done.stderr
-    assert "straggler: local3: " in (run_dir / "logs" / "live.log").read_text()
+    # Named on the terminal while it ran, and in the live log, with the layer and the
+    # daemon's cgroup limit.
+    name = Path(disk.loop_device).name
+    limit = f"the daemon's cgroup caps reads on {name} at 1 MiB/s and writes on {name} at 1 MiB/s"
+    (shown,) = [line for line in done.stderr.splitlines() if "straggler: local3: " in line]
+    assert "on the others, since 00:" in shown, done.stderr
+    assert "delayed in the kernel above the device; " in shown and limit in shown, shown
+    assert shown.split("straggler: ")[1] in (run_dir / "logs" / "live.log").read_text()
     live = manifest(run_dir)["live"]
     (alert,) = live["alerts"]
     assert alert["node"] == "local3" and alert["phase"] == "write"
-    assert alert["action"] == "warn"
+    assert alert["action"] == "warn" and alert["layer"] == "kernel"
     # After the throttle began; raised while the phase still ran; the delay is on record.
     assert alert["onset_unix_ns"] >= throttled_ns, (alert, throttled_ns)
     assert alert["onset_s"] <= alert["raised_s"] < phase_end_s(run_dir), alert
@@ -109,6 +70,12 @@ def test_a_daemon_throttled_mid_phase_is_named_live_with_its_onset(
     assert slow["onset_s"] == pytest.approx(alert["onset_s"], abs=1.5)
     assert [span["end_s"] for span in slow["intervals"]] == [None]
     assert slow["metric"] == "storage op mean" and slow["alerts"] == [alert]
+    # The time is in the kernel above the device, held there by the cgroup's limit.
+    assert slow["layer"] == "kernel", slow
+    assert "delayed in the kernel above the device; " + limit in slow["verdict"], slow
+    assert f"(blkio.throttle of /{disk.cgroup.name})" in slow["verdict"] or (
+        f"(io.max of /{disk.cgroup.name})" in slow["verdict"]
+    ), slow
     assert slow["figures"]["p50"] > 10 * slow["figures"]["others_p50"]
     for healthy in ("local0", "local1", "local2"):
         assert by_node[healthy]["status"] == "ok", by_node[healthy]

@@ -40,6 +40,10 @@ class NodeFigures:
     storage_p99_ms: float | None = None
     # The ranks' wait per op (posix: targets, from their progress records).
     client_ms: float | None = None
+    # The sampler's pings of the daemon over the interval: the mean round trip of an
+    # empty one, and of one carrying 64 KiB to it.
+    rtt_ms: float | None = None
+    bulk_rtt_ms: float | None = None
     mib_s: float = 0.0
     # The daemon's "kernel" object over the interval (``kernel_interval`` of two replies).
     kernel: Mapping[str, Any] = field(default_factory=dict)
@@ -87,8 +91,10 @@ def p99_ms(before: Mapping[float, int], after: Mapping[float, int]) -> float | N
 def daemon_interval(
     node: str, host: str | None, before: Mapping[str, Any], after: Mapping[str, Any],
     seconds: float,
+    pings: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 0, 0), (0, 0, 0)),
 ) -> NodeFigures:  # fmt: skip
-    """The interval between two stats replies of one daemon."""
+    """The interval between two stats replies of one daemon; ``pings``: the
+    sampler's (count, total round trip ns empty, carrying 64 KiB) of it at each."""
     old, new = _timing(before), _timing(after)
     sums = {"answered": 0, "queue_ns": 0, "storage_ns": 0, "server_ns": 0}
     stored = 0
@@ -108,6 +114,7 @@ def daemon_interval(
                 target[upper] = target.get(upper, 0) + count
     stored = sum(storage_new.values()) - sum(storage_old.values())
     ops = max(0, sums["answered"])
+    pinged = pings[1][0] - pings[0][0]
     moved = sum(
         int(after.get(key, 0)) - int(before.get(key, 0)) for key in ("bytes_in", "bytes_out")
     )
@@ -123,6 +130,8 @@ def daemon_interval(
         server_p99_ms=p99_ms(server_old, server_new),
         storage_p99_ms=p99_ms(storage_old, storage_new),
         mib_s=max(0, moved) / MIB / seconds if seconds > 0 else 0.0,
+        rtt_ms=(pings[1][1] - pings[0][1]) / pinged / 1e6 if pinged > 0 else None,
+        bulk_rtt_ms=(pings[1][2] - pings[0][2]) / pinged / 1e6 if pinged > 0 else None,
         kernel=kernel_interval(before.get("kernel") or {}, after.get("kernel") or {}),
     )
 

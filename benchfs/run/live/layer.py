@@ -20,6 +20,8 @@ def layer_sample(figures: NodeFigures) -> LayerSample:
         server_ms=figures.server_ms,
         queue_ms=figures.queue_ms,
         storage_op_ms=figures.storage_op_ms,
+        rtt_ms=figures.rtt_ms,
+        bulk_rtt_ms=figures.bulk_rtt_ms,
         job_mb_s=figures.mib_s * (1 << 20) / MB,
         kernel=dict(figures.kernel),
     )

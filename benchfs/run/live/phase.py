@@ -51,9 +51,15 @@ class PhaseRun:
         """Every node's figures from ``before`` to ``after``."""
         seconds = (after.unix_ns - before.unix_ns) / 1e9
         if after.daemons or before.daemons:
+            none = (0, 0, 0)
             return {
                 node: daemon_interval(
-                    node, self.hosts.get(node), before.daemons[node], stats, seconds
+                    node,
+                    self.hosts.get(node),
+                    before.daemons[node],
+                    stats,
+                    seconds,
+                    pings=(before.pings.get(node, none), after.pings.get(node, none)),
                 )
                 for node, stats in after.daemons.items()
                 if node in before.daemons

@@ -4,7 +4,10 @@
 With daemons (native client or the mount) it asks each daemon for its stats
 through a client of its own, created on the thread (a client is used only
 from the thread that made it); a stats request is answered by the daemon's
-loop at once and costs it one small message a second. On a posix: target it
+loop at once and costs it one small message a second, and so are the two
+pings sent after it, an empty one and one carrying 64 KiB to the daemon:
+their round trips are the network's between here and the daemon (its
+latency, and how long a write's data takes to reach it). On a posix: target it
 reads the ranks' progress records (files the ranks overwrite anyway). The
 readings queue up for the watch (``benchfs.run.live.watch``), which judges
 them on the run's own thread.
@@ -23,6 +26,8 @@ from benchfs.workload.spec import WorkloadSpec
 
 # How often the thread looks at the phase file (a phase's start and end).
 PHASE_LOOK_S = 0.05
+# The payload of the ping that measures how fast data reaches a daemon, as a write's does.
+BULK_PING = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,9 @@ class Reading:
     ranks: Mapping[str, list[tuple[int, int]]] = field(default_factory=dict)
     # Per node that did not answer: why.
     errors: Mapping[str, str] = field(default_factory=dict)
+    # Per daemon node: the sampler's pings of it so far, (count, total round trip ns
+    # of an empty ping, of one carrying BULK_PING bytes to it).
+    pings: Mapping[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 def _phase_key(status: PhaseStatus | None) -> tuple[int, str, str] | None:
@@ -52,6 +60,7 @@ class Sampler(threading.Thread):
         self._readings: list[Reading] = []
         self._lock = threading.Lock()
         self._halt = threading.Event()
+        self._pings: dict[str, tuple[int, int, int]] = {}
 
     def take(self) -> list[Reading]:
         with self._lock:
@@ -112,11 +121,19 @@ class Sampler(threading.Thread):
         daemons: dict[str, Mapping[str, Any]] = {}
         errors: dict[str, str] = {}
         for node in client.nodes:
+            name = node["node_name"]
             try:
-                daemons[node["node_name"]] = client.stats(node["node_id"])
+                daemons[name] = client.stats(node["node_id"])
+                # A request the daemon answers at once: its round trip is the network's.
+                empty_ns = int(client.ping(node["node_id"]) * 1e9)
+                bulk = client.bench_ping(node["node_id"], BULK_PING, 1, warmup=0, echo=False)
+                count, empty, carried = self._pings.get(name, (0, 0, 0))
+                self._pings[name] = (
+                    count + 1, empty + empty_ns, carried + int(bulk["mean_us"] * 1000)
+                )  # fmt: skip
             except OSError as error:
-                errors[node["node_name"]] = str(error)
-        return Reading(unix_ns, status, daemons=daemons, errors=errors)
+                errors[name] = str(error)
+        return Reading(unix_ns, status, daemons=daemons, errors=errors, pings=dict(self._pings))
 
     def _ranks(self, status: PhaseStatus) -> dict[str, list[tuple[int, int]]]:
         spec = self.spec

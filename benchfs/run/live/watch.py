@@ -170,7 +170,8 @@ class LiveWatch:
         found = where(last.figures, others)
         message = (
             f"{span.node}: {SHORT[metric]} {value:.3g} ms vs {typical:.3g} ms on the others, "
-            f"since {clock(span.onset_s)} ({run.phase}, repetition {run.repetition + 1})"
+            f"since {clock(span.onset_s)} ({run.phase}, repetition {run.repetition + 1}); "
+            f"{found.sentence}"
         )
         alert = Alert(
             node=span.node,
