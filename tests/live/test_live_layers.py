@@ -37,11 +37,14 @@ def test_a_daemon_capped_on_cpu_mid_phase_is_named_cpu_with_its_quota(tmp_path: 
         f"{quota.period_us}) throttled it in "
     )
 
-    (alert,) = manifest(run_dir)["live"]["alerts"]
-    assert alert["node"] == "local3" and alert["onset_unix_ns"] >= capped_ns, alert
-    assert alert["layer"] == "cpu", alert
-    (shown,) = [line for line in done.stderr.splitlines() if "straggler: local3: " in line]
-    assert "the daemon is starved of CPU; " in shown and cap in shown, shown
+    # Starved, the daemon slows the whole cluster, which can hide it for an interval:
+    # one alert or more, each local3's and the CPU's.
+    alerts = manifest(run_dir)["live"]["alerts"]
+    assert alerts and alerts[0]["onset_unix_ns"] >= capped_ns, alerts
+    assert {(a["node"], a["layer"]) for a in alerts} == {("local3", "cpu")}, alerts
+    shown = [line for line in done.stderr.splitlines() if "straggler: " in line]
+    assert len(shown) == len(alerts), done.stderr
+    assert all("the daemon is starved of CPU; " in line and cap in line for line in shown), shown
 
     by_node = {v["node"]: v for v in verdicts(run_dir)}
     slow = by_node["local3"]
