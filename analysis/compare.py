@@ -186,10 +186,9 @@ def compare_sets(
 
 def point_name(run: RunData) -> str:
     """A sweep point by its swept values ("workload.transfer_size=65536"), else the label."""
-    sweep = run.manifest.get("sweep")
-    values = sweep.get("values") if isinstance(sweep, dict) else None
-    if isinstance(values, dict) and values:
-        return ", ".join(f"{key}={value}" for key, value in values.items())
+    sweep = run.sweep
+    if sweep is not None and sweep.values:
+        return ", ".join(f"{key}={value}" for key, value in sweep.values.items())
     return run.label
 
 

@@ -6,7 +6,7 @@ notebooks, ``analysis.synthetic``): both take the names from here, so a
 file is never written under one name and looked for under another.
 
 ```
-<run>/manifest.json                      the run's record (benchfs.results.manifest)
+<run>/manifest.json                      the run's record (analysis.manifest)
 <run>/preflight/<node>.json              a node's preflight: a benchfs-diagnose document
 <run>/preflight/<node>.stderr            what that node's worker said on stderr (when anything)
 <run>/iostat/<node>.json                 iostat -x -t -o JSON on that node during the workload

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,19 @@ from analysis.loaders.iostat import iostat_frame
 from analysis.loaders.live import load_live_samples
 from analysis.loaders.traces import TraceSet, load_traces
 from analysis.loaders.verdicts import load_verdicts
+from analysis.manifest import (
+    HOSTS,
+    INTERFACE,
+    PREFLIGHT,
+    START_TIME,
+    SWEEP,
+    HostsRecord,
+    Interface,
+    PreflightRecord,
+    SweepRecord,
+    ToolDirManifest,
+    manifest_part,
+)
 from analysis.verdicts import Verdicts
 
 ToFrame = Callable[[str, Path], pd.DataFrame]
@@ -66,10 +80,33 @@ class RunData:
     verdicts: Verdicts | None = None
     # Every node's figures per interval while the phases ran (analysis.loaders.live).
     live: pd.DataFrame | None = None
+    # A directory of tool outputs (analysis.sources.tool_dir): what stands for its manifest.
+    tool_dir: ToolDirManifest | None = None
 
     @property
     def label(self) -> str:
         return str(self.manifest.get("label") or self.path.name)
+
+    # The manifest's parts, typed by the records ``benchfs run`` writes (analysis.manifest).
+    @property
+    def sweep(self) -> SweepRecord | None:
+        return manifest_part(SWEEP, self.manifest, "sweep")
+
+    @property
+    def hosts(self) -> HostsRecord | None:
+        return manifest_part(HOSTS, self.manifest, "hosts")
+
+    @property
+    def preflight_record(self) -> PreflightRecord | None:
+        return manifest_part(PREFLIGHT, self.manifest, "preflight")
+
+    @property
+    def interface(self) -> Interface | None:
+        return manifest_part(INTERFACE, self.manifest, "interface")
+
+    @property
+    def start_time(self) -> datetime | None:
+        return manifest_part(START_TIME, self.manifest, "start_time")
 
     @property
     def config(self) -> dict[str, Any]:

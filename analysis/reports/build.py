@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from analysis.loaders.run import RunData, flatten
+from analysis.manifest import (
+    ExcludedHost,
+    HistoryConsulted,
+    HistoryNotConsulted,
+    HistoryRecord,
+    HostEntry,
+    HostsRecord,
+)
 from analysis.reports import plots
 from analysis.reports.headline import headline_table, run_title
 from analysis.reports.model import Figure, Report, Section, Table
@@ -49,9 +58,11 @@ def build_report(run: RunData, plots_dir: Path, stats: TraceStats | None = None)
     _nodes(nodes, run, stats, ops, plots_dir)
     if nodes.bullets or nodes.tables:
         report.sections.append(nodes)
-    _history_section(report, run.manifest)
+    _history_section(report, run)
     workload = report.section("Every figure of each phase")
-    workload.tables += phase_tables(run.workload) + tool_output_tables(run.manifest)
+    workload.tables += phase_tables(run.workload)
+    if run.tool_dir is not None:
+        workload.tables += tool_output_tables(run.tool_dir.tool_outputs, run.tool_dir.ignored_files)
     if stats is not None and run.traces is not None:
         add_trace_sections(report, ops, stats, plots_dir)
     if run.preflight is not None:
@@ -96,7 +107,7 @@ def add_trace_sections(
 
 
 def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
-    section.bullets += _history_lines(run.manifest)
+    section.bullets += _history_lines(run)
     if run.verdicts is not None:
         # The live view's verdicts: the node, its figure against the others, its pattern.
         section.bullets += [f"live: {verdict.verdict}" for verdict in run.verdicts.slow()]
@@ -121,35 +132,36 @@ def _findings(section: Section, run: RunData, stats: TraceStats | None) -> None:
         section.bullets.append(f"not in this run: {', '.join(run.absent)}")
 
 
-def _history_lines(manifest: dict[str, Any]) -> list[str]:
+def _history(run: RunData) -> HistoryRecord | None:
+    preflight = run.preflight_record
+    return None if preflight is None else preflight.history
+
+
+def _history_lines(run: RunData) -> list[str]:
     """What the history said before the run (benchfs.run.history_step), one line a node."""
-    preflight = manifest.get("preflight")
-    history = preflight.get("history") if isinstance(preflight, dict) else None
-    if not isinstance(history, dict):
-        return []
-    if history.get("status") != "consulted":
-        reason = history.get("reason")
-        return [f"history not consulted: {reason}"] if reason and "off" not in str(reason) else []
-    return [str(node["line"]) for node in history.get("nodes") or [] if node.get("line")]
+    history = _history(run)
+    if isinstance(history, HistoryNotConsulted):
+        reason = history.reason
+        return [f"history not consulted: {reason}"] if reason and "off" not in reason else []
+    return [] if history is None else [node.line for node in history.nodes if node.line]
 
 
-def _history_section(report: Report, manifest: dict[str, Any]) -> None:
+def _history_section(report: Report, run: RunData) -> None:
     """The runs each node was judged on before this one: its history's evidence."""
-    preflight = manifest.get("preflight")
-    history = preflight.get("history") if isinstance(preflight, dict) else None
-    if not isinstance(history, dict) or not history.get("nodes"):
+    history = _history(run)
+    if not isinstance(history, HistoryConsulted) or not history.nodes:
         return
     section = report.section("Node history")
-    done = "left out" if history.get("action") == "exclude" else "named"
+    done = "left out" if history.action == "exclude" else "named"
     section.paragraphs.append(
-        f"Before the run the history ({history.get('database')}) was asked about every node: "
-        f"one {history.get('rule')} is {done}; one flagged and then clean is said to have "
+        f"Before the run the history ({history.database}) was asked about every node: "
+        f"one {history.rule} is {done}; one flagged and then clean is said to have "
         "recovered. Each node's recent runs, newest first:"
     )
     rows = [
-        (node["node"], node["decision"], node["status"], run["started_at"], run["label"],
-         "yes" if run["flagged"] else "no", run.get("reason") or "-")
-        for node in history["nodes"] for run in (node.get("evidence") or {}).get("runs") or []
+        (node.node, node.decision, node.status, past["started_at"], past["label"],
+         "yes" if past["flagged"] else "no", past.get("reason") or "-")
+        for node in history.nodes for past in node.evidence.get("runs") or []
     ]  # fmt: skip
     columns = ["node", "decision", "status", "run started", "run", "flagged", "verdict"]
     section.tables.append(Table("Each node's recent runs", pd.DataFrame(rows, columns=columns)))
@@ -190,12 +202,11 @@ def _run_section(report: Report, run: RunData) -> None:
         )
 
 
-def _hosts(section: Section, manifest: dict[str, Any]) -> None:
-    hosts = manifest.get("hosts")
-    if isinstance(hosts, dict):
-        for key in ("given", "used", "excluded"):
-            if key in hosts:
-                section.bullets.append(f"hosts {key}: {_describe(hosts[key])}")
+def _hosts(section: Section, hosts: HostsRecord | None) -> None:
+    if hosts is not None:
+        section.bullets.append(f"hosts given: {_describe(hosts.given)}")
+        section.bullets.append(f"hosts used: {_describe(hosts.used)}")
+        section.bullets.append(f"hosts excluded: {_describe(hosts.excluded)}")
 
 
 def _nodes(
@@ -206,7 +217,7 @@ def _nodes(
     plots_dir: Path,
 ) -> None:
     """The hosts given, used and left out, then each node's figures from the traces."""
-    _hosts(section, run.manifest)
+    _hosts(section, run.hosts)
     if stats is None or stats.node_table is None or stats.node_over_time is None:
         return
     table = stats.node_table
@@ -289,24 +300,18 @@ def _rpc(section: Section, stats: TraceStats) -> None:
 
 
 def _hosts_used(run: RunData) -> list[str]:
-    hosts = run.manifest.get("hosts")
-    used = hosts.get("used") if isinstance(hosts, dict) else None
-    if isinstance(used, list):
-        return [str(h.get("name", h)) if isinstance(h, dict) else str(h) for h in used]
-    return []
+    return [] if run.hosts is None else [host.name for host in run.hosts.used]
 
 
 def _is_scalar(value: Any) -> bool:
     return isinstance(value, str | int | float | bool) or value is None
 
 
-def _describe(value: Any) -> str:
+def _describe(hosts: Sequence[HostEntry | ExcludedHost]) -> str:
     """Hosts as people read them: names, with the reason where one is given."""
-    if isinstance(value, list):
-        return ", ".join(_describe(item) for item in value) or "none"
-    if isinstance(value, dict) and "name" in value:
-        reason = value.get("reason")
-        return f"{value['name']} ({reason})" if reason else str(value["name"])
-    if isinstance(value, dict):
-        return "; ".join(f"{k}: {_describe(v)}" for k, v in value.items())
-    return str(value)
+    described = [
+        f"{host.name} ({host.reason})" if isinstance(host, ExcludedHost) and host.reason
+        else host.name
+        for host in hosts
+    ]  # fmt: skip
+    return ", ".join(described) or "none"

@@ -6,7 +6,6 @@ prints them. Every other figure is in the tables further down."""
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -19,7 +18,9 @@ HEADLINE_CAPTION = "Each phase: bandwidth or rate, time, latency, stonewall, ver
 
 def run_title(run: RunData) -> str:
     """``BenchFS run LABEL: TARGET, DATE``; the parts a run does not record are left out."""
-    parts = [part for part in (_target(run), _date(run.manifest.get("start_time"))) if part]
+    started = run.start_time
+    date = "" if started is None else started.strftime("%Y-%m-%d %H:%M UTC")
+    parts = [part for part in (_target(run), date) if part]
     return f"BenchFS run {run.label}" + (f": {', '.join(parts)}" if parts else "")
 
 
@@ -53,26 +54,16 @@ def headline_table(run: RunData) -> Table | None:
 def _target(run: RunData) -> str:
     """What the phases measured: a mount figure is never taken for a native one."""
     first = run.workload.iloc[0].to_dict() if not run.workload.empty else {}
-    target = first.get("target") or run.manifest.get("target")
+    target = first.get("target")
     if isinstance(target, str) and target not in ("", "benchfs"):
         return target
-    interface = first.get("interface") or run.manifest.get("interface")
+    interface = first.get("interface") or run.interface
     if interface == "mount":
         return "BenchFS through the mount"
     if interface == "native" or target == "benchfs":
         return "BenchFS native client"
     tools = sorted({str(t) for t in run.workload.get("tool", pd.Series(dtype=str)).dropna()})
     return ", ".join(tools)
-
-
-def _date(value: Any) -> str:
-    if not isinstance(value, str):
-        return ""
-    try:
-        started = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    return started.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _verify(config: dict[str, Any]) -> bool | None:

@@ -3,6 +3,7 @@ phases under mdtest's, and the tool outputs the phases were read from."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -43,20 +44,20 @@ def phase_tables(workload: pd.DataFrame) -> list[Table]:
     return tables
 
 
-def tool_output_tables(manifest: dict[str, Any]) -> list[Table]:
-    """The files a directory of tool outputs held, as read."""
-    outputs = manifest.get("tool_outputs")
-    if not isinstance(outputs, list) or not outputs:
+def tool_output_tables(
+    outputs: Sequence[Mapping[str, Any]], ignored: Sequence[str] = ()
+) -> list[Table]:
+    """The files a directory of tool outputs held, as read (``ToolDirManifest``), and
+    those no loader recognized."""
+    if not outputs:
         return []
-    frame = pd.DataFrame(outputs)
+    frame = pd.DataFrame(list(outputs))
     columns = [c for c in ("file", "format", "version", "phases", "used_as", "command_line")
                if c in frame.columns]  # fmt: skip
     tables = [Table("Tool outputs read", frame[columns].fillna("-").astype(str))]
-    ignored = manifest.get("ignored_files")
-    if isinstance(ignored, list) and ignored:
-        tables.append(
-            Table("Files that are no tool's output (ignored)", pd.DataFrame({"file": ignored}))
-        )
+    if ignored:
+        frame = pd.DataFrame({"file": list(ignored)})
+        tables.append(Table("Files that are no tool's output (ignored)", frame))
     return tables
 
 

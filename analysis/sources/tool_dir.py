@@ -18,6 +18,7 @@ from analysis.errors import AnalysisError, MissingDataError
 from analysis.loaders.detect import detect
 from analysis.loaders.run import OPTIONAL_PARTS, RunData
 from analysis.loaders.tools import LoadedOutput, load_tool_output
+from analysis.manifest import ToolDirManifest
 
 # Enough of a file to find the line that names its tool.
 SNIFF_BYTES = 1 << 20
@@ -71,9 +72,11 @@ def load_tool_dir(path: Path | str, *, allow_partial: bool = False) -> RunData:
     if not found.outputs:
         raise no_outputs_error(root)
     summary = summarize_outputs(found.outputs, root)
+    manifest = _manifest(root, summary, found.ignored)
     run = RunData(
         path=root,
-        manifest=_manifest(root, summary, found.ignored),
+        manifest=manifest.model_dump(),
+        tool_dir=manifest,
         workload=pd.DataFrame(summary.phases),
         ranks=summary.ranks,
         notes=found.notes,
@@ -90,12 +93,12 @@ def no_outputs_error(root: Path) -> MissingDataError:
     )
 
 
-def _manifest(root: Path, summary: ToolSummary, ignored: list[Path]) -> dict[str, object]:
+def _manifest(root: Path, summary: ToolSummary, ignored: list[Path]) -> ToolDirManifest:
     tools = sorted({str(entry["tool"]) for entry in summary.outputs})
-    return {
-        "label": root.resolve().name,
-        "source": SOURCE,
-        "tools": ", ".join(tools),
-        "tool_outputs": summary.outputs,
-        "ignored_files": [str(path.relative_to(root)) for path in ignored],
-    }
+    return ToolDirManifest(
+        label=root.resolve().name,
+        source=SOURCE,
+        tools=", ".join(tools),
+        tool_outputs=summary.outputs,
+        ignored_files=[str(path.relative_to(root)) for path in ignored],
+    )

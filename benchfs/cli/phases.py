@@ -54,7 +54,8 @@ def phases(
         for table in phase_tables(source.workload):
             _show(table.frame, prefix + table.caption, csv, view, transpose=True,
                   lift_constant=True)  # fmt: skip
-        for table in tool_output_tables(source.document):
+        outputs = source.document.get("tool_outputs")
+        for table in tool_output_tables(outputs if isinstance(outputs, list) else []):
             _show(table.frame, prefix + table.caption, csv, view, texts=("command_line",),
                   transpose=True)  # fmt: skip
         if ranks and source.ranks is not None:

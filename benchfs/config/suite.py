@@ -8,11 +8,11 @@ suite's value (``SuiteSizes``). docs/CONFIG.md describes every key.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from analysis.manifest import SuiteSizes as SuiteSizes
 from benchfs.config.sizes import parse_size
 
 SuiteName = Literal["none", "io500", "io500-quick"]
@@ -29,30 +29,6 @@ MDTEST_HARD_BYTES = 3901
 
 _Size = Annotated[int, BeforeValidator(parse_size), Field(gt=0, le=MAX_SIZE)]
 _Items = Annotated[int, Field(ge=1, le=MAX_ITEMS)]
-
-
-@dataclass(frozen=True)
-class SuiteSizes:
-    """What one suite run does: the stonewall and the ceilings of every phase.
-
-    The write phases end on the stonewall; the sizes only bound them (IO500's
-    own defaults are ceilings no system reaches in 300 s)."""
-
-    name: str
-    tool: str
-    stonewall_s: float
-    ior_easy_transfer_size: int
-    ior_easy_block_size: int
-    ior_hard_segments: int
-    mdtest_easy_files: int
-    mdtest_hard_files: int
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SuiteSizes:
-        return cls(**data)
 
 
 # Per suite: stonewall_s, ior-easy transfer and block, ior-hard segments,

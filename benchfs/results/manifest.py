@@ -1,6 +1,7 @@
 """``manifest.json``: what ran, where, with which settings and build.
 
-``ManifestRecorder`` is its one writer during a run: written when the run
+The model and its records are ``analysis.manifest``'s, which the report
+reads too. ``ManifestRecorder`` is its one writer during a run: written when the run
 starts (status ``running``), again as each step records what it found, and
 when the run ends; atomically each time, so a killed run still leaves a
 readable manifest that says how far it got.
@@ -15,13 +16,64 @@ import socket
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import ValidationError
 
 from analysis.bounded import load_json_bounded
 from analysis.layout import DATA_VERSION as DATA_VERSION
 from analysis.layout import MANIFEST
+from analysis.manifest import (
+    DaemonRecord as DaemonRecord,
+)
+from analysis.manifest import (
+    ExcludedHost as ExcludedHost,
+)
+from analysis.manifest import (
+    HostEntry as HostEntry,
+)
+from analysis.manifest import (
+    HostsRecord as HostsRecord,
+)
+from analysis.manifest import (
+    Interface as Interface,
+)
+from analysis.manifest import (
+    LiveRecord as LiveRecord,
+)
+from analysis.manifest import (
+    Manifest as Manifest,
+)
+from analysis.manifest import (
+    MountRecord as MountRecord,
+)
+from analysis.manifest import (
+    PreflightRecord as PreflightRecord,
+)
+from analysis.manifest import (
+    RanksRecord as RanksRecord,
+)
+from analysis.manifest import (
+    RanksTarget as RanksTarget,
+)
+from analysis.manifest import (
+    Status as Status,
+)
+from analysis.manifest import (
+    StragglersRecord as StragglersRecord,
+)
+from analysis.manifest import (
+    SuiteRecord as SuiteRecord,
+)
+from analysis.manifest import (
+    SweepRecord as SweepRecord,
+)
+from analysis.manifest import (
+    ToolRecord as ToolRecord,
+)
+from analysis.manifest import (
+    ToolTarget as ToolTarget,
+)
 from benchfs import __version__
 from benchfs.cluster.hostfile import Host
 from benchfs.errors import BenchfsError
@@ -31,95 +83,6 @@ MANIFEST_NAME = MANIFEST
 # Environment that changes how the transport and MPI behave, and the job's identity.
 ENVIRONMENT_PREFIXES = ("UCX_", "OMPI_", "BENCHFS_")
 ENVIRONMENT_NAMES = ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_CLUSTER_NAME", "PBS_JOBID")
-
-# aborted: the orchestrator died; a later run or `benchfs clean` found what it left.
-Status = Literal["running", "completed", "failed", "interrupted", "aborted"]
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class HostEntry(_Record):
-    name: str
-    slots: int
-
-
-class ExcludedHost(_Record):
-    """A host left out of the run, why, and the measurements that showed it."""
-
-    name: str
-    reason: str
-    evidence: dict[str, Any] = {}
-
-
-class HostsRecord(_Record):
-    given: list[HostEntry]
-    used: list[HostEntry]
-    excluded: list[ExcludedHost] = []
-
-
-class RanksRecord(_Record):
-    """Processes as actually launched (not as requested)."""
-
-    launcher: str
-    per_host: dict[str, int]
-    total: int
-    daemons_per_host: dict[str, int] = {}
-    # The workload ranks' command line exactly as started (launcher and program).
-    command: list[str] = []
-
-    @model_validator(mode="after")
-    def _total_matches(self) -> RanksRecord:
-        if self.total != sum(self.per_host.values()):
-            raise ValueError(f"total {self.total} != sum of per_host {sum(self.per_host.values())}")
-        return self
-
-
-class SweepRecord(_Record):
-    index: int
-    count: int
-    values: dict[str, Any]
-
-
-class Manifest(_Record):
-    data_version: int = DATA_VERSION
-    label: str
-    command_line: list[str]
-    effective_config: dict[str, Any]
-    sweep: SweepRecord | None = None
-    package: dict[str, str]
-    native: dict[str, Any]
-    hosts: HostsRecord
-    ranks: RanksRecord | None = None
-    # What the preflight step did (or why it did not run), and its evidence.
-    preflight: dict[str, Any] | None = None
-    # Nodes whose disk was slow during the workload (iostat), per node and since when.
-    stragglers: dict[str, Any] | None = None
-    # The live view (docs/DIAGNOSE.md): its interval, rule, policy and every alert raised.
-    live: dict[str, Any] | None = None
-    # The daemons as they registered (node name, id, host, pid).
-    daemons: list[dict[str, Any]] = []
-    # A posix: target: its directory and the file system behind it on every host.
-    target: dict[str, Any] | None = None
-    # How the workload reached BenchFS: "native" (the engine's client) or
-    # "mount" (POSIX calls on its FUSE mount on every node).
-    interface: Literal["native", "mount"] = "native"
-    # With the mount: its options, and per node the mount point and what the kernel lists.
-    mount: dict[str, Any] | None = None
-    # A tool run (workload.tool): name, binary, version line, exact command lines, outputs.
-    tool: dict[str, Any] | None = None
-    # A suite run (suite.name): the suite, its tool and every size and the stonewall it ran with.
-    suite: dict[str, Any] | None = None
-    # Anything the reader of the results should know that is not an error.
-    notes: list[str] = []
-    environment: dict[str, str]
-    launched_from: str
-    python: str
-    start_time: datetime
-    end_time: datetime | None = None
-    status: Status = "running"
-    error: str | None = None
 
 
 def native_build_info() -> dict[str, Any]:
@@ -202,17 +165,20 @@ class ManifestRecorder:
         self.manifest.hosts.excluded = list(excluded)
 
     def preflight(
-        self, record: Mapping[str, Any], used: Sequence[Host], excluded: Sequence[ExcludedHost]
+        self, record: PreflightRecord, used: Sequence[Host], excluded: Sequence[ExcludedHost]
     ) -> None:
         """What the preflight did, and the hosts it kept and left out."""
         self.hosts(used, excluded)
-        self.manifest.preflight = dict(record)
+        self.manifest.preflight = record
         self._write()
 
     def daemons(self, registered: Sequence[Mapping[str, Any]], ranks: RanksRecord) -> None:
         """The daemons as they registered, and the processes as launched."""
-        keys = ("node_name", "node_id", "host", "pid", "data_dir")
-        self.manifest.daemons = [{key: record.get(key) for key in keys} for record in registered]
+        fields = DaemonRecord.model_fields
+        self.manifest.daemons = [
+            DaemonRecord.model_validate({key: record.get(key) for key in fields})
+            for record in registered
+        ]
         self.manifest.ranks = ranks
         self._write()
 
@@ -222,36 +188,36 @@ class ManifestRecorder:
             self.manifest.ranks = self.manifest.ranks.model_copy(update={"command": list(argv)})
             self._write()
 
-    def target(self, record: Mapping[str, Any]) -> None:
+    def target(self, record: RanksTarget | ToolTarget) -> None:
         """Where a posix: target's files were, per host (written with ``finish``)."""
-        self.manifest.target = dict(record)
+        self.manifest.target = record
 
-    def interface(self, interface: Literal["native", "mount"]) -> None:
+    def interface(self, interface: Interface) -> None:
         """How the workload reaches BenchFS (written at once)."""
         self.manifest.interface = interface
         self._write()
 
-    def mount(self, record: Mapping[str, Any]) -> None:
+    def mount(self, record: MountRecord) -> None:
         """The mounts of the run once live: options, mount points (written at once)."""
-        self.manifest.mount = dict(record)
+        self.manifest.mount = record
         self._write()
 
-    def tool(self, record: Mapping[str, Any]) -> None:
+    def tool(self, record: ToolRecord) -> None:
         """The tool that ran and how (written with ``finish``)."""
-        self.manifest.tool = dict(record)
+        self.manifest.tool = record
 
-    def suite(self, record: Mapping[str, Any]) -> None:
+    def suite(self, record: SuiteRecord) -> None:
         """The suite that ran and its parameters."""
-        self.manifest.suite = dict(record)
+        self.manifest.suite = record
         self._write()
 
-    def stragglers(self, record: Mapping[str, Any]) -> None:
+    def stragglers(self, record: StragglersRecord) -> None:
         """Nodes whose disk was slow during the workload (written with ``finish``)."""
-        self.manifest.stragglers = dict(record)
+        self.manifest.stragglers = record
 
-    def live(self, record: Mapping[str, Any]) -> None:
+    def live(self, record: LiveRecord) -> None:
         """The live view's record, written at once: an alert is kept even if the run dies."""
-        self.manifest.live = dict(record)
+        self.manifest.live = record
         self._write()
 
     def finish(self, status: Status, *, error: str | None, notes: Sequence[str]) -> None:

@@ -12,8 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
+from analysis.manifest import (
+    HistoryConsulted,
+    HistoryNode,
+    HistoryNotConsulted,
+    HistoryRecord,
+    PreflightRun,
+)
 from benchfs.config.model import RunConfig
 from benchfs.errors import HistoryError
 from benchfs.health.policy import minimum_nodes
@@ -30,23 +36,22 @@ def history_step(
     under ``history`` in the preflight's record."""
     settings = config.history
     if settings.preflight == "off":
-        record: dict[str, Any] = {"status": "not consulted", "reason": 'history.preflight = "off"'}
-        return _with_record(outcome, record)
+        return _with_record(outcome, HistoryNotConsulted(reason='history.preflight = "off"'))
     cluster = cluster_name(settings, env)
     try:
         history = open_history(config.output.results_dir, settings)
         runs = history.node_runs(cluster=cluster)
     except HistoryError as error:
         line = f"history not consulted: {error}"
-        record = {"status": "not consulted", "reason": str(error)}
-        return dataclasses.replace(_with_record(outcome, record), lines=[*outcome.lines, line])
+        unread = HistoryNotConsulted(reason=str(error))
+        return dataclasses.replace(_with_record(outcome, unread), lines=[*outcome.lines, line])
     names = [host.name for host in outcome.hosts]
     found = consult(runs, names, settings)
     floor = minimum_nodes(given, health_thresholds(config.preflight))
     kept = list(outcome.hosts)
     excluded = list(outcome.excluded)
     lines = list(outcome.lines)
-    nodes = []
+    nodes: list[HistoryNode] = []
     for suspect in found:
         action = suspect.action
         if action == "exclude" and len(kept) - 1 < floor:
@@ -64,34 +69,34 @@ def history_step(
             )
         lines.append(line)
         nodes.append(
-            {
-                "node": suspect.node,
-                "decision": {"exclude": "excluded", "flag": "kept (flagged)"}.get(action, "kept"),
-                "status": suspect.summary.status,
-                "reason": suspect.reason,
-                "line": line,
-                "evidence": suspect.evidence,
-            }
+            HistoryNode(
+                node=suspect.node,
+                decision={"exclude": "excluded", "flag": "kept (flagged)"}.get(action, "kept"),
+                status=suspect.summary.status,
+                reason=suspect.reason,
+                line=line,
+                evidence=suspect.evidence,
+            )
         )
-    record = {
-        "status": "consulted",
-        "database": history.shown,
-        "cluster": cluster,
-        "action": settings.preflight,
-        "rule": (
+    consulted = HistoryConsulted(
+        database=history.shown,
+        cluster=cluster,
+        action=settings.preflight,
+        rule=(
             f"flagged in {settings.flagged_runs} of its last {settings.last_runs} runs, the "
             f"latest included, within {settings.max_age_h:g} h"
         ),
-        "nodes": nodes,
-    }
+        nodes=nodes,
+    )
     left_out = len(outcome.hosts) - len(kept)
     if left_out:
         lines.append(f"history: {len(kept)} nodes kept, {left_out} excluded on their history")
-    updated = _with_record(outcome, record)
-    if "kept" in updated.record:
-        updated.record["kept"] = [host.name for host in kept]
-    return dataclasses.replace(updated, hosts=kept, excluded=excluded, lines=lines)
+    record = outcome.record.model_copy(update={"history": consulted})
+    if isinstance(record, PreflightRun):
+        record = record.model_copy(update={"kept": [host.name for host in kept]})
+    return dataclasses.replace(outcome, record=record, hosts=kept, excluded=excluded, lines=lines)
 
 
-def _with_record(outcome: PreflightOutcome, history: dict[str, Any]) -> PreflightOutcome:
-    return dataclasses.replace(outcome, record={**outcome.record, "history": history})
+def _with_record(outcome: PreflightOutcome, history: HistoryRecord) -> PreflightOutcome:
+    record = outcome.record.model_copy(update={"history": history})
+    return dataclasses.replace(outcome, record=record)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.manifest import MountRecord
 from benchfs.cluster.deadline import wait_until
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
@@ -221,14 +222,14 @@ class MountGroup:
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(root)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> MountRecord:
         """The mounts for the manifest: options, and per node where and what."""
         args = self.args
-        return {
-            "options": MountSettings.from_argv(args.settings).model_dump(),
-            "root": str(args.mount_root),
-            "nodes": {
+        return MountRecord(
+            options=MountSettings.from_argv(args.settings).model_dump(),
+            root=str(args.mount_root),
+            nodes={
                 node: self.ready.get(node, {"mount_point": str(self.mount_point(node))})
                 for node in self.nodes
             },
-        }
+        )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.layout import RunLayout
+from analysis.manifest import PreflightDecision, PreflightNotRun, PreflightRecord, PreflightRun
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import kill_group, start_process, wait_process
@@ -45,8 +46,8 @@ class PreflightOutcome:
     """The hosts to run on, those left out and why, and the manifest record."""
 
     hosts: list[Host]
+    record: PreflightRecord
     excluded: list[ExcludedHost] = field(default_factory=list)
-    record: dict[str, Any] = field(default_factory=dict)
     # One line per decision worth showing: every exclusion and every flagged node kept.
     lines: list[str] = field(default_factory=list)
 
@@ -173,7 +174,7 @@ def preflight_step(
     preflight was interrupted."""
     settings = config.preflight
     if not settings.enabled:
-        disabled = {"status": "not run", "reason": "preflight.enabled is false"}
+        disabled = PreflightNotRun(reason="preflight.enabled is false")
         return PreflightOutcome(hosts=list(hosts), record=disabled)
     # Where the workload's data goes: the daemons' data dir or a posix: target.
     posix = config.workload.posix_path
@@ -218,7 +219,7 @@ def preflight_step(
     apply = settings.exclude_slow
     excluded_names = set(policy.excluded) if apply else set()
     excluded: list[ExcludedHost] = []
-    decisions: list[dict[str, Any]] = []
+    decisions: list[PreflightDecision] = []
     lines: list[str] = []
     for decision in policy.decisions:
         flagged = decision.excluded or bool(decision.evidence) or decision.error is not None
@@ -246,30 +247,29 @@ def preflight_step(
             if flagged:
                 lines.append(f"preflight: {decision.node} kept: {decision.reason}")
         decisions.append(
-            {
-                "node": decision.node,
-                "decision": action,
-                "policy_excluded": decision.excluded,
-                "reason": decision.reason,
-                "evidence": _evidence(decision, measured.get(decision.node, {})),
-            }
+            PreflightDecision(
+                node=decision.node,
+                decision=action,
+                policy_excluded=decision.excluded,
+                reason=decision.reason,
+                evidence=_evidence(decision, measured.get(decision.node, {})),
+            )
         )
     kept = [host for host in hosts if host.name not in excluded_names]
     left_out = f", {len(excluded)} excluded" if excluded else ""
     lines.append(f"preflight: {len(kept)} nodes kept{left_out}")
-    record: dict[str, Any] = {
-        "status": "run",
-        "exclude_slow": apply,
-        "directory": str(directory),
-        "per_node_directories": {
+    record = PreflightRun(
+        exclude_slow=apply,
+        directory=str(directory),
+        per_node_directories={
             host.name: str(node_directory(directory, host, launcher)) for host in hosts
         },
-        "pattern": dataclasses.asdict(pattern),
-        "thresholds": thresholds.to_dict(),
-        "minimum_nodes": policy.minimum_nodes,
-        "kept": [host.name for host in kept],
-        "excluded": sorted(excluded_names),
-        "decisions": decisions,
-        "nodes": [node.to_dict() for node in result.nodes],
-    }
+        pattern=dataclasses.asdict(pattern),
+        thresholds=thresholds.to_dict(),
+        minimum_nodes=policy.minimum_nodes,
+        kept=[host.name for host in kept],
+        excluded=sorted(excluded_names),
+        decisions=decisions,
+        nodes=[node.to_dict() for node in result.nodes],
+    )
     return PreflightOutcome(hosts=kept, excluded=excluded, record=record, lines=lines)

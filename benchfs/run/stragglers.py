@@ -16,6 +16,7 @@ import pandas as pd
 
 from analysis.layout import RunLayout
 from analysis.loaders.iostat import IostatFormatError, iostat_frame
+from analysis.manifest import StragglersChecked, StragglersNotChecked, StragglersRecord
 from analysis.stats.stragglers import find_stragglers, iostat_over_time
 
 
@@ -32,7 +33,7 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def straggler_record(run_dir: Path) -> tuple[dict[str, Any], list[str]]:
+def straggler_record(run_dir: Path) -> tuple[StragglersRecord, list[str]]:
     """The manifest's ``stragglers`` record and one line per straggler."""
     directory = RunLayout(run_dir).iostat_dir
     files = sorted(directory.glob("*.json")) if directory.is_dir() else []
@@ -45,20 +46,12 @@ def straggler_record(run_dir: Path) -> tuple[dict[str, Any], list[str]]:
             unreadable.append(f"{path.name}: {error}")
     frames = [frame for frame in frames if not frame.empty]
     if not frames:
-        record: dict[str, Any] = {
-            "status": "not checked",
-            "reason": "no iostat samples under iostat/",
-            "unreadable": unreadable,
-        }
-        return record, []
+        reason = "no iostat samples under iostat/"
+        return StragglersNotChecked(reason=reason, unreadable=unreadable), []
     table = find_stragglers(iostat_over_time(pd.concat(frames, ignore_index=True)))
     nodes = [{key: _plain(value) for key, value in row.items()} for row in table.to_dict("records")]
     found = [node for node in nodes if node["verdict"] != "ok"]
-    record = {
-        "status": "checked",
-        "stragglers": [node["node"] for node in found],
-        "nodes": nodes,
-        "unreadable": unreadable,
-    }
+    names = [node["node"] for node in found]
+    record = StragglersChecked(stragglers=names, nodes=nodes, unreadable=unreadable)
     lines = [f"straggler: {node['node']}: {node['verdict']}" for node in found]
     return record, lines

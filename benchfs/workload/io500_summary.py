@@ -116,7 +116,7 @@ def summarize_suite(
 ) -> dict[str, Any]:
     """The suite's whole ``workload/summary.json`` from the ranks' rows."""
     assert spec.suite is not None
-    sizes = SuiteSizes.from_json(spec.suite)
+    sizes = SuiteSizes.model_validate(spec.suite)
     latencies = latencies or {}
     grouped: dict[str, list[RankRow]] = {}
     for row in rows:
@@ -132,7 +132,7 @@ def summarize_suite(
             repetitions.append(repetition)
     score = score_of_rows(phases)
     suite = {
-        **sizes.to_json(),
+        **sizes.model_dump(),
         "target": spec.target,
         "interface": spec.interface,
         "tasks": spec.ranks,

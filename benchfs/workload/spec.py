@@ -253,7 +253,7 @@ def workload_spec(
         run_data=config.metadata.mode != "only",
         metadata=metadata_workload(config),
         verify_seed=verify_seed,
-        suite=None if suite is None else suite.to_json(),
+        suite=None if suite is None else suite.model_dump(),
         posix_dir=None if posix_dir is None else str(posix_dir),
         direct=workload.direct,
         target=workload.target,

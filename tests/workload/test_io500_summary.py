@@ -28,7 +28,7 @@ def suite_spec(stonewall_s: float = 300.0, name: str = "io500", **changes: Any) 
         rpc_deadline_s=1.0, hosts=["h0"], tasks_per_node=RANKS, file_name="f",
         file_per_process=True, transfer_size=1 << 20, block_size=1 << 20, segments=1,
         repetitions=1, phases=["write"], verify=True, reorder_tasks=True,
-        stonewall_s=stonewall_s, workload_dir="w", state_dir="s", suite=sizes.to_json(),
+        stonewall_s=stonewall_s, workload_dir="w", state_dir="s", suite=sizes.model_dump(),
         **changes,
     )  # fmt: skip
 

@@ -10,6 +10,7 @@ of the sweep's next points. At each phase's end, and at its stop, it writes
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from analysis.layout import RunLayout
+from analysis.manifest import LiveRecord, LiveRule
 from analysis.verdicts import Alert, NodeVerdict, Verdicts
 from benchfs.config.model import LiveConfig
 from benchfs.errors import LaunchError
@@ -241,19 +243,14 @@ class LiveWatch:
 
     def _write_record(self) -> None:
         self.record.live(
-            {
-                "interval_s": self.config.interval_s,
-                "straggler": self.config.straggler,
-                "source": "daemon stats" if self.daemons else "ranks' progress records",
-                "rule": {
-                    "factor": self.rule.factor,
-                    "min_extra_ms": self.rule.min_extra_ms,
-                    "intervals": self.rule.intervals,
-                    "min_peers": self.rule.min_peers,
-                },
-                "readings": self.readings,
-                "alerts": [alert.model_dump(mode="json") for alert in self.alerts],
-            }
+            LiveRecord(
+                interval_s=self.config.interval_s,
+                straggler=self.config.straggler,
+                source="daemon stats" if self.daemons else "ranks' progress records",
+                rule=LiveRule(**dataclasses.asdict(self.rule)),
+                readings=self.readings,
+                alerts=list(self.alerts),
+            )
         )
 
 

@@ -15,9 +15,9 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from analysis.layout import RunLayout
+from analysis.manifest import ToolRecord, ToolTarget
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.processes import (
@@ -49,16 +49,10 @@ class ToolRun:
     outputs: list[str] = field(default_factory=list)  # relative to the results directory
     ini: str | None = None  # the io500 binary's configuration, as given to it
 
-    def record(self) -> dict[str, Any]:
-        record = {
-            "name": self.tool,
-            "binary": self.binary,
-            "version": self.version,
-            "command_lines": self.commands,
-            "launched": self.launched,
-            "outputs": self.outputs,
-        }
-        return record if self.ini is None else {**record, "ini": self.ini}
+    def record(self) -> ToolRecord:
+        return ToolRecord(name=self.tool, binary=self.binary, version=self.version,
+                          command_lines=self.commands, launched=self.launched,
+                          outputs=self.outputs, ini=self.ini)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -230,8 +224,8 @@ class ExternalWorkload(Workload):
             return
         workload = point.config.workload
         point.record.tool(self.context.run.record())
-        point.record.target({"target": workload.target, "interface": workload.interface,
-                             "directory": self.context.place.describe()})  # fmt: skip
+        point.record.target(ToolTarget(target=workload.target, interface=workload.interface,
+                                       directory=self.context.place.describe()))  # fmt: skip
 
     def clean_up(self, point: Point) -> list[str]:
         context = self.context

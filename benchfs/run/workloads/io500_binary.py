@@ -69,7 +69,7 @@ def run_io500_binary(binary: Path, sizes: SuiteSizes, context: ToolContext) -> S
             str(p.relative_to(layout.root)) for p in outputs.rglob("*") if p.is_file()
         )
     run.version = result.version
-    suite = {**sizes.to_json(), "target": place.target, "tasks": context.tasks,
+    suite = {**sizes.model_dump(), "target": place.target, "tasks": context.tasks,
              "tasks_per_node": context.tasks_per_node, "checks": applied_checks("io500", True),
              # What the binary ran with: its stonewall-time is whole seconds.
              "stonewall_s": float(whole_seconds(sizes.stonewall_s))}  # fmt: skip

@@ -20,6 +20,7 @@ from typing import Any, Self
 import numpy as np
 
 from analysis.layout import SUMMARY_FILE
+from analysis.manifest import RanksTarget, SuiteRecord
 from benchfs.config.model import RunConfig
 from benchfs.launchers.base import Launcher
 from benchfs.results.atomic import write_json_atomic
@@ -185,11 +186,12 @@ class RanksWorkload(Workload):
         if spec is None:
             return
         if target.mounts is not None:
-            point.record.mount({**target.mounts.record(), "file_systems": file_systems(spec)})
+            found = file_systems(spec)
+            point.record.mount(target.mounts.record().model_copy(update={"file_systems": found}))
         if spec.posix_dir is not None:
             found = file_systems(spec)
-            point.record.target({"target": spec.target, "directory": spec.posix_dir,
-                                 "direct": spec.direct, "file_systems": found})  # fmt: skip
+            point.record.target(RanksTarget(target=spec.target, directory=spec.posix_dir,
+                                            direct=spec.direct, file_systems=found))  # fmt: skip
 
     def clean_up(self, point: Point) -> list[str]:
         spec = self.spec
@@ -201,13 +203,10 @@ class RanksWorkload(Workload):
         return []
 
 
-def suite_record(config: RunConfig) -> dict[str, Any]:
+def suite_record(config: RunConfig) -> SuiteRecord:
     """The manifest's suite: its sizes and the checks its phases apply."""
-    posix_calls = config.workload.mounted
-    return {
-        **config.suite.sizes().to_json(),
-        "checks": applied_checks(config.suite.tool, posix_calls),
-    }
+    checks = applied_checks(config.suite.tool, config.workload.mounted)
+    return SuiteRecord(**config.suite.sizes().model_dump(), checks=checks)
 
 
 class SuiteMode:

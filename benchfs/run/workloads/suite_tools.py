@@ -86,7 +86,7 @@ def run_suite_tools(plan: SuiteToolPlan, sizes: SuiteSizes, context: ToolContext
                 timestamp_ns = place.timestamp()
     finally:
         run.outputs = sorted(str(p.relative_to(layout.root)) for p in results.iterdir())
-    suite = {**sizes.to_json(), "target": place.target,
+    suite = {**sizes.model_dump(), "target": place.target,
              "tasks": context.tasks, "tasks_per_node": context.tasks_per_node,
              "checks": applied_checks("ior", True)}  # fmt: skip
     return suite_document(rows, suite)
