@@ -11,9 +11,8 @@ record is left out of the JSON, as the step wrote it (``_absent``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -320,15 +319,26 @@ class ToolDirManifest(_Record):
 _T = TypeVar("_T")
 
 
-def manifest_part(adapter: TypeAdapter[_T], manifest: Mapping[str, Any], name: str) -> _T | None:
-    """One part of a manifest as its record types it; None where it is absent or not
-    of that shape (a manifest written by hand, a directory of tool outputs)."""
-    try:
-        return adapter.validate_python(manifest.get(name))
-    except ValidationError:
-        return None
+class ManifestPart(Generic[_T]):
+    """One part of the manifest of the object it is read on (its ``manifest``, the
+    JSON object), as its record types it; None where it is absent or not of that
+    shape (a manifest written by hand, a directory of tool outputs)."""
+
+    def __init__(self, adapter: TypeAdapter[_T], key: str) -> None:
+        self.adapter, self.key = adapter, key
+
+    def __get__(self, owner: _HasManifest, kind: type | None = None) -> _T | None:
+        try:
+            return self.adapter.validate_python(owner.manifest.get(self.key))
+        except ValidationError:
+            return None
 
 
+class _HasManifest(Protocol):
+    manifest: dict[str, Any]
+
+
+# The parts the report and compare read.
 SWEEP: TypeAdapter[SweepRecord | None] = TypeAdapter(SweepRecord | None)
 HOSTS: TypeAdapter[HostsRecord | None] = TypeAdapter(HostsRecord | None)
 PREFLIGHT: TypeAdapter[PreflightRecord | None] = TypeAdapter(PreflightRecord | None)

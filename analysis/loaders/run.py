@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +38,8 @@ from analysis.manifest import (
     PREFLIGHT,
     START_TIME,
     SWEEP,
-    HostsRecord,
-    Interface,
-    PreflightRecord,
-    SweepRecord,
+    ManifestPart,
     ToolDirManifest,
-    manifest_part,
 )
 from analysis.verdicts import Verdicts
 
@@ -88,25 +83,11 @@ class RunData:
         return str(self.manifest.get("label") or self.path.name)
 
     # The manifest's parts, typed by the records ``benchfs run`` writes (analysis.manifest).
-    @property
-    def sweep(self) -> SweepRecord | None:
-        return manifest_part(SWEEP, self.manifest, "sweep")
-
-    @property
-    def hosts(self) -> HostsRecord | None:
-        return manifest_part(HOSTS, self.manifest, "hosts")
-
-    @property
-    def preflight_record(self) -> PreflightRecord | None:
-        return manifest_part(PREFLIGHT, self.manifest, "preflight")
-
-    @property
-    def interface(self) -> Interface | None:
-        return manifest_part(INTERFACE, self.manifest, "interface")
-
-    @property
-    def start_time(self) -> datetime | None:
-        return manifest_part(START_TIME, self.manifest, "start_time")
+    sweep = ManifestPart(SWEEP, "sweep")
+    hosts = ManifestPart(HOSTS, "hosts")
+    preflight_record = ManifestPart(PREFLIGHT, "preflight")
+    interface = ManifestPart(INTERFACE, "interface")
+    start_time = ManifestPart(START_TIME, "start_time")
 
     @property
     def config(self) -> dict[str, Any]:

@@ -6,23 +6,21 @@ phase_mdtest_hard*.c), in its order, with IOR's JSON summary added."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchfs.config.suite import SuiteSizes
 from benchfs.tools.io500_argv import SuitePlaces, phase_argv, signature, whole_seconds
 
+
+def sizes(*values: Any) -> SuiteSizes:
+    """The suite's sizes in the order of their fields."""
+    return SuiteSizes(**dict(zip(SuiteSizes.model_fields, values, strict=True)))
+
+
 IOR, MDTEST = Path("/opt/ior/bin/ior"), Path("/opt/ior/bin/mdtest")
-SIZES = SuiteSizes(
-    name="io500",
-    tool="ior",
-    stonewall_s=300.0,
-    ior_easy_transfer_size=2 << 20,
-    ior_easy_block_size=1 << 40,
-    ior_hard_segments=10_000_000,
-    mdtest_easy_files=1_000_000,
-    mdtest_hard_files=2_000,
-)
+SIZES = sizes("io500", "ior", 300.0, 2 << 20, 1 << 40, 10_000_000, 1_000_000, 2_000)
 PLACES = SuitePlaces(Path("/scratch/d"), Path("/res"), seed=1000)
 EASY_G, HARD_G = signature(PLACES, "ior-easy"), signature(PLACES, "ior-hard")
 MD_EASY_G, MD_HARD_G = signature(PLACES, "mdtest-easy"), signature(PLACES, "mdtest-hard")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,16 +15,13 @@ from benchfs.errors import ToolError
 from benchfs.tools.io500_ini import io500_argv, io500_ini
 from benchfs.tools.locate import find_tool
 
-QUICK = SuiteSizes(
-    name="io500-quick",
-    tool="io500",
-    stonewall_s=1.0,
-    ior_easy_transfer_size=1 << 20,
-    ior_easy_block_size=128 << 20,
-    ior_hard_segments=2000,
-    mdtest_easy_files=5000,
-    mdtest_hard_files=2000,
-)
+
+def sizes(*values: Any) -> SuiteSizes:
+    """The suite's sizes in the order of their fields."""
+    return SuiteSizes(**dict(zip(SuiteSizes.model_fields, values, strict=True)))
+
+
+QUICK = sizes("io500-quick", "io500", 1.0, 1 << 20, 128 << 20, 2000, 5000, 2000)
 
 
 def test_the_ini_carries_the_suite_settings_in_the_binarys_keys() -> None:
@@ -54,29 +52,11 @@ def test_the_ini_carries_the_suite_settings_in_the_binarys_keys() -> None:
 
 
 def test_the_stonewall_is_whole_seconds_as_the_binary_reads_it() -> None:
-    full = SuiteSizes(
-        name="io500",
-        tool="io500",
-        stonewall_s=300.0,
-        ior_easy_transfer_size=2 << 20,
-        ior_easy_block_size=1 << 40,
-        ior_hard_segments=10_000_000,
-        mdtest_easy_files=10**6,
-        mdtest_hard_files=10**6,
-    )
+    full = sizes("io500", "io500", 300.0, 2 << 20, 1 << 40, 10_000_000, 10**6, 10**6)
     text = io500_ini(full, Path("/d"), Path("/r"))
     assert "[debug]\nstonewall-time = 300\n" in text
     assert "blockSize = 1099511627776\n" in text and "segmentCount = 10000000\n" in text
-    short = SuiteSizes(
-        name="io500-quick",
-        tool="io500",
-        stonewall_s=0.4,
-        ior_easy_transfer_size=1 << 20,
-        ior_easy_block_size=1 << 20,
-        ior_hard_segments=1,
-        mdtest_easy_files=1,
-        mdtest_hard_files=1,
-    )
+    short = sizes("io500-quick", "io500", 0.4, 1 << 20, 1 << 20, 1, 1, 1)
     assert "stonewall-time = 1\n" in io500_ini(short, Path("/d"), Path("/r"))
 
 
