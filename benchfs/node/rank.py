@@ -48,7 +48,6 @@ from benchfs.errors import ToolError
 from benchfs.tools.fsinfo import inspect_directory
 from benchfs.workload.io500_rank import SuiteRank
 from benchfs.workload.metadata import MetadataRank
-from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.progress import PhaseStatus, State, write_status
 from benchfs.workload.spec import WorkloadSpec
 from benchfs.workload.summary import RankRow
@@ -174,7 +173,7 @@ class Rank:
             self.run_data()
         if self.spec.metadata is not None:
             MetadataRank(
-                MetadataWorkload.from_json(self.spec.metadata),
+                self.spec.metadata,
                 self.comm,
                 self.client,
                 self.collect,
@@ -265,7 +264,7 @@ class Rank:
 
     def collect(self, repetition: int, phase: str, result: Mapping[str, Any]) -> None:
         identity = {"repetition": repetition, "phase": phase, "rank": self.rank, "host": self.host}
-        row = RankRow.from_json({**result, **identity}).to_json()
+        row = RankRow.model_validate({**result, **identity}).model_dump()
         rows = self.comm.gather(row, root=0)
         latencies = self.comm.gather(bytes(result["latency_ns"]), root=0)
         if self.rank != 0:

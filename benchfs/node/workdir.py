@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             print(stamp(_run_dir(rest[0])), flush=True)
             return 0
         elif action == "find" and len(rest) == 2 and rest[1].isdigit():
-            print(json.dumps(find_tree(_run_dir(rest[0]), int(rest[1])).to_json()), flush=True)
+            print(json.dumps(find_tree(_run_dir(rest[0]), int(rest[1])).model_dump()), flush=True)
             return 0
         print(USAGE, file=sys.stderr)
         return 2

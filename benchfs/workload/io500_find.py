@@ -7,28 +7,23 @@ external find."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from benchfs.workload.io500_rank import ROOT, TIMESTAMP, scan_level
 from benchfs.workload.targets import PosixTarget
 
 
-@dataclass(frozen=True)
-class FindCount:
-    """What find saw: files scanned, files matching IO500's criteria, seconds taken."""
+class FindCount(BaseModel):
+    """What find saw: files scanned, files matching IO500's criteria, seconds taken
+    (the line ``benchfs.node.workdir`` prints)."""
+
+    model_config = ConfigDict(frozen=True)
 
     scanned: int
     found: int
     elapsed_s: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {"scanned": self.scanned, "found": self.found, "elapsed_s": self.elapsed_s}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> FindCount:
-        return cls(int(data["scanned"]), int(data["found"]), float(data["elapsed_s"]))
 
 
 def stamp(directory: Path) -> int:
@@ -48,4 +43,4 @@ def find_tree(directory: Path, newer_than_ns: int) -> FindCount:
     while level:
         level, files, matched = scan_level(target, level, newer_than_ns)
         scanned, found = scanned + files, found + matched
-    return FindCount(scanned, found, time.monotonic() - started)
+    return FindCount(scanned=scanned, found=found, elapsed_s=time.monotonic() - started)

@@ -136,7 +136,7 @@ class SuiteRank:
     ) -> None:
         assert spec.suite is not None
         self.spec = spec
-        self.sizes = SuiteSizes.model_validate(spec.suite)
+        self.sizes = spec.suite
         self.comm = comm
         self.target = target
         self.rank: int = comm.Get_rank()

@@ -116,7 +116,7 @@ def summarize_suite(
 ) -> dict[str, Any]:
     """The suite's whole ``workload/summary.json`` from the ranks' rows."""
     assert spec.suite is not None
-    sizes = SuiteSizes.model_validate(spec.suite)
+    sizes = spec.suite
     latencies = latencies or {}
     grouped: dict[str, list[RankRow]] = {}
     for row in rows:

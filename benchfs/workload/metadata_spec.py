@@ -3,9 +3,9 @@ workload spec, ``benchfs.workload.spec``), and mdtest's names of its phases."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 # The engine's phase -> mdtest's name of it, for files and for directories
 # (mdtest's "Directory read" does nothing, so directories have no read phase).
@@ -57,9 +57,11 @@ def tree_dirs(depth: int, branch_factor: int) -> int:
     return sum(branch_factor**level for level in range(depth + 1))
 
 
-@dataclass(frozen=True)
-class MetadataWorkload:
-    """What every rank is told about the metadata workload (part of the spec)."""
+class MetadataWorkload(BaseModel):
+    """What every rank is told about the metadata workload (part of the spec, as
+    ``model_dump()``)."""
+
+    model_config = ConfigDict(frozen=True)
 
     items: int
     phases: list[str]
@@ -86,13 +88,6 @@ class MetadataWorkload:
     # engine refuses to (docs/NAMESPACE.md), so on BenchFS it is reported
     # as not supported.
     dir_rename: bool = True
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MetadataWorkload:
-        return cls(**data)
 
     def item_kinds(self) -> tuple[str, ...]:
         """The engine's item kinds of the workload, in the order they run."""

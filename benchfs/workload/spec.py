@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
 
 from analysis.layout import RANKS_FILE, latency_file_name
 from benchfs.config.model import RunConfig, Transport
+from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ConfigError
 from benchfs.workload.metadata_spec import (
     METADATA_PHASE_NAMES,
@@ -68,14 +70,14 @@ class WorkloadSpec:
     queue_depth: int = 1
     # The data workload runs (false: metadata only).
     run_data: bool = True
-    # benchfs.workload.metadata.MetadataWorkload as JSON, None: no metadata phases.
-    metadata: dict[str, Any] | None = None
+    # None: no metadata phases.
+    metadata: MetadataWorkload | None = None
     # The run's seed of the data pattern (``run_seed``); each repetition
     # writes and verifies with its own (``seed_for``), so data left by
     # another run or repetition at the same offsets fails verification.
     verify_seed: int = 0
-    # benchfs.config.suite.SuiteSizes as JSON: the suite's phases instead of the workloads.
-    suite: dict[str, Any] | None = None
+    # The suite's phases instead of the workloads.
+    suite: SuiteSizes | None = None
 
     def seed_for(self, repetition: int) -> int:
         """The data pattern's seed of one repetition (a u64)."""
@@ -126,8 +128,9 @@ class WorkloadSpec:
             return 0
         if phase in METADATA_PHASE_NAMES:
             per_file = {"File creation": "write_bytes", "File read": "read_bytes"}.get(phase)
-            md = self.metadata or {}
-            return self.expected_items(phase) * int(md.get(per_file, 0) if per_file else 0)
+            md = self.metadata
+            per_item = getattr(md, per_file) if md is not None and per_file else 0
+            return self.expected_items(phase) * int(per_item)
         return self.ranks * self.block_size * self.segments
 
     def expected_items(self, phase: str) -> int:
@@ -136,11 +139,13 @@ class WorkloadSpec:
             return 0
         if phase not in METADATA_PHASE_NAMES:
             return 0
-        md = self.metadata or {}
+        md = self.metadata
+        if md is None:
+            return self.ranks if phase in TREE_PHASE_NAMES else 0
         if phase in TREE_PHASE_NAMES:
-            trees = self.ranks if md.get("unique_dir", True) else 1
-            return trees * tree_dirs(int(md.get("tree_depth", 0)), int(md.get("branch_factor", 1)))
-        return self.ranks * int(md.get("items", 0))
+            trees = self.ranks if md.unique_dir else 1
+            return trees * tree_dirs(md.tree_depth, md.branch_factor)
+        return self.ranks * md.items
 
     def progress_path(self, repetition: int, phase: str, rank: int, wearout: bool = False) -> Path:
         suffix = ".wearout" if wearout else ""
@@ -183,20 +188,25 @@ class WorkloadSpec:
             interface=self.interface,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
     def write(self, path: Path) -> Path:
-        path.write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        document = _SPEC.dump_python(self, mode="json")
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
         return path
 
     @classmethod
     def read(cls, path: Path) -> WorkloadSpec:
         try:
-            data = json.loads(path.read_text())
-            return cls(**data)
-        except (OSError, ValueError, TypeError) as error:
+            return _SPEC.validate_json(path.read_bytes())
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the document"
+            raise ConfigError(f"{path}: not a workload spec: {where}: {first['msg']}") from None
+        except OSError as error:
             raise ConfigError(f"{path}: not a workload spec: {error}") from error
+
+
+# The spec as JSON: written by the orchestrator, read by every rank.
+_SPEC: TypeAdapter[WorkloadSpec] = TypeAdapter(WorkloadSpec)
 
 
 def _u64(text: str) -> int:
@@ -253,7 +263,7 @@ def workload_spec(
         run_data=config.metadata.mode != "only",
         metadata=metadata_workload(config),
         verify_seed=verify_seed,
-        suite=None if suite is None else suite.model_dump(),
+        suite=suite,
         posix_dir=None if posix_dir is None else str(posix_dir),
         direct=workload.direct,
         target=workload.target,
@@ -264,7 +274,7 @@ def workload_spec(
     )
 
 
-def metadata_workload(config: RunConfig) -> dict[str, Any] | None:
+def metadata_workload(config: RunConfig) -> MetadataWorkload | None:
     """The metadata part of the spec, None when ``metadata.mode`` is off."""
     md = config.metadata
     if md.mode == "off":
@@ -287,4 +297,4 @@ def metadata_workload(config: RunConfig) -> dict[str, Any] | None:
         # Only a posix: target renames directories; BenchFS (native or
         # mounted) refuses to by design (docs/NAMESPACE.md).
         dir_rename=config.workload.target.startswith("posix:"),
-    ).to_json()
+    )

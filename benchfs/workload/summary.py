@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from analysis.phases import LATENCY_KEYS, Provenance
 from analysis.phases import latency_figures as phase_latency
@@ -37,9 +38,13 @@ API_NAME = "BENCHFS"
 POSIX_API_NAME = "POSIX"
 
 
-@dataclass(frozen=True)
-class RankRow:
-    """One rank's figures for one phase of one repetition."""
+class RankRow(BaseModel):
+    """One rank's figures for one phase of one repetition, as ``ranks.jsonl`` holds
+    it: ``model_dump()`` adds ``elapsed_s`` and leaves out a ``found`` that is None
+    (only find has it); ``model_validate`` reads a row back, ignoring what is not
+    its own."""
+
+    model_config = ConfigDict(frozen=True)
 
     repetition: int
     phase: str
@@ -54,36 +59,12 @@ class RankRow:
     stonewalled: bool = False
     stonewall_ops: int | None = None
     # find (the IO500 suite): the files of the scan that matched its criteria.
-    found: int | None = None
+    found: int | None = Field(default=None, exclude_if=lambda found: found is None)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def elapsed_s(self) -> float:
         return (self.end_unix_ns - self.start_unix_ns) / NS_PER_S
-
-    def to_json(self) -> dict[str, Any]:
-        row = asdict(self)
-        row["elapsed_s"] = self.elapsed_s
-        if self.found is None:
-            del row["found"]  # only find has it
-        return row
-
-    @classmethod
-    def from_json(cls, row: Mapping[str, Any]) -> RankRow:
-        return cls(
-            repetition=int(row["repetition"]),
-            phase=str(row["phase"]),
-            rank=int(row["rank"]),
-            host=str(row["host"]),
-            bytes=int(row["bytes"]),
-            ops=int(row["ops"]),
-            start_unix_ns=int(row["start_unix_ns"]),
-            end_unix_ns=int(row["end_unix_ns"]),
-            errors=int(row.get("errors", 0)),
-            verify_errors=int(row.get("verify_errors", 0)),
-            stonewalled=bool(row.get("stonewalled", False)),
-            stonewall_ops=None if row.get("stonewall_ops") is None else int(row["stonewall_ops"]),
-            found=None if row.get("found") is None else int(row["found"]),
-        )
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def suite_spec(stonewall_s: float = 300.0, name: str = "io500", **changes: Any) 
         rpc_deadline_s=1.0, hosts=["h0"], tasks_per_node=RANKS, file_name="f",
         file_per_process=True, transfer_size=1 << 20, block_size=1 << 20, segments=1,
         repetitions=1, phases=["write"], verify=True, reorder_tasks=True,
-        stonewall_s=stonewall_s, workload_dir="w", state_dir="s", suite=sizes.model_dump(),
+        stonewall_s=stonewall_s, workload_dir="w", state_dir="s", suite=sizes,
         **changes,
     )  # fmt: skip
 
@@ -49,7 +49,7 @@ def suite_rows(seconds: float = 310.0, **per_phase: dict[str, Any]) -> list[Rank
                 values["found"] = 10 if rank == 0 else 0
             if rank == 0:
                 values.update(per_phase.get(phase, {}))
-            rows.append(RankRow.from_json(values))
+            rows.append(RankRow.model_validate(values))
     return rows
 
 
@@ -75,7 +75,7 @@ def test_validity_is_in_the_document_and_in_every_phase_row() -> None:
     # A verification error, and a write phase that ended 10 s before its stonewall.
     changed = suite_rows(**{"mdtest-hard-read": {"verify_errors": 1}})
     changed = [
-        RankRow.from_json({**row.to_json(), "end_unix_ns": row.start_unix_ns + 290 * S})
+        RankRow.model_validate({**row.model_dump(), "end_unix_ns": row.start_unix_ns + 290 * S})
         if row.phase == "ior-hard-write" else row
         for row in changed
     ]  # fmt: skip

@@ -38,7 +38,7 @@ def row(
         start_unix_ns=T0 + int(start_s * S), end_unix_ns=T0 + int(end_s * S),
     )  # fmt: skip
     values.update(kw)
-    return RankRow.from_json(values)
+    return RankRow.model_validate(values)
 
 
 def test_rates_are_all_items_over_the_slowest_rank_then_statistics_over_repetitions() -> None:
@@ -114,13 +114,13 @@ def test_the_metadata_section_checks_name_the_key() -> None:
 
 
 def test_directory_phases_come_first_and_hold_no_bytes() -> None:
-    workload = MetadataWorkload(**{**WORKLOAD.to_json(), "phases": PHASES, "kind": "both"})
+    workload = MetadataWorkload(**{**WORKLOAD.model_dump(), "phases": PHASES, "kind": "both"})
     assert workload.phase_names() == [
         "Tree creation", "Directory creation", "Directory stat", "Directory removal",
         "File creation", "File stat", "File read", "File removal", "Tree removal",
     ]  # fmt: skip
     assert workload.arguments("create", 1, 2, "dir")["kind"] == "dir"
-    only_dirs = MetadataWorkload(**{**workload.to_json(), "kind": "dirs"})
+    only_dirs = MetadataWorkload(**{**workload.model_dump(), "kind": "dirs"})
     assert only_dirs.phase_names() == [
         "Tree creation", "Directory creation", "Directory stat", "Directory removal",
         "Tree removal",
@@ -156,7 +156,7 @@ def test_a_neighbour_stride_moves_every_phase_but_create_to_the_next_rank() -> N
                            write_bytes=0, read_bytes=0, stonewall_s=0.0, repetitions=1,
                            prefix="md")  # fmt: skip
     assert own.arguments("stat", 3, 4)["rank"] == 3
-    strided = MetadataWorkload.from_json({**own.to_json(), "neighbour_stride": 1})
+    strided = MetadataWorkload.model_validate({**own.model_dump(), "neighbour_stride": 1})
     assert [strided.arguments(p, 3, 4)["rank"] for p in ("create", "stat", "read", "remove")] == [
         3, 0, 0, 0,
     ]  # fmt: skip

@@ -27,7 +27,7 @@ WORKLOAD = MetadataWorkload(
 
 def row(phase: str, repetition: int, rank: int, seconds: float, ops: int) -> RankRow:
     start = T0 + repetition * 100 * S
-    return RankRow.from_json(dict(
+    return RankRow.model_validate(dict(
         repetition=repetition, phase=phase, rank=rank, host="h", bytes=0, ops=ops,
         start_unix_ns=start, end_unix_ns=start + int(seconds * S), elapsed_s=seconds,
     ))  # fmt: skip
@@ -62,8 +62,8 @@ def test_tree_rates_count_one_tree_and_rename_runs_on_posix() -> None:
 
 
 def test_a_shared_tree_is_rank_zeros_and_a_refused_rename_says_so() -> None:
-    workload = MetadataWorkload.from_json(
-        {**WORKLOAD.to_json(), "unique_dir": False, "dir_rename": False}
+    workload = MetadataWorkload.model_validate(
+        {**WORKLOAD.model_dump(), "unique_dir": False, "dir_rename": False}
     )
     # Rank 0 makes the one tree; the others' calls are empty and no rate.
     assert workload.tree_arguments("create", 0, 2)["items"] == 13
@@ -77,7 +77,7 @@ def test_a_shared_tree_is_rank_zeros_and_a_refused_rename_says_so() -> None:
     assert rename.unsupported is not None and "not supported by the target" in rename.unsupported
     assert phases[1]["unsupported"] == rename.unsupported  # in the written row
     # mdtest renames no lone directory: no phase, no row.
-    one = MetadataWorkload.from_json({**workload.to_json(), "items": 1, "tree_depth": 0})
+    one = MetadataWorkload.model_validate({**workload.model_dump(), "items": 1, "tree_depth": 0})
     assert "Directory rename" not in one.phase_names()
 
 
@@ -91,11 +91,11 @@ def test_items_spread_over_the_tree_and_the_checks_name_the_keys() -> None:
     spec = metadata_workload(config)
     assert spec is not None
     # mdtest -n 1000 -z 2 -b 3: 76 in each of the 13 directories, 988 in all.
-    assert (spec["items"], spec["tree_depth"], spec["branch_factor"]) == (988, 2, 3)
-    assert spec["dir_rename"] is False  # BenchFS refuses a directory's rename
+    assert (spec.items, spec.tree_depth, spec.branch_factor) == (988, 2, 3)
+    assert spec.dir_rename is False  # BenchFS refuses a directory's rename
     posix = apply_overrides(base, {"metadata.mode": "only", "workload.target": "posix:/tmp"})
     posix_spec = metadata_workload(posix.base)
-    assert posix_spec is not None and posix_spec["dir_rename"] is True
+    assert posix_spec is not None and posix_spec.dir_rename is True
     cases = {
         "metadata.tree_depth": ("-1", "metadata.tree_depth"),
         "metadata.branch_factor": ("0", "metadata.branch_factor"),
@@ -121,7 +121,7 @@ def test_the_console_table_titles_the_items_and_marks_the_refused_rename() -> No
     from benchfs.cli.metadata_display import metadata_grid
     from benchfs.cli.tables import print_grid
 
-    workload = MetadataWorkload.from_json({**WORKLOAD.to_json(), "dir_rename": False})
+    workload = MetadataWorkload.model_validate({**WORKLOAD.model_dump(), "dir_rename": False})
     rows = [row(name, 0, rank, 1.0, ops) for name, ops in
             (("Tree creation", 13), ("Directory creation", 26)) for rank in (0, 1)]  # fmt: skip
     phases, _ = summarize_metadata(rows, workload)

@@ -162,8 +162,8 @@ def test_analysis_reads_the_summary(tmp_path: Path) -> None:
 
 def test_rank_rows_round_trip() -> None:
     original = row(0, 3, 0.5, 1.5)
-    assert RankRow.from_json(original.to_json()) == original
-    assert original.to_json()["elapsed_s"] == pytest.approx(1.0)
+    assert RankRow.model_validate(original.model_dump()) == original
+    assert original.model_dump()["elapsed_s"] == pytest.approx(1.0)
 
 
 def test_phase_rows_name_their_tool_and_layout() -> None:

@@ -18,7 +18,6 @@ binary), and how its directory is made, stamped, scanned and removed.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -123,7 +122,7 @@ class MountPlace:
 
     def find(self, newer_than_ns: int) -> FindCount:
         try:
-            return FindCount.from_json(json.loads(self._step("find", str(newer_than_ns))))
+            return FindCount.model_validate_json(self._step("find", str(newer_than_ns)))
         except (ValueError, KeyError, TypeError) as error:
             raise ToolError(f"find on {self.hosts[0].name}: unreadable answer: {error}") from None
 

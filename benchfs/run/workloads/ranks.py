@@ -38,7 +38,6 @@ from benchfs.run.workloads.base import (
 from benchfs.run.workloads.rank_job import ProgressWatch, run_ranks
 from benchfs.workload.io500_rank import applied_checks
 from benchfs.workload.io500_summary import summarize_suite
-from benchfs.workload.metadata_spec import MetadataWorkload
 from benchfs.workload.metadata_summary import is_metadata_phase, summarize_metadata
 from benchfs.workload.spec import WorkloadSpec, run_seed, workload_spec
 from benchfs.workload.summary import RankRow, summarize
@@ -46,7 +45,7 @@ from benchfs.workload.summary import RankRow, summarize
 
 def read_rank_rows(spec: WorkloadSpec) -> list[RankRow]:
     lines = spec.ranks_file.read_text().splitlines() if spec.ranks_file.is_file() else []
-    return [RankRow.from_json(json.loads(line)) for line in lines if line.strip()]
+    return [RankRow.model_validate_json(line) for line in lines if line.strip()]
 
 
 def read_latencies(spec: WorkloadSpec, rows: Sequence[RankRow]) -> dict[tuple[str, int], Any]:
@@ -83,11 +82,11 @@ def write_summary(spec: WorkloadSpec) -> Summary:
     if not spec.run_data:
         del summary["parameters"]  # IOR's test parameters: no data workload ran
     if spec.metadata is not None:
-        workload = MetadataWorkload.from_json(spec.metadata)
+        workload = spec.metadata
         phases, repetitions = summarize_metadata(rows, workload, latencies)
         summary["phases"] += phases
         summary["repetitions"] += repetitions
-        summary["metadata_parameters"] = workload.to_json()
+        summary["metadata_parameters"] = workload.model_dump()
     write_json_atomic(Path(spec.workload_dir) / SUMMARY_FILE, summary)
     return summary
 
