@@ -63,9 +63,14 @@ class MountBenchSettings:
     jobs: int = 4
     seq_bytes_per_job: int = 128 * MiB
     small_ops: int = 2000
-    threads: int = 4
     rounds: int = DEFAULT_ROUNDS
-    session_spin_us: int = 0
+    # The mount's own settings (threads, session spin, ...), checked where they are made.
+    mount: MountSettings = field(default_factory=MountSettings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The bench's settings and, beside them, every setting the mount ran with."""
+        own = {name: value for name, value in asdict(self).items() if name != "mount"}
+        return {**own, **self.mount.model_dump()}
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,7 @@ class MountBenchReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "settings": asdict(self.settings),
+            "settings": self.settings.to_dict(),
             "load_average": {"start": list(self.load_start), "end": list(self.load_end)},
             "mount_counts": self.mount_counts,
             "cases": [c.to_dict() for c in self.cases],
@@ -225,10 +230,6 @@ def run_mount_bench(
     settings = settings or MountBenchSettings()
     if settings.rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {settings.rounds}")
-    # Checked before any daemon starts.
-    mount_settings = MountSettings.checked(
-        threads=settings.threads, session_spin_us=settings.session_spin_us
-    )
     report = MountBenchReport(settings)
     figures: dict[tuple[str, Side], list[float]] = {}
     with bench_scope(directory, "benchfs-bench-mount-", grace_s=DAEMON_GRACE_S) as (life, root):
@@ -241,7 +242,7 @@ def run_mount_bench(
         # process could not take down must not stay (nor block the removal).
         life.on_exit(lambda: unmount_all_under(root))
         _start_daemons(life, root, registry)
-        with _mounted(life, registry, point, mount_settings, root / "mount.log"):
+        with _mounted(life, registry, point, settings.mount, root / "mount.log"):
             runners: dict[Side, Callable[[_Pattern, Path], float]] = {
                 "native": lambda p, _: _native(registry, p, settings),
                 "mount": lambda p, raw: _fio_case(point, p, settings, raw),

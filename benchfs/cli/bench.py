@@ -408,13 +408,13 @@ def mount(
 ) -> None:
     """fio on the FUSE mount against the native client and against the local disk."""
     from benchfs.bench.mount import MountBenchSettings, run_mount_bench
+    from benchfs.mount.settings import MountSettings
 
     settings = MountBenchSettings(
         seq_bytes_per_job=_size(seq_size, "--seq-size"),
         small_ops=small_ops,
-        threads=threads,
         rounds=rounds,
-        session_spin_us=session_spin,
+        mount=MountSettings.checked(threads=threads, session_spin_us=session_spin),
     )
     with err_console.status("starting") as progress:
         report = run_mount_bench(directory, settings, on_step=lambda s: progress.update(s))

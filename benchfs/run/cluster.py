@@ -28,6 +28,7 @@ from benchfs.config.plan import needs_daemon_restart
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import HostAction, host_job
+from benchfs.mount.settings import MountSettings
 from benchfs.run.daemons import (
     DaemonGroup,
     daemon_commands,
@@ -214,14 +215,15 @@ class Cluster:
         launcher = self.launcher
         root = self.scratch.claim(mount_root(data_base(config), self.scratch.name, point))
         ready_dir = self.scratch.root / f"mounts-p{point}"
-        args = mount_args(config, self.group.registry_dir, root, ready_dir)
+        settings = MountSettings.for_run(config.mount, config.cluster.deadlines)
+        args = mount_args(settings, self.group.registry_dir, root, ready_dir)
         commands = mount_commands(
             launcher, self.hosts, args, env=self.launch_env(), python=self.python
         )
         removes_here = not launcher.capabilities.needs_host_helper
         if not removes_here:
             self.unclean.append(root)  # the per-host helper unmounts and removes it
-        group = MountGroup(commands, args, log_dir, removes_here=removes_here)
+        group = MountGroup(commands, args, settings, log_dir, removes_here=removes_here)
         self.mounts = group
         self.observer.step(f"mounting BenchFS on {len(group.nodes)} nodes")
         group.start(self.life, process_environment(self.env), launcher.stuck_output())

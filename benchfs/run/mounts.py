@@ -35,7 +35,6 @@ from benchfs.cluster.lifecycle import Lifecycle
 from benchfs.cluster.private import make_private_dir
 from benchfs.cluster.processes import ManagedProcess, describe_status, stop_processes
 from benchfs.cluster.stuck import StuckOutput
-from benchfs.config.model import RunConfig
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import MountArgs, mount_argv, mounts_job
@@ -62,8 +61,9 @@ def mount_root(data_base: Path, scratch_name: str, point: int) -> Path:
     return data_base / f"{scratch_name}-mnt-p{point}"
 
 
-def mount_args(config: RunConfig, registry_dir: Path, root: Path, ready_dir: Path) -> MountArgs:
-    settings = MountSettings.for_run(config.mount, config.cluster.deadlines)
+def mount_args(
+    settings: MountSettings, registry_dir: Path, root: Path, ready_dir: Path
+) -> MountArgs:
     return MountArgs(registry_dir, root, ready_dir, tuple(settings.to_argv()))
 
 
@@ -99,12 +99,15 @@ class MountGroup:
         self,
         commands: Sequence[MountCommand],
         args: MountArgs,
+        settings: MountSettings,
         log_dir: Path,
         *,
         removes_here: bool,
     ) -> None:
         self.commands = list(commands)
         self.args = args
+        # What ``args`` asks every mount, for the manifest.
+        self.settings = settings
         self.log_dir = log_dir
         # The launcher runs everything here: unmount and remove here too.
         self.removes_here = removes_here
@@ -226,7 +229,7 @@ class MountGroup:
         """The mounts for the manifest: options, and per node where and what."""
         args = self.args
         return MountRecord(
-            options=MountSettings.from_argv(args.settings).model_dump(),
+            options=self.settings.model_dump(),
             root=str(args.mount_root),
             nodes={
                 node: self.ready.get(node, {"mount_point": str(self.mount_point(node))})
