@@ -270,6 +270,8 @@ def _read_words(
 ) -> npt.NDArray[np.int64]:
     """The file's first ``count`` records, read into the first rows of ``into``."""
     chosen = into[:count]
+    if count == 0:  # a header alone (a daemon killed before its first flush)
+        return chosen
     with header.path.open("rb") as stream:
         stream.seek(header.data_offset)
         got = stream.readinto(chosen.data.cast("B"))

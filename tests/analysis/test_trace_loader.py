@@ -210,3 +210,14 @@ def test_unknown_peer_id_gets_a_name(tmp_path: Path) -> None:
     client = load_traces([path]).kind("rpc_client")
     assert client["peer"].iloc[0] == "node-id-7"
     assert np.issubdtype(client["total_ns"].dtype, np.integer)
+
+
+def test_a_file_of_a_header_alone_loads_beside_the_others(tmp_path: Path) -> None:
+    # A daemon killed before its first flush leaves its header and no record.
+    _two_nodes(tmp_path)
+    write_trace(tmp_path / "trace-c-3.bftrace", trace_header("c", 2, 3, START), empty_records(0))
+    traces = load_traces([tmp_path])
+    assert len(traces.headers) == 3
+    assert len(traces.events["storage_op"]) == 2 and traces.losses == []
+    (alone,) = [h for h in traces.headers if h.path.name == "trace-c-3.bftrace"]
+    assert alone.path.stat().st_size == alone.data_offset
