@@ -88,6 +88,17 @@ class DaemonRecord(_Record):
     data_dir: str | None
 
 
+class MembershipRecord(_Record):
+    """How the clients learned the membership (the one members file, or the N
+    registry records) and how they connect to the daemons."""
+
+    source: Literal["members file", "registry records"]
+    file: str | None
+    daemons: int
+    integrity: str
+    connections: str
+
+
 class HistoryNode(_Record):
     """What the history said of one node before the run."""
 
@@ -284,6 +295,7 @@ class Manifest(_Record):
     stragglers: StragglersRecord | None = None
     live: LiveRecord | None = None
     daemons: list[DaemonRecord] = []
+    membership: MembershipRecord | None = None
     # A posix: target, or where a tool's ranks worked.
     target: RanksTarget | ToolTarget | None = None
     # How the workload reached BenchFS: "native" (the engine's client) or

@@ -110,8 +110,13 @@ class Running:
         return self.scratch.name.removeprefix(".benchfs-")
 
     def pids(self, pattern: str) -> list[int]:
-        """Pids recorded in the scratch dir's JSON files (``g0/registry/*.json``)."""
-        return [int(json.loads(p.read_text())["pid"]) for p in self.scratch.glob(pattern)]
+        """Pids recorded in the scratch dir's JSON files (``g0/registry/*.json``;
+        the registry's members file lists them all and is not one of them)."""
+        return [
+            int(json.loads(p.read_text())["pid"])
+            for p in self.scratch.glob(pattern)
+            if p.name != "members.json"
+        ]
 
     def finish(self, timeout: float = 120) -> tuple[int, str]:
         code = self.process.wait(timeout=timeout)

@@ -45,6 +45,9 @@ from analysis.manifest import (
     Manifest as Manifest,
 )
 from analysis.manifest import (
+    MembershipRecord as MembershipRecord,
+)
+from analysis.manifest import (
     MountRecord as MountRecord,
 )
 from analysis.manifest import (
@@ -180,6 +183,11 @@ class ManifestRecorder:
             for record in registered
         ]
         self.manifest.ranks = ranks
+        self._write()
+
+    def membership(self, record: MembershipRecord) -> None:
+        """How the clients learn the membership and connect (written at once)."""
+        self.manifest.membership = record
         self._write()
 
     def ranks_command(self, argv: Sequence[str]) -> None:

@@ -140,6 +140,9 @@ def daemon_commands(
     return [DaemonCommand(name, argv, tuple(slots), f"daemons-{launcher.name}.log")]
 
 
+# How a client reaches the daemons (docs/PERFORMANCE.md, "Sessions per daemon").
+CONNECTIONS = "every client opens a session with every daemon at connect"
+
 _RANK_LINE = re.compile(r"process rank (\d+)|rank (\d+) ")
 
 
@@ -209,6 +212,15 @@ def membership_missing(registry_dir: Path, slots: Sequence[DaemonSlot]) -> str |
     return "; ".join(parts + wrong)
 
 
+def write_members(registry_dir: Path, slots: Sequence[DaemonSlot]) -> str:
+    """The members file beside the records (``benchfs_native.write_members``):
+    every client of the run then opens this one file instead of N records."""
+    try:
+        return benchfs_native.write_members(str(registry_dir), [s.node_name for s in slots])
+    except (OSError, ValueError) as error:
+        raise LaunchError(f"registry {registry_dir}: {error}") from error
+
+
 class DaemonGroup:
     """The daemons started for one daemon configuration (kept across the
     points of a sweep that do not change it)."""
@@ -228,6 +240,8 @@ class DaemonGroup:
         self.trace_dir = trace_dir
         self.processes: list[ManagedProcess] = []
         self.records: dict[str, benchfs_native.RegistryRecord] = {}
+        # The members file written once all registered (``write_members``).
+        self.members_file: str | None = None
         self.exit_problems: list[str] = []
         # Results directories of the runs these daemons served.
         self.served: list[Path] = []
@@ -262,6 +276,17 @@ class DaemonGroup:
             # it, as Hydra's proxies that cannot connect back): what it said.
             raise LaunchError(self._with_logs(str(error), running_too=True)) from None
         self.records = read_records(self.registry_dir)
+        self.members_file = write_members(self.registry_dir, self.slots)
+
+    def membership_record(self) -> dict[str, object]:
+        """How the clients learn the membership and connect, for the manifest."""
+        return {
+            "source": "members file" if self.members_file else "registry records",
+            "file": self.members_file,
+            "daemons": len(self.slots),
+            "integrity": "HMAC-SHA256 with the session key",
+            "connections": CONNECTIONS,
+        }
 
     def records_by_node_id(self) -> list[benchfs_native.RegistryRecord]:
         return [self.records[s.node_name] for s in self.slots if s.node_name in self.records]

@@ -336,6 +336,7 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         protocol_version: wire::VERSION,
     };
     membership::register(&config.registry_dir, &record)?;
+    membership::discard_members(&config.registry_dir)?;
     let registered_after = t0.elapsed();
     crate::log_line!(
         "benchfs daemon {} (node {}) registered in {} ms",

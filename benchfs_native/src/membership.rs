@@ -12,6 +12,11 @@
 //!   it fails with `ETIMEDOUT`, naming the missing daemons and how many of
 //!   how many registered. A partial membership is returned only with
 //!   [`WaitOptions::allow_partial`].
+//! * `members.json` ([`MEMBERS_FILE`]) beside the records is not a record:
+//!   it is the consolidated list the orchestrator writes once every daemon
+//!   registered (`rpc::members`), so a client opens one file, not N. A
+//!   daemon that registers removes it ([`discard_members`]): the list no
+//!   longer holds once a member's address may have changed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -30,6 +35,8 @@ pub const RECORD_SUFFIX: &str = ".json";
 pub const MAX_NODE_NAME: usize = 200;
 /// Largest record file [`read_all`] accepts.
 pub const MAX_RECORD_BYTES: u64 = 64 * 1024;
+/// The consolidated members file beside the records (never a record).
+pub const MEMBERS_FILE: &str = "members.json";
 /// How many missing names a deadline error lists before "and N more".
 const MISSING_LISTED: usize = 32;
 
@@ -113,6 +120,9 @@ pub fn validate_node_name(name: &str) -> Result<()> {
     }
     if name.starts_with('.') {
         return bad("starts with '.'");
+    }
+    if format!("{name}{RECORD_SUFFIX}") == MEMBERS_FILE {
+        return bad("is reserved for the registry's members file");
     }
     if name.contains(['/', '\0']) || name.chars().any(char::is_control) {
         return bad("contains '/', NUL or a control character");
@@ -261,7 +271,7 @@ fn is_temp(name: &str) -> bool {
     name.starts_with('.') && name.contains(".json.tmp.")
 }
 
-/// Removes every record and leftover temp file from `dir` (other files are
+/// Removes every record, the members file and leftover temp files from `dir` (other files are
 /// left alone); returns how many files were removed. A missing `dir` is
 /// empty.
 pub fn clear(dir: &Path) -> Result<usize> {
@@ -275,7 +285,7 @@ pub fn clear(dir: &Path) -> Result<usize> {
         let entry = entry.map_err(|e| io_err(&e, "list registry directory", dir))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if is_record_name(name) || is_temp(name) {
+        if is_record_name(name) || is_temp(name) || name == MEMBERS_FILE {
             match fs::remove_file(entry.path()) {
                 Ok(()) => removed += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -287,7 +297,22 @@ pub fn clear(dir: &Path) -> Result<usize> {
 }
 
 fn is_record_name(name: &str) -> bool {
-    !name.starts_with('.') && name.len() > RECORD_SUFFIX.len() && name.ends_with(RECORD_SUFFIX)
+    !name.starts_with('.')
+        && name.len() > RECORD_SUFFIX.len()
+        && name.ends_with(RECORD_SUFFIX)
+        && name != MEMBERS_FILE
+}
+
+/// Removes the members file of `dir` (a registering daemon's first act
+/// after its record: the consolidated list is stale from then on). A file
+/// that is not there is not an error.
+pub fn discard_members(dir: &Path) -> Result<()> {
+    let p = dir.join(MEMBERS_FILE);
+    match fs::remove_file(&p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_err(&e, "remove the members file", &p)),
+    }
 }
 
 fn corrupt(path: &Path, why: impl std::fmt::Display) -> Error {

@@ -67,6 +67,10 @@ def test_write_then_read_verified_file_per_process_and_shared(tmp_path: Path) ->
         assert recorded["preflight"]["status"] == "not run"
         assert recorded["effective_config"]["workload"]["verify"] is True
         assert [d["node_name"] for d in recorded["daemons"]] == [f"local{i}" for i in range(4)]
+        # The ranks learned the membership from the one members file.
+        assert recorded["membership"]["source"] == "members file"
+        assert recorded["membership"]["file"].endswith("/registry/members.json")
+        assert recorded["membership"]["daemons"] == 4
         daemon_pids.append(sorted(d["pid"] for d in recorded["daemons"]))
         traces = sorted(path.name for path in (run_dir / "traces").iterdir())
         assert len([name for name in traces if "rank" in name]) == 4

@@ -86,6 +86,7 @@ def test_three_namespace_hosts_through_mpirun_over_tcp(
     assert recorded["ranks"]["launcher"] == "mpirun"
     assert recorded["ranks"]["per_host"] == {host.name: 2 for host in hosts}
     assert [d["node_name"] for d in recorded["daemons"]] == [host.name for host in hosts]
+    assert recorded["membership"]["source"] == "members file"
     names = [host.name for host in hosts]
     if preflight:
         # The preflight ran on every host through mpirun, each in its own namespace.

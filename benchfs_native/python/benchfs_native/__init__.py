@@ -25,6 +25,7 @@ from benchfs_native._native import (
     run_posix_phase,
     serve_daemon,
     serve_mount,
+    write_members,
 )
 from benchfs_native._types import (
     BuildInfo,
@@ -75,4 +76,5 @@ __all__ = [
     "run_posix_phase",
     "serve_daemon",
     "serve_mount",
+    "write_members",
 ]

@@ -41,6 +41,7 @@ __all__ = [
     "run_posix_phase",
     "serve_daemon",
     "serve_mount",
+    "write_members",
 ]
 
 __version__: str
@@ -540,4 +541,14 @@ def read_registry(registry_dir: str) -> list[RegistryRecord]:
     Temp files and other files are skipped; a record that does not parse,
     or two records claiming one node id, raise ``ValueError`` naming the
     files; a missing directory raises ``FileNotFoundError``.
+    """
+
+def write_members(registry_dir: str, node_names: list[str]) -> str:
+    """Writes ``registry_dir/members.json``: the records of the daemons named
+    in ``node_names`` (all registered, ids ``0..N``), signed with the job's
+    session key, atomically; clients then read this one file instead of N
+    records. Returns its path.
+
+    A missing daemon, or ids that are not ``0..N``, raise ``ValueError``
+    naming the registry; no session key raises ``FileNotFoundError``.
     """

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 pub use options::MountOptions;
 
 use crate::error::{Error, Result};
-use crate::membership::{self, Expected};
+use crate::membership::Expected;
 use crate::rpc::client::{Client, ClientOptions};
 use crate::rpc::server::SignalGuard;
 use crate::sys::epoll::Epoll;
@@ -81,7 +81,7 @@ pub fn serve(registry_dir: &Path, mountpoint: &Path, options: &MountOptions) -> 
     // Resolved before mounting: once mounted, resolving it asks the
     // session (mountinfo names the mount by this path).
     let resolved = std::fs::canonicalize(mountpoint);
-    let names: Vec<String> = membership::read_all(registry_dir)?
+    let names: Vec<String> = crate::rpc::members::current(registry_dir, crate::rpc::wire::VERSION)?
         .into_iter()
         .map(|r| r.node_name)
         .collect();

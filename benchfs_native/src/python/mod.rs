@@ -54,6 +54,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(daemon::serve_daemon, m)?)?;
     m.add_function(wrap_pyfunction!(registry::read_registry, m)?)?;
     m.add_function(wrap_pyfunction!(registry::ensure_session_key, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::write_members, m)?)?;
     m.add_function(wrap_pyfunction!(posix::run_posix_phase, m)?)?;
     m.add_function(wrap_pyfunction!(posix::run_posix_metadata_phase, m)?)?;
     m.add_function(wrap_pyfunction!(mount::serve_mount, m)?)?;

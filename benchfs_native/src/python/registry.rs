@@ -1,6 +1,7 @@
 //! `read_registry`: the membership registry as the engine itself reads it
 //! ([`membership::read_all`]), so Python never parses registry records on
-//! its own; `ensure_session_key`: the job's secret beside it.
+//! its own; `ensure_session_key`: the job's secret beside it;
+//! `write_members`: the members file clients read instead of the records.
 
 use std::path::PathBuf;
 
@@ -8,7 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use super::error::BoundaryResult;
-use crate::membership::{self, Record};
+use crate::membership::{self, Expected, Record};
+use crate::rpc::members;
 use crate::rpc::session_key;
 
 /// The job's session key for ``registry_dir``: ``$BENCHFS_SESSION_KEY``
@@ -22,6 +24,32 @@ use crate::rpc::session_key;
 pub(crate) fn ensure_session_key(py: Python<'_>, registry_dir: PathBuf) -> BoundaryResult<String> {
     let key = py.detach(|| session_key::ensure(&registry_dir))?;
     Ok(key.source().to_owned())
+}
+
+/// Writes ``registry_dir/members.json``: the records of the daemons named
+/// in ``node_names`` (all registered, ids ``0..N``), signed with the job's
+/// session key, atomically; clients then read this one file instead of N
+/// records. Returns its path.
+///
+/// A missing daemon, or ids that are not ``0..N``, raise ``ValueError``
+/// naming the registry; no session key raises ``FileNotFoundError``.
+#[pyfunction]
+pub(crate) fn write_members(
+    py: Python<'_>,
+    registry_dir: PathBuf,
+    node_names: Vec<String>,
+) -> BoundaryResult<String> {
+    let path = py.detach(|| {
+        let key = session_key::load(&registry_dir)?.ok_or_else(|| {
+            crate::Error::os(
+                libc::ENOENT,
+                "write the members file: no session key",
+                session_key::key_path(&registry_dir).display().to_string(),
+            )
+        })?;
+        members::publish(&registry_dir, &Expected::Names(node_names), &key).map(|(p, _)| p)
+    })?;
+    Ok(path.display().to_string())
 }
 
 /// Every daemon record in ``registry_dir``, sorted by node id.

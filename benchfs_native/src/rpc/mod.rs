@@ -10,12 +10,15 @@
 //!   and the active message ids of the RPC layer.
 //! * [`session_key`]: the job's secret (environment or the registry's
 //!   `session.key`) that signs every connect.
+//! * [`members`]: the members file, the whole membership in one file
+//!   signed with the session key, which clients read instead of N records.
 //! * [`transport`]: the `auto`/`shm`/`tcp` setting as UCX configuration.
 //! * [`client`]: the RPC client (operations and the bulk phase).
 //! * [`server`]: a daemon's event loop, storage pool and sessions
 //!   (docs/RPC.md).
 
 pub mod client;
+pub mod members;
 pub mod server;
 pub mod session;
 pub mod session_key;

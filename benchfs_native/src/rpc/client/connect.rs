@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -15,6 +15,7 @@ use benchfs_ucx::{
 use crate::error::{Error, Result};
 use crate::membership::{self, Expected, Record, WaitOptions};
 use crate::placement::fmix64;
+use crate::rpc::members;
 use crate::rpc::session::{self, AM_REPLY, AM_SESSION, NONCE_LEN, Session};
 use crate::rpc::session_key::{self, SessionKey, TAG_LEN};
 use crate::rpc::transport::{Transport, ucx_error};
@@ -90,6 +91,8 @@ pub struct Conn {
     pub client_id: u64,
     /// Chunk size all daemons announced.
     pub chunk_size: u64,
+    /// The members file the membership came from (`None`: the records).
+    pub members_file: Option<PathBuf>,
     // Declared last: dropped after the endpoints and queues above.
     /// The worker.
     pub worker: Worker,
@@ -164,13 +167,33 @@ pub struct ConnectSpec<'a> {
 /// daemon. Fails at the deadline naming the daemons that did not register
 /// or did not answer.
 pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
-    let wait = WaitOptions {
-        allow_partial: spec.allow_partial,
-        protocol_version: Some(wire::VERSION),
-        ..WaitOptions::default()
+    let mut key = match spec.session_key {
+        Some(k) => Some(k.clone()),
+        None => session_key::load(spec.registry_dir)?,
     };
-    let mut records =
-        membership::wait_for_with(spec.registry_dir, spec.expected, spec.deadline, &wait)?;
+    // One file when the orchestrator wrote it; else the records, waited on.
+    let (mut records, members_file) = match members::read(
+        spec.registry_dir,
+        spec.expected,
+        key.as_ref(),
+        wire::VERSION,
+    )? {
+        Some(records) => (records, Some(members::path(spec.registry_dir))),
+        None => {
+            let wait = WaitOptions {
+                allow_partial: spec.allow_partial,
+                protocol_version: Some(wire::VERSION),
+                ..WaitOptions::default()
+            };
+            let records =
+                membership::wait_for_with(spec.registry_dir, spec.expected, spec.deadline, &wait)?;
+            // The first daemon creates the key file: read it once they are there.
+            if key.is_none() {
+                key = session_key::load(spec.registry_dir)?;
+            }
+            (records, None)
+        }
+    };
     records.sort_by_key(|r| r.node_id);
     check_ids(&records)?;
     let (context, worker) = spec.transport.open(spec.name)?;
@@ -185,10 +208,6 @@ pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
     let mut sends = Vec::with_capacity(records.len());
     // Without a key the connect goes out unsigned: the daemons refuse it
     // and the error says so, naming the registry.
-    let key = match spec.session_key {
-        Some(k) => Some(k.clone()),
-        None => session_key::load(spec.registry_dir)?,
-    };
     let mut nonce = [0u8; NONCE_LEN];
     crate::sys::fill_random(&mut nonce)
         .map_err(|e| Error::from_io(&e, "draw a connect nonce", "getrandom"))?;
@@ -238,6 +257,7 @@ pub fn connect(spec: &ConnectSpec<'_>) -> Result<Conn> {
         sessions,
         client_id,
         chunk_size: 0,
+        members_file,
         worker,
         _context: context,
     };
@@ -307,8 +327,12 @@ fn wait_accepts(conn: &mut Conn, deadline: Instant, registry_dir: &Path) -> Resu
                 libc::ETIMEDOUT,
                 &names(&missing),
                 format!(
-                    "no session accept from {} of {n} daemons by the connect deadline",
-                    missing.len()
+                    "no session accept from {} of {n} daemons by the connect deadline{}",
+                    missing.len(),
+                    conn.members_file
+                        .as_ref()
+                        .map(|p| format!(" (addresses from {}: stale?)", p.display()))
+                        .unwrap_or_default()
                 ),
             ));
         }
