@@ -4,7 +4,9 @@ For each size N, on this machine (the local launcher, small buffer pools),
 the steps every `benchfs run` takes are timed one by one:
 
 - ``spawn_s``: the launcher starting N daemon processes;
-- ``membership_s``: from the last spawn until all N are in the registry;
+- ``membership_s``: from the last spawn until all N are in the registry
+  (the members file written after it is the hosts' bench's step,
+  ``benchfs.bench.scale_hosts``);
 - ``read_registry_s``: reading the N registry records once;
 - ``connect_s``: one client connecting to all N (a session with each);
 - ``first_rpc_s``: that client's first RPC (a ping) to every node, in turn;
@@ -119,10 +121,16 @@ class _StepClock(RunObserver):
 
 
 def growth_of(rows: Sequence[ScaleRow], step: str) -> Growth:
+    """The exponent of ``t ~ N**k`` of one step over the rows (``fit``)."""
+    return fit([(row.nodes, row.step(step)) for row in rows], step)
+
+
+def fit(points: Sequence[tuple[int, float]], step: str, target: int = TARGET_NODES) -> Growth:
     """The exponent of ``t ~ N**k``, a least-squares fit of log t on log N
-    over every size (1.0 where one size only)."""
-    xs = [math.log(row.nodes) for row in rows]
-    ys = [math.log(max(row.step(step), 1e-9)) for row in rows]
+    over every (N, t) point (1.0 where one size only), and t at ``target``
+    scaled from the largest N by it."""
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(max(t, 1e-9)) for _, t in points]
     mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
     spread = sum((x - mean_x) ** 2 for x in xs)
     exponent = (
@@ -130,10 +138,8 @@ def growth_of(rows: Sequence[ScaleRow], step: str) -> Growth:
         if spread > 0
         else 1.0
     )
-    last = rows[-1]
-    return Growth(
-        step, round(exponent, 2), last.step(step) * (TARGET_NODES / last.nodes) ** exponent
-    )
+    last_n, last_t = max(points)
+    return Growth(step, round(exponent, 2), last_t * (target / last_n) ** exponent)
 
 
 def _measure(
@@ -164,11 +170,10 @@ def _measure(
         cluster = Cluster(life, scratch, clock, env, sys.executable)
         try:
             cluster.start(config, hosts, launcher)
-            done = time.perf_counter()
             group = cluster.group
             assert group is not None
             spawn_s = clock.marks["waiting"] - clock.marks["starting"]
-            membership_s = done - clock.marks["waiting"]
+            membership_s = clock.marks["publishing"] - clock.marks["waiting"]
             t = time.perf_counter()
             records = benchfs_native.read_registry(str(group.registry_dir))
             read_registry_s = time.perf_counter() - t

@@ -10,6 +10,7 @@ import typer
 
 from benchfs.cli.bench_display import (
     analysis_grid,
+    host_scale_grid,
     metadata_bench_grid,
     mount_grid,
     scale_grid,
@@ -26,6 +27,7 @@ from benchfs.config.model import (
     MAX_QUEUE_DEPTH,
 )
 from benchfs.config.sizes import parse_size
+from benchfs.errors import ToolError
 
 app = typer.Typer(help="Side-by-side benchmarks: the engine against a reference tool.")
 console = make_console()
@@ -354,10 +356,31 @@ def scale(
     ] = None,
     wide: WideOption = False,
     columns: ColumnsOption = None,
+    hosts: Annotated[
+        str | None,
+        typer.Option(
+            "--hosts",
+            help="Host counts, e.g. 4,8,16: a tiny `benchfs run` on the first k hosts of "
+            "--hostfile each, timed step by step (instead of local daemons).",
+        ),
+    ] = None,
+    hostfile: Annotated[
+        Path | None, typer.Option("--hostfile", help="The hosts of --hosts (a hostfile).")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Run config of the --hosts runs (launcher, transport)."),
+    ] = None,
+    ranks_per_host: Annotated[
+        int, typer.Option("--ranks-per-host", min=1, help="Ranks on each host with --hosts.")
+    ] = 4,
 ) -> None:
     """Set-up cost as the cluster grows: spawn, membership, connect, first RPC, stop."""
     from benchfs.bench.scale import DEFAULT_SIZES, SUPERLINEAR, TARGET_NODES, run_scale_bench
 
+    if hosts is not None:
+        _scale_hosts(hosts, hostfile, config, ranks_per_host, directory, json_output, wide, columns)
+        return
     pool = _size(buffer_pool_size, "--buffer-pool-size")
     with err_console.status("starting") as progress:
         report = run_scale_bench(
@@ -370,6 +393,49 @@ def scale(
         typer.echo(json.dumps(report.to_json(), indent=2))
         return
     _print(scale_grid(report, TARGET_NODES, SUPERLINEAR), View.of(wide, columns))
+
+
+def _scale_hosts(
+    counts_text: str,
+    hostfile: Path | None,
+    config: Path | None,
+    ranks_per_host: int,
+    directory: Path | None,
+    json_output: bool,
+    wide: bool,
+    columns: str | None,
+) -> None:
+    import os
+
+    from benchfs.bench.scale import SUPERLINEAR
+    from benchfs.bench.scale_hosts import run_hosts_scale_bench
+    from benchfs.bench.scope import bench_scope
+    from benchfs.cluster.hostfile import parse_hostfile
+
+    try:
+        counts = [int(part) for part in counts_text.split(",") if part.strip()]
+    except ValueError:
+        raise ToolError(f"--hosts {counts_text}: expected counts like 4,8,16") from None
+    if hostfile is None:
+        raise ToolError("--hosts needs --hostfile (the hosts to run on)")
+    with (
+        err_console.status("starting") as progress,
+        bench_scope(directory, "benchfs-scale-hosts-") as (_, root),
+    ):
+        report = run_hosts_scale_bench(
+            parse_hostfile(hostfile),
+            counts,
+            ranks_per_host=ranks_per_host,
+            settings={},
+            directory=root,
+            env=dict(os.environ),
+            on_progress=lambda step: progress.update(step),
+            config_path=config,
+        )
+    if json_output:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+        return
+    _print(host_scale_grid(report, SUPERLINEAR), View.of(wide, columns))
 
 
 @app.command("mount")

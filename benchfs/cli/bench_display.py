@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the benchmark modules pull in pandas and the engine
     from benchfs.bench.metadata import MetadataBenchReport
     from benchfs.bench.mount import MountBenchReport
     from benchfs.bench.scale import ScaleReport
+    from benchfs.bench.scale_hosts import HostScaleReport
     from benchfs.bench.storage import Side, StorageBenchReport
 
 
@@ -108,6 +109,29 @@ def scale_grid(report: ScaleReport, target_nodes: int, superlinear: float) -> Gr
         grid.add_row(
             growth.step.removesuffix("_s"),
             *(f"{row.step(growth.step):.4f}" for row in report.rows),
+            f"{growth.exponent:.2f}{mark}",
+            f"{growth.at_target_s:,.2f}",
+        )
+    return grid
+
+
+def host_scale_grid(report: HostScaleReport, superlinear: float) -> Grid:
+    """A row a step of a run across hosts: its seconds at each host count, the
+    fitted growth and the estimate at 1,024 hosts."""
+    headers = ["step (s)", *(f"{row.hosts} hosts" for row in report.rows), "growth k",
+               "1,024 hosts (est.)"]  # fmt: skip
+    grid = Grid.of(
+        f"`benchfs run` by host count ({report.ranks_per_host} ranks a host)",
+        headers,
+        [],
+        transpose=True,
+        caption=f"growth k: t ~ N**k fitted over the counts; '!' marks k > {superlinear}",
+    )
+    for growth in report.growth:
+        mark = " !" if growth.superlinear else ""
+        grid.add_row(
+            growth.step.removesuffix("_s"),
+            *(f"{row.seconds[growth.step]:.4f}" for row in report.rows),
             f"{growth.exponent:.2f}{mark}",
             f"{growth.at_target_s:,.2f}",
         )

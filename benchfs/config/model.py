@@ -67,6 +67,14 @@ class Deadlines(Section):
     phase_s: Seconds = 3600.0
     shutdown_s: Seconds = 10.0
     mount_s: Seconds = 30.0
+    # Added, per node, to each start-up deadline whose work grows with the
+    # number of nodes (registration, connect, mounts, the ranks' start, the
+    # jobs on every host): a fixed one that holds at 16 nodes breaks at 1,024.
+    per_node_s: Annotated[float, Field(ge=0, le=60.0, allow_inf_nan=False)] = 0.05
+
+    def grown(self, base_s: float, nodes: int) -> float:
+        """``base_s`` plus the per-node term for ``nodes`` nodes."""
+        return base_s + self.per_node_s * max(nodes, 0)
 
 
 class ClusterConfig(Section):

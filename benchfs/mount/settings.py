@@ -74,13 +74,14 @@ class MountSettings(BaseModel):
             ) from error
 
     @classmethod
-    def for_run(cls, mount: MountConfig, deadlines: Deadlines) -> MountSettings:
-        """A run's mounts: its ``[mount]`` section and its deadlines; private and
-        read-write, never ``allow_other``."""
+    def for_run(cls, mount: MountConfig, deadlines: Deadlines, daemons: int) -> MountSettings:
+        """A run's mounts: its ``[mount]`` section and its deadlines (the connect's
+        grown with the ``daemons`` it connects to); private and read-write, never
+        ``allow_other``."""
         return cls.checked(
             **mount.model_dump(),
             rpc_deadline_s=deadlines.rpc_s,
-            connect_deadline_s=deadlines.register_s,
+            connect_deadline_s=deadlines.grown(deadlines.register_s, daemons),
         )
 
     def engine_kwargs(self) -> dict[str, Any]:

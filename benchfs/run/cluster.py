@@ -206,7 +206,9 @@ class Cluster:
         self.observer.step(f"starting {len(slots)} daemons on {len(hosts)} hosts")
         group.start(self.life, process_environment(self.env), launcher.stuck_output())
         self.observer.step(f"waiting for {len(slots)} daemons to register")
-        group.wait_registered(cluster.deadlines.register_s)
+        group.wait_registered(cluster.deadlines.grown(cluster.deadlines.register_s, len(slots)))
+        self.observer.step(f"publishing the {len(slots)} members in one file")
+        group.publish_members()
 
     def mount(self, config: RunConfig, point: int, log_dir: Path) -> MountGroup:
         """Mount the running daemons on every host and wait until each mount is live."""
@@ -215,7 +217,9 @@ class Cluster:
         launcher = self.launcher
         root = self.scratch.claim(mount_root(data_base(config), self.scratch.name, point))
         ready_dir = self.scratch.root / f"mounts-p{point}"
-        settings = MountSettings.for_run(config.mount, config.cluster.deadlines)
+        settings = MountSettings.for_run(
+            config.mount, config.cluster.deadlines, len(self.group.slots)
+        )
         args = mount_args(settings, self.group.registry_dir, root, ready_dir)
         commands = mount_commands(
             launcher, self.hosts, args, env=self.launch_env(), python=self.python
@@ -227,7 +231,8 @@ class Cluster:
         self.mounts = group
         self.observer.step(f"mounting BenchFS on {len(group.nodes)} nodes")
         group.start(self.life, process_environment(self.env), launcher.stuck_output())
-        group.wait_live(config.cluster.deadlines.mount_s)
+        deadlines = config.cluster.deadlines
+        group.wait_live(deadlines.grown(deadlines.mount_s, len(group.nodes)))
         return group
 
     def unmount(self) -> None:
@@ -307,7 +312,8 @@ class Cluster:
             stuck_when=launcher.stuck_output(),
         )
         try:
-            code = wait_process(process, deadline_s + NODE_JOB_DEADLINE_S)
+            per_node = 0.0 if self.config is None else self.config.cluster.deadlines.per_node_s
+            code = wait_process(process, deadline_s + NODE_JOB_DEADLINE_S + per_node * len(hosts))
         except LaunchError as error:
             self.notes.append(str(error))
             stop_processes([process], STOP_MARGIN_S)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +243,8 @@ class DaemonGroup:
         self.records: dict[str, benchfs_native.RegistryRecord] = {}
         # The members file written once all registered (``write_members``).
         self.members_file: str | None = None
+        self.members_write_s = 0.0
+        self.members_bytes = 0
         self.exit_problems: list[str] = []
         # Results directories of the runs these daemons served.
         self.served: list[Path] = []
@@ -276,7 +279,13 @@ class DaemonGroup:
             # it, as Hydra's proxies that cannot connect back): what it said.
             raise LaunchError(self._with_logs(str(error), running_too=True)) from None
         self.records = read_records(self.registry_dir)
+
+    def publish_members(self) -> None:
+        """The members file, once every daemon registered (``write_members``)."""
+        started = time.perf_counter()
         self.members_file = write_members(self.registry_dir, self.slots)
+        self.members_write_s = time.perf_counter() - started
+        self.members_bytes = Path(self.members_file).stat().st_size
 
     def membership_record(self) -> dict[str, object]:
         """How the clients learn the membership and connect, for the manifest."""
@@ -285,6 +294,8 @@ class DaemonGroup:
             "file": self.members_file,
             "daemons": len(self.slots),
             "integrity": "HMAC-SHA256 with the session key",
+            "write_s": round(self.members_write_s, 6),
+            "bytes": self.members_bytes,
             "connections": CONNECTIONS,
         }
 

@@ -282,6 +282,7 @@ def run_point(
             workload.prepare(ran)
             ran.watches.start()
             workload.run(ran)
+            observer.step("summarising the results")
             result.summary = workload.summarise(ran)
         finally:
             ran.watches.stop()
@@ -386,6 +387,7 @@ def run_plan(
             for result in results:
                 late = [] if cluster is None else cluster.notes + life.cleanup_errors
                 notes = [note for note in late if note not in result.notes]
+                observer.step(f"writing the report of {result.run_dir.name}")
                 report = write_report_safely(result.run_dir)
                 if report is not None:
                     notes.append(report)

@@ -294,6 +294,8 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
     // The job's secret: the environment's, the registry's, or a new one
     // written there (a daemon started by hand).
     let session_key = session_key::ensure(&config.registry_dir)?;
+    // Two descriptors per tcp session: the soft limit would cap the clients.
+    let _ = crate::sys::limits::raise_open_files();
     prepare_data_dir(&config.data_dir)?;
     let _data_dir_lock = lock_data_dir(&config.data_dir, &config.node_name)?;
     // Opened first so the file's header names the daemon, not the store.

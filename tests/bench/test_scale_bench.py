@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchfs.bench.scale import STEPS, ScaleRow, growth_of
+from benchfs.bench.scale import STEPS, ScaleRow, fit, growth_of
 from benchfs.cli.main import app
 
 runner = CliRunner()
@@ -47,3 +47,18 @@ def test_a_size_below_one_is_refused() -> None:
     result = runner.invoke(app, ["bench", "scale", "--nodes", "0"])
     assert result.exit_code == 2
     assert "--nodes" in result.output
+
+
+def test_host_counts_need_the_hosts() -> None:
+    result = runner.invoke(app, ["bench", "scale", "--hosts", "4,8"])
+    assert result.exit_code != 0
+    assert "--hosts needs --hostfile" in str(result.exception)
+    result = runner.invoke(app, ["bench", "scale", "--hosts", "4,x", "--hostfile", "/nonexistent"])
+    assert result.exit_code != 0
+    assert "--hosts 4,x: expected counts like 4,8,16" in str(result.exception)
+
+
+def test_fit_scales_the_largest_point() -> None:
+    growth = fit([(4, 1.0), (16, 4.0), (8, 2.0)], "stop_s", target=32)
+    assert growth.exponent == pytest.approx(1.0)
+    assert growth.at_target_s == pytest.approx(8.0)

@@ -58,6 +58,7 @@ def test_defaults_fill_every_key() -> None:
         "phase_s": 3600.0,
         "shutdown_s": 10.0,
         "mount_s": 30.0,
+        "per_node_s": 0.05,
     }
     assert effective["workload"]["phases"] == ["write", "read"]
     # The main job: one transfer in flight per rank, phases ended by a 15 s

@@ -95,7 +95,15 @@ def test_two_runs_at_once_are_both_recorded(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("whole_lines")
 def test_a_failed_run_is_recorded_as_failed(tmp_path: Path) -> None:
     # No daemon registers within a millisecond: the run fails once they have started.
-    process = start(two_nodes(tmp_path, "--set", "cluster.deadlines.register_s=0.001"))
+    process = start(
+        two_nodes(
+            tmp_path,
+            "--set",
+            "cluster.deadlines.register_s=0.001",
+            "--set",
+            "cluster.deadlines.per_node_s=0",
+        )
+    )
     _, err = process.communicate(timeout=600)
     assert process.returncode != 0
     (run_dir,) = run_dirs(tmp_path / "results")

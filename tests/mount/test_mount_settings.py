@@ -51,7 +51,7 @@ def test_a_run_s_mount_section_has_the_same_bounds_and_defaults_as_the_mount() -
     for name, field in MountConfig.model_fields.items():
         mine = MountSettings.model_fields[name]
         assert (field.default, field.metadata) == (mine.default, mine.metadata), name
-    run = MountSettings.for_run(MountConfig(threads=2, session_spin_us=5), Deadlines())
+    run = MountSettings.for_run(MountConfig(threads=2, session_spin_us=5), Deadlines(), 4)
     assert (run.threads, run.session_spin_us, run.allow_other, run.read_only) == (
         2,
         5,
@@ -60,7 +60,7 @@ def test_a_run_s_mount_section_has_the_same_bounds_and_defaults_as_the_mount() -
     )
     assert (run.rpc_deadline_s, run.connect_deadline_s) == (
         Deadlines().rpc_s,
-        Deadlines().register_s,
+        Deadlines().register_s + 4 * Deadlines().per_node_s,
     )
 
 

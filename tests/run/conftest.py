@@ -10,6 +10,7 @@ from launchers.netns_hosts import NamespaceHosts, namespace_hosts_fixture
 from launchers.slurm_cluster import SlurmCluster, slurm_cluster_fixture
 
 __all__ = [
+    "eight_namespace_hosts",
     "slow_disk_factory",
     "slurm_on_three_namespace_hosts",
     "three_hosts_with_own_mounts",
@@ -22,6 +23,12 @@ __all__ = [
 def three_namespace_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
     """Three hosts, each a network namespace with its own address (root only)."""
     yield from namespace_hosts_fixture(tmp_path_factory, count=3)
+
+
+@pytest.fixture(scope="session")
+def eight_namespace_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
+    """Eight hosts, each a network namespace with its own address (root only)."""
+    yield from namespace_hosts_fixture(tmp_path_factory, count=8)
 
 
 @pytest.fixture(scope="session")

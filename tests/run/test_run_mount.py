@@ -254,7 +254,8 @@ def test_a_sweep_mounts_each_point_afresh_and_unmounts_each(tmp_path: Path) -> N
 
 @needs_mount
 def test_mounts_not_live_in_time_fail_the_run_naming_the_nodes_and_logs(tmp_path: Path) -> None:
-    done = benchfs_run(mount_args(tmp_path, "--set", "cluster.deadlines.mount_s=0.001"))
+    fixed = ("--set", "cluster.deadlines.mount_s=0.001", "--set", "cluster.deadlines.per_node_s=0")
+    done = benchfs_run(mount_args(tmp_path, *fixed))
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert line.startswith("error: timed out after 0.001 s waiting for 4 mounts under "), line

@@ -86,10 +86,13 @@ class ProgressWatch:
         deadlines = self.deadlines
         status = read_status(self.spec.phase_file)
         if status is None:
-            if time.monotonic() - self.started > deadlines.register_s + deadlines.rpc_s:
+            # Starting the ranks and their connects grow with the hosts and daemons.
+            nodes = len(self.spec.hosts) + len(self.spec.node_names)
+            start_s = deadlines.grown(deadlines.register_s + deadlines.rpc_s, nodes)
+            if time.monotonic() - self.started > start_s:
                 raise LaunchError(
-                    f"workload ranks did not start a phase within "
-                    f"{deadlines.register_s + deadlines.rpc_s:g} s: {log_tail(self.log)}"
+                    f"workload ranks did not start a phase within {start_s:g} s: "
+                    f"{log_tail(self.log)}"
                 )
             return
         progress = current_progress(self.spec)

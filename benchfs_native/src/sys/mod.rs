@@ -17,6 +17,7 @@
 //!   client's transfer buffers on huge pages).
 //! * [`signals`]: installing and restoring signal handlers.
 //! * [`host`]: the host name.
+//! * [`limits`]: the open-file limit, raised to the hard one.
 //! * [`random`]: `getrandom` (session keys, nonces, channel tokens) and
 //!   the effective uid.
 //! * [`lock`]: `flock`, the data directory's one-daemon lock.
@@ -29,6 +30,7 @@ pub mod eventfd;
 pub mod fs;
 pub mod host;
 pub mod kernel;
+pub mod limits;
 pub mod lock;
 pub mod mmap;
 pub mod mount;
