@@ -14,6 +14,8 @@ setting, which picks `UCX_TLS`):
   with that many sessions open;
 - `fds`: the daemon's open file descriptors (a tcp session holds sockets;
   at 49,152 sessions that is the limit to check first);
+- `cpu_ms`: the daemon's CPU time (utime + stime) spent on the sessions
+  opened since the count before, per session: what one accept costs it;
 - `per_session_kib`: (VmRSS with the most sessions - VmRSS idle) / sessions,
   the slope a daemon pays per client of the job;
 - `after_close_kib`: VmRSS once every session is closed again.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -47,6 +50,12 @@ def status_kib(pid: int, field: str) -> int:
     raise RuntimeError(f"no {field} for pid {pid}")
 
 
+def cpu_s(pid: int) -> float:
+    """utime + stime of ``pid``, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def open_fds(pid: int) -> int:
     return len(list(Path(f"/proc/{pid}/fd").iterdir()))
 
@@ -58,6 +67,7 @@ class Point:
     rss_kib: int
     hwm_kib: int
     fds: int
+    cpu_ms: float
 
 
 @dataclass
@@ -110,6 +120,7 @@ def measure(transport: str, most: int) -> TransportCost:
             idle_fds = open_fds(proc.pid)
             points, times = [], []
             for count in counts_up_to(most):
+                before, cpu_before = len(clients), cpu_s(proc.pid)
                 while len(clients) < count:
                     t = time.perf_counter()
                     client = bn.Client(
@@ -125,6 +136,7 @@ def measure(transport: str, most: int) -> TransportCost:
                         status_kib(proc.pid, "VmRSS"),
                         status_kib(proc.pid, "VmHWM"),
                         open_fds(proc.pid),
+                        round((cpu_s(proc.pid) - cpu_before) * 1e3 / (count - before), 2),
                     )
                 )
             for client in clients:
@@ -161,11 +173,11 @@ def main() -> None:
         return
     for c in costs:
         print(f"{c.transport}: idle VmRSS {c.idle_rss_kib} KiB, {c.idle_fds} fds")
-        print("  sessions  connect_ms  rss_kib  hwm_kib  fds")
+        print("  sessions  connect_ms  rss_kib  hwm_kib  fds  cpu_ms")
         for p in c.points:
             print(
                 f"  {p.sessions:8d}  {p.connect_ms:10.2f}  {p.rss_kib:7d}  {p.hwm_kib:7d}"
-                f"  {p.fds:4d}"
+                f"  {p.fds:4d}  {p.cpu_ms:6.2f}"
             )
         print(
             f"  per session {c.per_session_kib} KiB;"

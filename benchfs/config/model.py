@@ -61,6 +61,12 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
+# A daemon's CPU time per session it accepts over tcp, 2.5-3.4 ms measured
+# (docs/perf-log/scale.md, "Sessions per daemon"), with margin: every daemon
+# accepts one session from every rank of the job, one after the other.
+ACCEPT_PER_RANK_S = 0.005
+
+
 class Deadlines(Section):
     register_s: Seconds = 60.0
     rpc_s: Seconds = 30.0
@@ -75,6 +81,11 @@ class Deadlines(Section):
     def grown(self, base_s: float, nodes: int) -> float:
         """``base_s`` plus the per-node term for ``nodes`` nodes."""
         return base_s + self.per_node_s * max(nodes, 0)
+
+    def connect_s(self, daemons: int, ranks: int) -> float:
+        """The ranks' connect: ``register_s`` grown per daemon, plus the time
+        each daemon takes to accept one session from every rank of the job."""
+        return self.grown(self.register_s, daemons) + ACCEPT_PER_RANK_S * max(ranks, 0)
 
 
 class ClusterConfig(Section):

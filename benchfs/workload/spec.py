@@ -241,7 +241,9 @@ def workload_spec(
         registry_dir=str(registry_dir),
         node_names=list(node_names),
         transport=cluster.transport,
-        connect_deadline_s=cluster.deadlines.grown(cluster.deadlines.register_s, len(node_names)),
+        connect_deadline_s=cluster.deadlines.connect_s(
+            len(node_names), len(hosts) * workload.tasks_per_node
+        ),
         rpc_deadline_s=cluster.deadlines.rpc_s,
         hosts=list(hosts),
         tasks_per_node=workload.tasks_per_node,

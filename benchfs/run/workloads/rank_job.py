@@ -86,9 +86,11 @@ class ProgressWatch:
         deadlines = self.deadlines
         status = read_status(self.spec.phase_file)
         if status is None:
-            # Starting the ranks and their connects grow with the hosts and daemons.
-            nodes = len(self.spec.hosts) + len(self.spec.node_names)
-            start_s = deadlines.grown(deadlines.register_s + deadlines.rpc_s, nodes)
+            # Starting the ranks and their connects grow with the hosts, daemons and ranks.
+            spec = self.spec
+            start_s = deadlines.rpc_s + deadlines.grown(
+                deadlines.connect_s(len(spec.node_names), spec.ranks), len(spec.hosts)
+            )
             if time.monotonic() - self.started > start_s:
                 raise LaunchError(
                     f"workload ranks did not start a phase within {start_s:g} s: "
