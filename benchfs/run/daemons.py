@@ -141,7 +141,7 @@ def daemon_commands(
     return [DaemonCommand(name, argv, tuple(slots), f"daemons-{launcher.name}.log")]
 
 
-# How a client reaches the daemons (docs/PERFORMANCE.md, "Sessions per daemon").
+# How a client reaches the daemons (docs/perf-log/scale.md, "Sessions per daemon").
 CONNECTIONS = "every client opens a session with every daemon at connect"
 
 _RANK_LINE = re.compile(r"process rank (\d+)|rank (\d+) ")

@@ -1,5 +1,5 @@
 //! The open-file limit: a daemon holds two descriptors per tcp session
-//! (docs/PERFORMANCE.md, "Sessions per daemon"), so it raises its soft
+//! (docs/perf-log/scale.md, "Sessions per daemon"), so it raises its soft
 //! limit to the hard one.
 
 /// Raises `RLIMIT_NOFILE`'s soft limit to its hard limit; returns the soft
