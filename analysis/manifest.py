@@ -96,6 +96,9 @@ class MembershipRecord(_Record):
     file: str | None
     daemons: int
     integrity: str
+    # Seconds to write the members file, and its size.
+    write_s: float
+    bytes: int
     connections: str
 
 

@@ -35,6 +35,7 @@ from benchfs.daemon.settings import (
 from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import daemon_argv, daemons_job
+from benchfs.results.manifest import MembershipRecord
 
 
 @dataclass(frozen=True)
@@ -287,17 +288,17 @@ class DaemonGroup:
         self.members_write_s = time.perf_counter() - started
         self.members_bytes = Path(self.members_file).stat().st_size
 
-    def membership_record(self) -> dict[str, object]:
+    def membership_record(self) -> MembershipRecord:
         """How the clients learn the membership and connect, for the manifest."""
-        return {
-            "source": "members file" if self.members_file else "registry records",
-            "file": self.members_file,
-            "daemons": len(self.slots),
-            "integrity": "HMAC-SHA256 with the session key",
-            "write_s": round(self.members_write_s, 6),
-            "bytes": self.members_bytes,
-            "connections": CONNECTIONS,
-        }
+        return MembershipRecord(
+            source="members file" if self.members_file else "registry records",
+            file=self.members_file,
+            daemons=len(self.slots),
+            integrity="HMAC-SHA256 with the session key",
+            write_s=round(self.members_write_s, 6),
+            bytes=self.members_bytes,
+            connections=CONNECTIONS,
+        )
 
     def records_by_node_id(self) -> list[benchfs_native.RegistryRecord]:
         return [self.records[s.node_name] for s in self.slots if s.node_name in self.records]

@@ -21,7 +21,7 @@ from analysis.layout import RunLayout
 from benchfs.cluster.hostfile import Host
 from benchfs.config.model import Interface, RunConfig
 from benchfs.launchers.base import Launcher
-from benchfs.results.manifest import ManifestRecorder, MembershipRecord, RanksRecord
+from benchfs.results.manifest import ManifestRecorder, RanksRecord
 from benchfs.run.cluster import Cluster
 from benchfs.run.mounts import MountGroup
 
@@ -80,7 +80,7 @@ def open_target(
     assert cluster.group is not None
     cluster.group.served.append(layout.root)
     record.daemons(cluster.group.records_by_node_id(), ranks)
-    record.membership(MembershipRecord.model_validate(cluster.group.membership_record()))
+    record.membership(cluster.group.membership_record())
     mounts = None
     if workload.interface == "mount":
         mounts = cluster.mount(config, point, layout.mount_logs_dir)
