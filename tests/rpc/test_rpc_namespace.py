@@ -317,14 +317,22 @@ def test_chmod_chown_truncate_and_times(cluster: Cluster) -> None:
         path = f"{top}/f"
         write_file(c, path, payload(3, 2 * CHUNK))
         a = c.setattr(path, mode=0o4755)
-        assert stat.S_IMODE(a["mode"]) == 0o755, "set-user-ID is dropped"
+        assert stat.S_IMODE(a["mode"]) == 0o4755, "set-user-ID is kept"
         assert stat.S_ISREG(a["mode"])
-        a = c.setattr(path, mode=0o2640)
-        assert stat.S_IMODE(a["mode"]) == 0o640
+        a = c.setattr(path, mode=0o6750)
+        assert stat.S_IMODE(a["mode"]) == 0o6750
+        # chown drops set-user-ID and set-group-ID (group-executable), as Linux.
         a = c.setattr(path, uid=4321, gid=765)
-        assert (a["uid"], a["gid"], stat.S_IMODE(a["mode"])) == (4321, 765, 0o640)
+        assert (a["uid"], a["gid"], stat.S_IMODE(a["mode"])) == (4321, 765, 0o750)
+        a = c.setattr(path, mode=0o2640)
+        a = c.setattr(path, gid=766)
+        assert stat.S_IMODE(a["mode"]) == 0o2640, "set-group-ID without group execute stays"
+        a = c.setattr(path, mode=0o640)
         d = c.setattr(top, mode=0o1777)
-        assert (d["kind"], stat.S_IMODE(d["mode"])) == ("dir", 0o777)
+        assert (d["kind"], stat.S_IMODE(d["mode"])) == ("dir", 0o1777)
+        c.setattr(top, mode=0o3775)
+        d = c.setattr(top, uid=os.geteuid())
+        assert stat.S_IMODE(d["mode"]) == 0o3775, "a directory's chown keeps them"
         # truncate through setattr, down then up
         assert c.setattr(path, size=CHUNK + 10)["size"] == CHUNK + 10
         assert read_file(c, path) == payload(3, 2 * CHUNK)[: CHUNK + 10]
@@ -512,3 +520,75 @@ def test_rename_and_unlink_of_symbolic_links(cluster: Cluster) -> None:
             c.setattr(f"{top}/l", size=1)
         assert e.value.errno == errno.EINVAL
         assert c.stat(f"{top}/victim")["uid"] != 4321
+
+
+def test_names_over_255_bytes_and_paths_of_4096_are_refused_before_any_create(
+    cluster: Cluster,
+) -> None:
+    top = f"long-{cluster.transport}"
+    with cluster.client() as c:
+        c.mkdir(top)
+        c.close(c.create(f"{top}/plain"))
+        too_long = f"{top}/{'n' * 256}"
+        deep = f"{top}/{'d/' * 2100}"[: 4096 - 1].rstrip("/")
+        full_path = deep + "x" * (4096 - len(deep))
+        assert len(full_path) == 4096
+        tries = {
+            "create": lambda p: c.close(c.create(p)),
+            "mkdir": lambda p: c.mkdir(p),
+            "symlink": lambda p: c.symlink("plain", p),
+            "rename": lambda p: c.rename(f"{top}/plain", p),
+            "link": lambda p: c.link(f"{top}/plain", p),
+            "stat": lambda p: c.stat(p),
+            "phase": lambda p: c.run_phase(
+                phase="write", file_name=p, transfer_size=4096, block_size=4096, segments=1
+            ),
+        }
+        for path in (too_long, full_path):
+            for what, call in tries.items():
+                with pytest.raises(OSError) as e:
+                    call(path)
+                assert e.value.errno == errno.ENAMETOOLONG, (what, len(path))
+                assert "bytes)" in str(e.value) and "\n" not in str(e.value)
+        c.close(c.create(f"{top}/{'n' * 255}"))
+        assert sorted(e["name"] for e in c.readdir(top)) == ["n" * 255, "plain"]
+
+
+def test_a_directory_s_times_and_nlink_follow_its_entries(cluster: Cluster) -> None:
+    top = f"times-{cluster.transport}"
+    past = 1_000_000_000 * 1_000_000_000
+    with cluster.client() as c:
+        c.mkdir(top)
+        c.mkdir(f"{top}/other")
+        c.close(c.create(f"{top}/seed"))
+
+        def changes(what: str, step, *dirs: str) -> None:
+            before = {}
+            for d in dirs:
+                before[d] = c.setattr(d, mtime_ns=past)["ctime_unix_ns"]
+            step()
+            for d in dirs:
+                a = c.stat(d)
+                assert a["mtime_unix_ns"] > past, (what, d)
+                assert a["ctime_unix_ns"] > before[d], (what, d)
+
+        changes("create", lambda: c.close(c.create(f"{top}/f")), top)
+        changes("mkdir", lambda: c.mkdir(f"{top}/sub"), top)
+        changes("symlink", lambda: c.symlink("f", f"{top}/l"), top)
+        changes("link", lambda: c.link(f"{top}/f", f"{top}/f2"), top)
+        changes("unlink", lambda: c.unlink(f"{top}/f2"), top)
+        changes("rename", lambda: c.rename(f"{top}/f", f"{top}/other/f"), top, f"{top}/other")
+        changes(
+            "rename over", lambda: c.rename(f"{top}/seed", f"{top}/other/f"), top, f"{top}/other"
+        )
+        changes("rmdir", lambda: c.rmdir(f"{top}/sub"), top)
+        changes("top-level create", lambda: c.close(c.create(f"{top}-file")), "")
+        assert c.stat(top)["nlink"] == 3, "2 and other"
+        for i in range(3):
+            c.mkdir(f"{top}/other/d{i}")
+        assert (c.stat(top)["nlink"], c.stat(f"{top}/other")["nlink"]) == (3, 5)
+        c.rmdir(f"{top}/other/d0")
+        assert c.stat(f"{top}/other")["nlink"] == 4
+        with pytest.raises(OSError):
+            c.mkdir(f"{top}/other/d1")
+        assert c.stat(f"{top}/other")["nlink"] == 4, "a refused mkdir counts nothing"

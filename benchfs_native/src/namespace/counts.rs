@@ -55,9 +55,15 @@ impl SharedAttrs {
     /// `c` applied, the status change time stamped `now`: a setattr, on
     /// the home's copy or (through [`super::Namespace::setattr`]) on a
     /// record.
-    pub(super) fn apply(&mut self, c: &Changes, now: u64) {
+    /// A change of owner or group without a new mode drops set-user-ID,
+    /// and set-group-ID when group-executable, of what is not a directory
+    /// (`dir`), as `chown(2)` on Linux does (the kernel sends the mount's
+    /// chown with the mode it computed, so this is for the native client).
+    pub(super) fn apply(&mut self, c: &Changes, now: u64, dir: bool) {
         if let Some(m) = c.mode {
             self.mode = record::permission_bits(m);
+        } else if (c.uid.is_some() || c.gid.is_some()) && !dir {
+            self.mode = record::chown_mode(self.mode);
         }
         if let Some(u) = c.uid {
             self.uid = u;
@@ -188,7 +194,7 @@ impl LinkCounts {
             }
             CountStep::Set(c) => {
                 e.marked = true;
-                e.shared.apply(&c, now);
+                e.shared.apply(&c, now, false);
             }
         }
         let unmarked_one = step == CountStep::Undo && e.count == 1 && !e.marked;

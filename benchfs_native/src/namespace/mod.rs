@@ -25,10 +25,26 @@ use std::collections::{BTreeSet, HashMap};
 
 pub use counts::{CountStep, Counted, LinkCounts, MAX_LINKS, SharedAttrs};
 pub use ids::{IdSource, home_node};
-pub use record::{Kind, ROOT_INO, Record};
+pub use record::{Kind, ROOT_INO, Record, chown_mode, permission_bits};
 
 /// Why an operation is refused: the errno a client sees.
 pub type Errno = i32;
+
+/// Longest name of an entry, in bytes (Linux `NAME_MAX`).
+pub const NAME_MAX: usize = 255;
+
+/// Paths of this many bytes or more are refused (Linux `PATH_MAX`, which
+/// counts the NUL).
+pub const PATH_MAX: usize = 4096;
+
+/// `ENAMETOOLONG` when a component of `path` is longer than [`NAME_MAX`]
+/// or `path` is [`PATH_MAX`] bytes or more, as Linux answers.
+pub fn check_name_lengths(path: &str) -> Result<(), Errno> {
+    if path.len() >= PATH_MAX || path.split('/').any(|c| c.len() > NAME_MAX) {
+        return Err(libc::ENAMETOOLONG);
+    }
+    Ok(())
+}
 
 /// The parent directory of `path` ("" for a top-level name) and its name.
 pub fn split_parent(path: &str) -> (&str, &str) {
@@ -183,7 +199,8 @@ impl Namespace {
     }
 
     /// Creates the file record `path`, or returns the file there when not
-    /// `exclusive`; `true` when it was created. `EEXIST` (exclusive, or a
+    /// `exclusive`; `true` when it was created. `ENAMETOOLONG`
+    /// ([`check_name_lengths`]), `EEXIST` (exclusive, or a
     /// symbolic link is there: it is not followed), `EISDIR` (a directory
     /// is there).
     pub fn create(
@@ -194,6 +211,7 @@ impl Namespace {
         exclusive: bool,
         now: u64,
     ) -> Result<(Record, bool), Errno> {
+        check_name_lengths(path)?;
         if let Some(r) = self.get(path) {
             return match r.kind {
                 Kind::Dir if exclusive => Err(libc::EEXIST),
@@ -208,7 +226,8 @@ impl Namespace {
         Ok((rec, true))
     }
 
-    /// Creates the directory record `path`. `EEXIST` if the name exists.
+    /// Creates the directory record `path`. `EEXIST` if the name exists,
+    /// `ENAMETOOLONG` ([`check_name_lengths`]).
     pub fn mkdir(
         &mut self,
         path: &str,
@@ -216,6 +235,7 @@ impl Namespace {
         owner: (u32, u32),
         now: u64,
     ) -> Result<Record, Errno> {
+        check_name_lengths(path)?;
         if self.get(path).is_some() {
             return Err(libc::EEXIST);
         }
@@ -226,7 +246,7 @@ impl Namespace {
 
     /// Creates the symbolic link record `path` pointing at `target` (kept
     /// as given; the caller checked its length). `EEXIST` if the name
-    /// exists.
+    /// exists, `ENAMETOOLONG` ([`check_name_lengths`]).
     pub fn symlink(
         &mut self,
         path: &str,
@@ -234,6 +254,7 @@ impl Namespace {
         owner: (u32, u32),
         now: u64,
     ) -> Result<Record, Errno> {
+        check_name_lengths(path)?;
         if self.get(path).is_some() {
             return Err(libc::EEXIST);
         }
@@ -262,6 +283,20 @@ impl Namespace {
             Some(r) if r.removing => Err(libc::ENOENT),
             Some(_) => Ok(()),
         }
+    }
+
+    /// Stamps directory `path`'s mtime and ctime with `now`: an entry was
+    /// added, removed or replaced under it; a subdirectory more or less
+    /// (`subdirs`: +1, -1 or 0) changes its nlink. `ENOENT`, `ENOTDIR`.
+    pub fn dir_changed(&mut self, path: &str, subdirs: i32, now: u64) -> Result<(), Errno> {
+        let r = self.get_mut(path).ok_or(libc::ENOENT)?;
+        if r.kind != Kind::Dir {
+            return Err(libc::ENOTDIR);
+        }
+        r.mtime = now;
+        r.ctime = now;
+        r.subdirs = r.subdirs.saturating_add_signed(subdirs);
+        Ok(())
     }
 
     /// Removes the file or symbolic link record `path` (only if its id is
@@ -362,7 +397,8 @@ impl Namespace {
     /// `exclusive` (a hard link's new name: `EEXIST`); a name of the same
     /// file is left as it is (a rename between two names of one file does
     /// nothing) and reported as replaced by `rec.ino`. Returns what was
-    /// replaced ([`Removed`]). `EISDIR` if a directory is there.
+    /// replaced ([`Removed`]). `EISDIR` if a directory is there,
+    /// `ENAMETOOLONG` ([`check_name_lengths`]).
     pub fn link(
         &mut self,
         path: &str,
@@ -371,6 +407,7 @@ impl Namespace {
         exclusive: bool,
         now: u64,
     ) -> Result<Removed, Errno> {
+        check_name_lengths(path)?;
         let replaced = match self.get(path) {
             Some(_) if exclusive => return Err(libc::EEXIST),
             Some(r) if r.kind == Kind::Dir => return Err(libc::EISDIR),
@@ -418,7 +455,7 @@ impl Namespace {
             c.mode = None;
         }
         let mut shared = SharedAttrs::of(r);
-        shared.apply(&c, now);
+        shared.apply(&c, now, r.kind == Kind::Dir);
         shared.set_on(r);
         Ok(*r)
     }

@@ -15,11 +15,22 @@ pub enum Kind {
     Symlink,
 }
 
-/// The permission bits a caller may give: never set-user-ID, set-group-ID
-/// or sticky (a daemon running as root would otherwise keep a setuid file
-/// for anyone who can reach it).
+/// The mode bits a record keeps: permissions with set-user-ID,
+/// set-group-ID and sticky (no type bits). Keeping set-user-ID is safe:
+/// the engine never executes a file, and the mount is `nosuid`.
 pub fn permission_bits(mode: u32) -> u32 {
-    mode & 0o777
+    mode & 0o7777
+}
+
+/// `mode` after a change of owner of a file: without set-user-ID, and
+/// without set-group-ID when the group may execute it (set-group-ID
+/// without group execute is a locking mark Linux keeps).
+pub fn chown_mode(mode: u32) -> u32 {
+    let mut m = mode & !libc::S_ISUID;
+    if m & libc::S_IXGRP != 0 {
+        m &= !libc::S_ISGID;
+    }
+    m
 }
 
 /// One path's record.
@@ -29,7 +40,7 @@ pub struct Record {
     pub kind: Kind,
     /// Unique id (a file's data is addressed by it).
     pub ino: u64,
-    /// Permission bits (no type bits).
+    /// Permission, set-user-ID, set-group-ID and sticky bits (no type bits).
     pub mode: u32,
     /// Owner.
     pub uid: u32,
@@ -48,6 +59,9 @@ pub struct Record {
     /// One of several names of a file or link (a hard link): its link
     /// count is kept by the daemon that handed out its id.
     pub linked: bool,
+    /// A directory's subdirectories (its nlink is 2 more), counted by the
+    /// mkdirs and rmdirs under it.
+    pub subdirs: u32,
 }
 
 impl Record {
@@ -65,6 +79,7 @@ impl Record {
             removing: false,
             target_len: 0,
             linked: false,
+            subdirs: 0,
         }
     }
 
@@ -74,12 +89,12 @@ impl Record {
     }
 
     /// Links as far as this record knows: files and symbolic links 1,
-    /// directories 2 (a hard-linked name's count is its home daemon's:
-    /// [`super::Namespace::link_count`]).
+    /// directories 2 and one per subdirectory (a hard-linked name's count
+    /// is its home daemon's: [`super::Namespace::link_count`]).
     pub fn nlink(&self) -> u32 {
         match self.kind {
             Kind::File | Kind::Symlink => 1,
-            Kind::Dir => 2,
+            Kind::Dir => self.subdirs.saturating_add(2),
         }
     }
 

@@ -29,13 +29,13 @@ fn create_and_mkdir_refuse_existing_names() {
     let mut n = ns();
     let (f, made) = n.create("a", 0o4755, ME, true, 5).unwrap();
     assert!(made);
-    assert_eq!(f.mode, 0o755, "set-user-ID is dropped");
+    assert_eq!(f.mode, 0o4755, "set-user-ID is kept");
     assert_eq!((f.uid, f.gid, f.mtime), (1000, 100, 5));
     assert_eq!(n.create("a", 0o644, ME, true, 6), Err(libc::EEXIST));
     assert_eq!(n.create("a", 0o644, ME, false, 6), Ok((f, false)));
     assert_eq!(n.mkdir("a", 0o755, ME, 6), Err(libc::EEXIST));
     let d = n.mkdir("d", 0o1777, ME, 6).unwrap();
-    assert_eq!(d.mode, 0o777, "sticky is dropped");
+    assert_eq!(d.mode, 0o1777, "sticky is kept");
     assert_ne!(d.ino, f.ino);
     assert_eq!(n.create("d", 0o644, ME, false, 6), Err(libc::EISDIR));
     assert_eq!(n.len(), 2);
@@ -141,12 +141,12 @@ fn link_replaces_a_file_but_not_a_directory() {
 }
 
 #[test]
-fn setattr_masks_mode_and_stamps_ctime() {
+fn setattr_keeps_special_bits_and_stamps_ctime() {
     let mut n = ns();
     n.create("f", 0o644, ME, true, 1).unwrap();
     n.mkdir("d", 0o755, ME, 1).unwrap();
     let c = Changes {
-        mode: Some(0o6755),
+        mode: Some(0o106_755),
         uid: Some(7),
         mtime: Some(3),
         ..Changes::default()
@@ -154,8 +154,26 @@ fn setattr_masks_mode_and_stamps_ctime() {
     let r = n.setattr("f", &c, 50).unwrap();
     assert_eq!(
         (r.mode, r.uid, r.gid, r.mtime, r.ctime),
-        (0o755, 7, 100, 3, 50)
+        (0o6755, 7, 100, 3, 50),
+        "type bits go, set-user-ID and set-group-ID given with the owner stay"
     );
+    let chown = Changes {
+        gid: Some(8),
+        ..Changes::default()
+    };
+    assert_eq!(n.setattr("f", &chown, 51).unwrap().mode, 0o755);
+    let sgid_no_exec = Changes {
+        mode: Some(0o2640),
+        ..Changes::default()
+    };
+    n.setattr("f", &sgid_no_exec, 52).unwrap();
+    assert_eq!(n.setattr("f", &chown, 53).unwrap().mode, 0o2640);
+    let sticky_dir = Changes {
+        mode: Some(0o3777),
+        ..Changes::default()
+    };
+    n.setattr("d", &sticky_dir, 54).unwrap();
+    assert_eq!(n.setattr("d", &chown, 55).unwrap().mode, 0o3777);
     let resized = Changes {
         resized: true,
         ..Changes::default()
@@ -163,7 +181,7 @@ fn setattr_masks_mode_and_stamps_ctime() {
     assert_eq!(n.setattr("f", &resized, 60).unwrap().mtime, 60);
     assert_eq!(n.setattr("d", &resized, 60), Err(libc::EISDIR));
     assert_eq!(n.setattr("x", &c, 60), Err(libc::ENOENT));
-    assert_eq!(n.setattr("", &c, 60).unwrap().mode, 0o755);
+    assert_eq!(n.setattr("", &c, 60).unwrap().mode, 0o6755);
 }
 
 #[test]
@@ -401,7 +419,7 @@ fn a_set_changes_the_shared_attributes_until_the_last_name_goes() {
     assert!(n.counts.is_empty());
     n.link_count(f.ino, CountStep::Add(made()), 5).unwrap();
     let want = SharedAttrs {
-        mode: 0o700,
+        mode: 0o4700,
         uid: 9,
         gid: ME.1,
         atime: 3,
@@ -420,7 +438,7 @@ fn a_set_changes_the_shared_attributes_until_the_last_name_goes() {
         ..Changes::default()
     });
     let r = n.link_count(f.ino, resized, 10).unwrap().shared.unwrap();
-    assert_eq!((r.mode, r.mtime, r.ctime), (0o700, 10, 10));
+    assert_eq!((r.mode, r.mtime, r.ctime), (0o4700, 10, 10));
     assert_eq!(count(&mut n, f.ino, CountStep::Drop), Ok(0));
     assert_eq!(
         n.link_count(f.ino, CountStep::Get, 11).unwrap().shared,
@@ -487,4 +505,30 @@ fn a_linked_symlink_names_its_id_though_it_has_no_data() {
     assert_eq!(n.unlink("l", 0), Ok(linked));
     assert_eq!(n.unlink("m", 0), Ok(linked));
     assert!(n.targets.is_empty());
+}
+
+#[test]
+fn names_over_255_bytes_and_paths_of_4096_are_refused_before_insert() {
+    let mut n = ns();
+    let long = "n".repeat(256);
+    let max = "n".repeat(255);
+    assert_eq!(n.create(&long, 0o644, ME, true, 1), Err(libc::ENAMETOOLONG));
+    assert_eq!(n.mkdir(&long, 0o755, ME, 1), Err(libc::ENAMETOOLONG));
+    assert_eq!(n.symlink(&long, "t", ME, 1), Err(libc::ENAMETOOLONG));
+    let (f, _) = n.create(&max, 0o644, ME, true, 1).unwrap();
+    assert_eq!(n.link(&long, f, None, true, 2), Err(libc::ENAMETOOLONG));
+    assert!(
+        n.is_empty() || n.len() == 1,
+        "only the 255-byte name is there"
+    );
+    let deep = format!("{}x", "d/".repeat(2046));
+    assert_eq!(deep.len(), 4093);
+    assert_eq!(check_name_lengths(&deep), Ok(()));
+    let full = format!("{deep}yyy");
+    assert_eq!(full.len(), 4096);
+    assert_eq!(check_name_lengths(&full), Err(libc::ENAMETOOLONG));
+    assert_eq!(n.create(&full, 0o644, ME, true, 1), Err(libc::ENAMETOOLONG));
+    assert_eq!(n.len(), 1);
+    let page = n.readdir("", 0, 10);
+    assert_eq!(page.entries.len(), 1);
 }

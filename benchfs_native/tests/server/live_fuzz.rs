@@ -103,7 +103,11 @@ fn seed_requests() -> Vec<Request<'static>> {
             step: RmdirStep::Mark,
             ino: 0,
         },
-        Request::CheckParent { path: "f" },
+        Request::CheckParent {
+            path: "f",
+            subdir: true,
+            stamp_only: false,
+        },
         Request::Link {
             path: "f/b",
             record: wire::Record {

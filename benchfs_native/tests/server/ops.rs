@@ -166,7 +166,7 @@ fn every_op() {
             r => panic!("{r:?}"),
         };
         assert_eq!(a.size, 0);
-        assert_eq!(a.mode, libc::S_IFREG | 0o640, "set-user-ID is dropped");
+        assert_eq!(a.mode, libc::S_IFREG | 0o4640, "set-user-ID is kept");
         assert_eq!(
             (a.uid, a.gid, a.nlink, a.kind),
             (1234, 55, 1, FileKind::File)
@@ -209,7 +209,7 @@ fn every_op() {
         let dir = attr(c.call(&mkdir("d"), Vec::new()).ok());
         assert_eq!(
             (dir.kind, dir.mode, dir.nlink),
-            (FileKind::Dir, libc::S_IFDIR | 0o755, 2)
+            (FileKind::Dir, libc::S_IFDIR | 0o1755, 2)
         );
         assert_eq!(c.call(&mkdir("d"), Vec::new()).errno(), libc::EEXIST);
         assert_eq!(c.call(&mkdir("f1"), Vec::new()).errno(), libc::EEXIST);
@@ -217,11 +217,35 @@ fn every_op() {
             c.call(&open("d", libc::O_WRONLY), Vec::new()).errno(),
             libc::EISDIR
         );
-        let check = |path| Request::CheckParent { path };
+        let check = |path| Request::CheckParent {
+            path,
+            subdir: false,
+            stamp_only: false,
+        };
         c.call(&check("d"), Vec::new()).ok();
         c.call(&check(""), Vec::new()).ok();
         assert_eq!(c.call(&check("f1"), Vec::new()).errno(), libc::ENOTDIR);
         assert_eq!(c.call(&check("x"), Vec::new()).errno(), libc::ENOENT);
+        // A subdirectory added, then gone: the parent's nlink follows, and
+        // each step stamps its mtime and ctime.
+        let subdir = |stamp_only| Request::CheckParent {
+            path: "d",
+            subdir: true,
+            stamp_only,
+        };
+        let d_attr = |c: &mut RawClient| {
+            let a = attr(c.call(&stat("d"), Vec::new()).ok());
+            (a.nlink, a.mtime_unix_ns, a.ctime_unix_ns)
+        };
+        let before = d_attr(&mut c);
+        c.call(&subdir(false), Vec::new()).ok();
+        let added = d_attr(&mut c);
+        assert_eq!(added.0, 3);
+        assert!(added.1 > before.1 && added.2 == added.1);
+        c.call(&subdir(true), Vec::new()).ok();
+        let gone = d_attr(&mut c);
+        assert_eq!(gone.0, 2);
+        assert!(gone.1 > added.1);
         // A create that checks its parent here, with the insert.
         let here = |path| Request::Create {
             path,
@@ -316,7 +340,7 @@ fn every_op() {
         let got = attr(c.call(&set, Vec::new()).ok());
         assert_eq!(
             (got.mode, got.uid, got.gid, got.mtime_unix_ns),
-            (libc::S_IFREG | 0o777, 99, 55, 42)
+            (libc::S_IFREG | 0o6777, 99, 55, 42)
         );
         // statfs: the data directory's file system, the records
         let fs = match c.call(&Request::Statfs, Vec::new()).ok() {
@@ -336,6 +360,12 @@ fn every_op() {
         let (dir_t, reg) = (libc::S_IFDIR, libc::S_IFREG);
         assert_eq!(kinds, vec![("d", dir_t), ("f1", reg), ("z", reg)]);
         assert_eq!(names[1].2, a.ino);
+        // A peer's name over 255 bytes makes no record, so listings of
+        // its directory still encode.
+        let long = format!("d/{}", "n".repeat(256));
+        for req in [create(&long, true), mkdir(&long)] {
+            assert_eq!(c.call(&req, Vec::new()).errno(), libc::ENAMETOOLONG);
+        }
         let (names, _) = readdir_all(&mut c, "d", 100);
         let kinds: Vec<_> = names.iter().map(|(n, k, _)| (n.as_str(), *k)).collect();
         assert_eq!(kinds, vec![("x", reg), ("y", reg)]);
@@ -373,8 +403,8 @@ fn every_op() {
         assert_eq!(s["channels_open"], 1);
         assert_eq!(s["durability"], "none");
         assert_eq!(s["requests"]["readdir"], 3);
-        assert_eq!(s["errors"]["create"], 4);
-        assert_eq!(s["errors"]["mkdir"], 2);
+        assert_eq!(s["errors"]["create"], 5);
+        assert_eq!(s["errors"]["mkdir"], 3);
         // f1, z, d, d/x, d/y, d/x/deep
         assert_eq!(s["namespace_records"], 6);
         assert_eq!(s["decode_errors"], 0);

@@ -100,7 +100,7 @@ pub enum Req {
     Shutdown(bool),
     Mkdir(String, u32, u32, u32, bool),
     Rmdir(String, RmdirStep, u64),
-    CheckParent(String),
+    CheckParent(String, [bool; 2]),
     Link(String, Record, u64, [bool; 3]),
     Setattr(String, [u32; 4], [u64; 3], bool),
     Statfs,
@@ -177,7 +177,11 @@ impl Req {
                 step: *step,
                 ino: *ino,
             },
-            Req::CheckParent(p) => Request::CheckParent { path: p },
+            Req::CheckParent(p, [subdir, stamp_only]) => Request::CheckParent {
+                path: p,
+                subdir: *subdir,
+                stamp_only: *stamp_only,
+            },
             Req::Link(p, record, target_len, [here, exclusive, linked]) => Request::Link {
                 path: p,
                 record: *record,
@@ -270,7 +274,7 @@ pub fn request() -> impl Strategy<Value = Req> {
             any::<u64>()
         )
             .prop_map(|(p, s, i)| Req::Rmdir(p, s, i)),
-        dir_path().prop_map(Req::CheckParent),
+        (dir_path(), any::<[bool; 2]>()).prop_map(|(p, f)| Req::CheckParent(p, f)),
         (path(), record(), any::<[bool; 3]>()).prop_map(|(p, (r, l), f)| Req::Link(p, r, l, f)),
         (
             dir_path(),

@@ -142,6 +142,12 @@ impl Client {
         }
     }
 
+    /// Stamps the ctime of hard-linked file `ino` on its home (a rename of
+    /// one of its names). Best effort, as the parents' times.
+    pub(super) fn touch_shared(&mut self, ino: u64, label: &str) {
+        let _ = self.home_step(ino, CountStep::Set, 0, SharedAttr::default(), label);
+    }
+
     /// A step without attributes: the count after it.
     fn count_step(&mut self, ino: u64, step: CountStep, label: &str) -> Result<u64> {
         let (n, _) = self.home_step(ino, step, 0, SharedAttr::default(), label)?;

@@ -7,6 +7,7 @@ use super::inflight::{Answer, Call};
 use super::links::moved_record;
 use super::ops::{check_path, unexpected};
 use crate::error::{Error, Result};
+use crate::namespace::split_parent;
 use crate::rpc::wire::{
     Attr, FileKind, MAX_NAME, Request, RmdirStep, SET_ATIME, SET_GID, SET_MODE, SET_MTIME,
     SET_SIZE, SET_UID, SharedAttr, check_target,
@@ -127,7 +128,11 @@ impl Client {
             Err(e) => Err(e),
         };
         match verdict {
-            Ok(()) => self.call_one(owner, &step(RmdirStep::Commit)).map(drop),
+            Ok(()) => {
+                self.call_one(owner, &step(RmdirStep::Commit))?;
+                self.parent_changed(path, true);
+                Ok(())
+            }
             Err(e) => {
                 let _ = self.call_one(owner, &step(RmdirStep::Unmark));
                 Err(e)
@@ -252,6 +257,8 @@ impl Client {
                 data: false,
             };
             self.check_parent_or_undo(to_owner, to, &undo)?;
+        } else if !self.parent_here(to) {
+            self.parent_changed(to, false);
         }
         let from_owner = self.placement.metadata_owner(from);
         let unlink = Request::Unlink {
@@ -264,6 +271,14 @@ impl Client {
             Err(e) if e.errno() == Some(libc::ENOENT) => {}
             r => {
                 r?;
+                if linked {
+                    // The file's ctime is its home's: a set of nothing
+                    // stamps it.
+                    self.touch_shared(src.ino, to);
+                }
+                if split_parent(from).0 != split_parent(to).0 {
+                    self.parent_changed(from, false);
+                }
             }
         }
         self.settle_removed(replaced, replaced_linked, to)

@@ -47,13 +47,29 @@ pub(super) fn data_name(id: u64) -> String {
     format!("@{id:016x}")
 }
 
-/// Checks a path given by a caller ("" = the root when `root_ok`).
+/// Checks a path given by a caller ("" = the root when `root_ok`):
+/// `ENAMETOOLONG` for a name over 255 bytes or a path of 4096 or more,
+/// before any request is sent.
 pub(super) fn check_path(op: &'static str, path: &str, root_ok: bool) -> Result<()> {
     if path.is_empty() && root_ok {
         return Ok(());
     }
-    let _ = op;
-    crate::storage::layout::validate(path)
+    crate::storage::layout::validate(path)?;
+    crate::namespace::check_name_lengths(path).map_err(|errno| {
+        Error::os(
+            errno,
+            op,
+            format!("{} ({} bytes)", shortened(path), path.len()),
+        )
+    })
+}
+
+/// The start of a long path, for an error message of one line.
+fn shortened(path: &str) -> String {
+    match path.char_indices().nth(64) {
+        Some((i, _)) => format!("{}...", &path[..i]),
+        None => path.to_owned(),
+    }
 }
 
 pub(super) fn unexpected(what: &str, a: &Answer) -> Error {
@@ -105,36 +121,58 @@ impl Client {
         h
     }
 
-    /// Whether `path`'s metadata owner also owns its parent (then it
-    /// checks the parent itself, with the insert: `FLAG_PARENT_HERE`).
+    /// Whether `path`'s metadata owner also owns its parent (the root's
+    /// owner for a top-level name); then it checks the parent itself and
+    /// stamps its times, with the insert: `FLAG_PARENT_HERE`.
     pub(super) fn parent_here(&self, path: &str) -> bool {
         let (parent, _) = split_parent(path);
-        !parent.is_empty()
-            && self.placement.metadata_owner(parent) == self.placement.metadata_owner(path)
+        self.placement.metadata_owner(parent) == self.placement.metadata_owner(path)
     }
 
     /// Succeeds if `path`'s parent takes new entries (`ENOENT` missing or
-    /// being removed, `ENOTDIR` a file): the check after an insert.
-    pub(super) fn check_parent(&mut self, path: &str) -> Result<()> {
-        let (parent, _) = split_parent(path);
-        if parent.is_empty() || self.parent_here(path) {
+    /// being removed, `ENOTDIR` a file), and stamps its mtime and ctime
+    /// (`subdir`: one subdirectory more): the step after an insert.
+    pub(super) fn check_parent(&mut self, path: &str, subdir: bool) -> Result<()> {
+        if self.parent_here(path) {
             return Ok(());
         }
+        let (parent, _) = split_parent(path);
         let owner = self.placement.metadata_owner(parent);
-        self.call_one(owner, &Request::CheckParent { path: parent })
-            .map(drop)
+        let req = Request::CheckParent {
+            path: parent,
+            subdir,
+            stamp_only: false,
+        };
+        self.call_one(owner, &req).map(drop)
+    }
+
+    /// Stamps the mtime and ctime of `path`'s parent after its entry went
+    /// or was replaced (`subdir`: a directory went, one subdirectory
+    /// less). Best effort: the removal is done whatever this answers (a
+    /// parent removed meanwhile, a daemon gone).
+    pub(super) fn parent_changed(&mut self, path: &str, subdir: bool) {
+        let (parent, _) = split_parent(path);
+        let owner = self.placement.metadata_owner(parent);
+        let req = Request::CheckParent {
+            path: parent,
+            subdir,
+            stamp_only: true,
+        };
+        let _ = self.call_one(owner, &req);
     }
 
     /// [`Self::check_parent`] after this call inserted `path`'s record on
     /// `owner`: if the parent does not take it, `undo` removes the record
-    /// again and the check's error is returned.
+    /// again and the check's error is returned. A mkdir's undo (an rmdir
+    /// step) makes the check count a subdirectory.
     pub(super) fn check_parent_or_undo(
         &mut self,
         owner: u32,
         path: &str,
         undo: &Request<'_>,
     ) -> Result<()> {
-        let checked = self.check_parent(path);
+        let subdir = matches!(undo, Request::Rmdir { .. });
+        let checked = self.check_parent(path, subdir);
         if checked.is_err() {
             let _ = self.call_one(owner, undo);
         }
@@ -599,7 +637,10 @@ impl Client {
             // A symbolic link has no data (the owner reports id 0), a name
             // of several drops its file's count (the data goes with the
             // last).
-            Answer::Id { id, linked } => self.settle_removed(id, linked, path),
+            Answer::Id { id, linked } => {
+                self.parent_changed(path, false);
+                self.settle_removed(id, linked, path)
+            }
             a => Err(unexpected("unlink", &a)),
         }
     }

@@ -11,7 +11,10 @@ const BACKOFF_BASE: Duration = Duration::from_millis(20);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 
 /// Whether repeating `op` cannot change the outcome (read, stat, open,
-/// readdir, ping, stats, check_parent, statfs, readlink). Creates, writes,
+/// readdir, ping, stats, check_parent, statfs, readlink; a check_parent's
+/// stamp of its directory's times repeats harmlessly, and its count of a
+/// subdirectory, repeated after a lost reply, is off by one in an nlink
+/// only, which a failed mkdir would cost more). Creates, writes,
 /// truncates, unlinks, fsyncs, shutdowns and every namespace change (mkdir,
 /// rmdir, link, setattr, symlink, link_count) are never repeated.
 pub fn idempotent(op: Op) -> bool {

@@ -56,7 +56,7 @@ pub const MAGIC: [u8; 4] = *b"BFSW";
 /// step). 7: link_count's undo step (a link's add taken back when its
 /// source was gone at the mark). 8: statfs's `fs_id` (each file system
 /// counted once by the client).
-pub const VERSION: u16 = 8;
+pub const VERSION: u16 = 9;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
@@ -107,6 +107,13 @@ pub const FLAG_LINKED: u16 = 1 << 10;
 /// it, whether or not it had data (a symbolic link's `replaced` id is 0),
 /// so the parent was never empty meanwhile and the client skips its check.
 pub const FLAG_REPLACED: u16 = 1 << 11;
+/// Flag (check_parent request): the entry added or removed is a
+/// directory, so the parent counts one subdirectory more or less (its
+/// `nlink`).
+pub const FLAG_SUBDIR: u16 = 1 << 12;
+/// Flag (check_parent request): an entry went or was replaced; the
+/// directory's times are stamped without checking that it takes entries.
+pub const FLAG_STAMP_ONLY: u16 = 1 << 13;
 
 /// Bits of a [`Request::Setattr`]'s `mask`: which fields to set.
 pub const SET_MODE: u32 = 1 << 0;

@@ -7,7 +7,8 @@ use crate::code_enum::code_enum;
 
 use super::{
     ATTR_LEN, FLAG_CREATED, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE,
-    FLAG_LINKED, FLAG_PARENT_HERE, FLAG_REPLACED, FLAG_SYNC, STATFS_LEN,
+    FLAG_LINKED, FLAG_PARENT_HERE, FLAG_REPLACED, FLAG_STAMP_ONLY, FLAG_SUBDIR, FLAG_SYNC,
+    STATFS_LEN,
 };
 
 code_enum! {
@@ -67,6 +68,7 @@ impl Op {
         match self {
             Op::Create => FLAG_EXCL | FLAG_PARENT_HERE,
             Op::Mkdir | Op::Symlink => FLAG_PARENT_HERE,
+            Op::CheckParent => FLAG_SUBDIR | FLAG_STAMP_ONLY,
             Op::Link => FLAG_PARENT_HERE | FLAG_EXCL | FLAG_LINKED,
             Op::Write => FLAG_SYNC,
             Op::Fsync => FLAG_DATASYNC,

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::job::{Failure, fail};
 use crate::namespace::{
-    Changes, CountStep, IdSource, Kind, Namespace, Record, SharedAttrs, split_parent,
+    Changes, CountStep, IdSource, Kind, Namespace, Page, Record, SharedAttrs, split_parent,
 };
 use crate::rpc::server::clock::unix_now_ns;
 use crate::rpc::wire::{
@@ -37,6 +37,17 @@ fn record_attr(r: &Record) -> Attr {
         atime_unix_ns: r.atime,
         mtime_unix_ns: r.mtime,
         ctime_unix_ns: r.ctime,
+    }
+}
+
+/// Whether a successful reply of a create, mkdir, link or symlink added a
+/// name under the parent (or replaced one): what changes the parent's
+/// times. A create that found its file there added none.
+fn added_a_name(reply: &Reply<'_>) -> bool {
+    match reply {
+        Reply::Create { created, .. } => *created,
+        Reply::Mkdir(_) | Reply::Link { .. } | Reply::Symlink(_) => true,
+        _ => false,
     }
 }
 
@@ -89,6 +100,36 @@ fn changes(mask: u32, mode: u32, uid: u32, gid: u32, atime: u64, mtime: u64) -> 
     }
 }
 
+/// A readdir's page of entries encoded into `buf` (done without the
+/// records' lock: the page is a copy).
+fn readdir_reply(
+    request: &OwnedRequest,
+    page: &Page,
+    buf: &mut Vec<u8>,
+) -> Result<Reply<'static>, Failure> {
+    buf.clear();
+    let entries: Vec<wire::DirEntry<'_>> = page
+        .entries
+        .iter()
+        .map(|(name, r)| {
+            let a = record_attr(r);
+            wire::DirEntry {
+                name,
+                mode: a.mode,
+                ino: a.ino,
+            }
+        })
+        .collect();
+    wire::encode_dir_entries(buf, &entries)
+        .map_err(|e| fail(request, libc::EINVAL, &e.to_string()))?;
+    Ok(Reply::Readdir {
+        count: entries.len() as u32,
+        next_cursor: page.next_cursor,
+        eof: page.eof,
+        entries_len: buf.len() as u64,
+    })
+}
+
 /// A daemon's namespace records, shared by its storage threads.
 #[derive(Debug)]
 pub(super) struct Names(Mutex<Namespace>);
@@ -135,24 +176,56 @@ impl Names {
         let now = unix_now_ns();
         let path = request.path();
         let no = |errno: i32| fail(request, errno, "");
+        if let RequestOf::Readdir {
+            cursor,
+            max_entries,
+            ..
+        } = *request
+        {
+            let page = self.lock().readdir(path, cursor, max_entries);
+            return readdir_reply(request, &page, buf);
+        }
         let mut names = self.lock();
         let ns: &mut Namespace = &mut names;
-        if let RequestOf::Create {
-            parent_here: true, ..
-        }
-        | RequestOf::Mkdir {
-            parent_here: true, ..
-        }
-        | RequestOf::Link {
-            parent_here: true, ..
-        }
-        | RequestOf::Symlink {
-            parent_here: true, ..
-        } = request
-        {
+        let parent_here = matches!(
+            request,
+            RequestOf::Create {
+                parent_here: true,
+                ..
+            } | RequestOf::Mkdir {
+                parent_here: true,
+                ..
+            } | RequestOf::Link {
+                parent_here: true,
+                ..
+            } | RequestOf::Symlink {
+                parent_here: true,
+                ..
+            }
+        );
+        if parent_here {
             // Under the same lock as the insert: no rmdir can slip between.
             ns.check_parent(split_parent(path).0).map_err(no)?;
         }
+        let reply = Self::apply(ns, request, buf, now)?;
+        if parent_here && added_a_name(&reply) {
+            let subdirs = i32::from(matches!(reply, Reply::Mkdir(_)));
+            // Checked just above, under the same lock: it is there.
+            let _ = ns.dir_changed(split_parent(path).0, subdirs, now);
+        }
+        drop(names);
+        Ok(reply)
+    }
+
+    /// A record op on the locked records at `now`.
+    fn apply(
+        ns: &mut Namespace,
+        request: &OwnedRequest,
+        buf: &mut Vec<u8>,
+        now: u64,
+    ) -> Result<Reply<'static>, Failure> {
+        let path = request.path();
+        let no = |errno: i32| fail(request, errno, "");
         match *request {
             RequestOf::Create {
                 mode,
@@ -203,10 +276,21 @@ impl Names {
             }
             .map(|()| Reply::Rmdir)
             .map_err(no),
-            RequestOf::CheckParent { .. } => ns
-                .check_parent(path)
-                .map(|()| Reply::CheckParent)
-                .map_err(no),
+            RequestOf::CheckParent {
+                subdir, stamp_only, ..
+            } => {
+                let subdirs = match (subdir, stamp_only) {
+                    (false, _) => 0,
+                    (true, false) => 1,
+                    (true, true) => -1,
+                };
+                if !stamp_only {
+                    ns.check_parent(path).map_err(no)?;
+                }
+                ns.dir_changed(path, subdirs, now)
+                    .map(|()| Reply::CheckParent)
+                    .map_err(no)
+            }
             RequestOf::Link {
                 record,
                 exclusive,
@@ -220,7 +304,7 @@ impl Names {
                 let rec = Record {
                     kind: Kind::File,
                     ino: record.ino,
-                    mode: record.mode & 0o777,
+                    mode: crate::namespace::permission_bits(record.mode),
                     uid: record.uid,
                     gid: record.gid,
                     atime: record.atime_unix_ns,
@@ -229,6 +313,7 @@ impl Names {
                     removing: false,
                     target_len: 0,
                     linked,
+                    subdirs: 0,
                 };
                 ns.link(path, rec, target, exclusive, now)
                     .map(|r| Reply::Link {
@@ -303,35 +388,6 @@ impl Names {
                 ns.setattr(path, &c, now)
                     .map(|r| Reply::Setattr(record_attr(&r)))
                     .map_err(no)
-            }
-            RequestOf::Readdir {
-                cursor,
-                max_entries,
-                ..
-            } => {
-                let page = ns.readdir(path, cursor, max_entries);
-                drop(names);
-                buf.clear();
-                let entries: Vec<wire::DirEntry<'_>> = page
-                    .entries
-                    .iter()
-                    .map(|(name, r)| {
-                        let a = record_attr(r);
-                        wire::DirEntry {
-                            name,
-                            mode: a.mode,
-                            ino: a.ino,
-                        }
-                    })
-                    .collect();
-                wire::encode_dir_entries(buf, &entries)
-                    .map_err(|e| fail(request, libc::EINVAL, &e.to_string()))?;
-                Ok(Reply::Readdir {
-                    count: entries.len() as u32,
-                    next_cursor: page.next_cursor,
-                    eof: page.eof,
-                    entries_len: buf.len() as u64,
-                })
             }
             _ => Err(no(libc::EINVAL)),
         }

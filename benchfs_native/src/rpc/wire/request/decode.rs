@@ -10,7 +10,7 @@ use crate::rpc::wire::op::{Op, PathRule};
 use crate::rpc::wire::shared::read_shared;
 use crate::rpc::wire::{
     FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_LINKED, FLAG_PARENT_HERE,
-    FLAG_SYNC, HEADER_LEN, Limits, MAX_TARGET, SET_ALL,
+    FLAG_STAMP_ONLY, FLAG_SUBDIR, FLAG_SYNC, HEADER_LEN, Limits, MAX_TARGET, SET_ALL,
 };
 use crate::storage::layout;
 
@@ -151,7 +151,11 @@ pub fn decode_request_body<'a>(
         }
         Op::Stats => Request::Stats,
         Op::Statfs => Request::Statfs,
-        Op::CheckParent => Request::CheckParent { path },
+        Op::CheckParent => Request::CheckParent {
+            path,
+            subdir: has(FLAG_SUBDIR),
+            stamp_only: has(FLAG_STAMP_ONLY),
+        },
         Op::Readlink => Request::Readlink { path },
         Op::Shutdown => Request::Shutdown {
             force: has(FLAG_FORCE),

@@ -11,7 +11,7 @@ use crate::rpc::wire::op::PathRule;
 use crate::rpc::wire::shared::put_shared;
 use crate::rpc::wire::{
     FIXED_MAX, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EXCL, FLAG_FORCE, FLAG_LINKED,
-    FLAG_PARENT_HERE, FLAG_SYNC, MAX_PATH, MAX_TARGET, SET_ALL,
+    FLAG_PARENT_HERE, FLAG_STAMP_ONLY, FLAG_SUBDIR, FLAG_SYNC, MAX_PATH, MAX_TARGET, SET_ALL,
 };
 use crate::storage::layout;
 
@@ -101,7 +101,10 @@ fn write_fixed<const N: usize>(request: &Request<'_>, w: &mut Writer<N>) -> u16 
             w.zero::<4>();
             0
         }
-        Request::Stats | Request::Statfs | Request::CheckParent { .. } => 0,
+        Request::Stats | Request::Statfs => 0,
+        Request::CheckParent {
+            subdir, stamp_only, ..
+        } => flag(subdir, FLAG_SUBDIR) | flag(stamp_only, FLAG_STAMP_ONLY),
         Request::Readlink { .. } => 0,
         Request::Shutdown { force } => flag(force, FLAG_FORCE),
         Request::Mkdir {

@@ -158,10 +158,18 @@ pub enum RequestOf<P> {
         /// [`RmdirStep::Undo`]: the id the directory must have.
         ino: u64,
     },
-    /// Succeeds if `path` ("" = the root) is a directory not being removed.
+    /// An entry of directory `path` ("" = the root) was added: succeeds
+    /// if it is a directory not being removed, and stamps its mtime and
+    /// ctime (`stamp_only`: an entry went or was replaced, stamped without
+    /// the check).
     CheckParent {
         /// Directory path, or empty.
         path: P,
+        /// The entry is a directory: one subdirectory more (less when
+        /// `stamp_only`).
+        subdir: bool,
+        /// Only stamp the times (a removal or a replacement).
+        stamp_only: bool,
     },
     /// Insert the file or symbolic link record `record` as `path`,
     /// replacing a file or link there (unless `exclusive`); a link's
@@ -347,7 +355,7 @@ impl<P: AsRef<str>> RequestOf<P> {
             | RequestOf::Readdir { path, .. }
             | RequestOf::Mkdir { path, .. }
             | RequestOf::Rmdir { path, .. }
-            | RequestOf::CheckParent { path }
+            | RequestOf::CheckParent { path, .. }
             | RequestOf::Link { path, .. }
             | RequestOf::Setattr { path, .. }
             | RequestOf::Symlink { path, .. }
@@ -400,7 +408,7 @@ impl Request<'_> {
             Readdir { cursor, max_entries },
             Mkdir { mode, uid, gid, parent_here },
             Rmdir { step, ino },
-            CheckParent {},
+            CheckParent { subdir, stamp_only },
             Link { record, target_len, parent_here, exclusive, linked },
             Setattr { mask, mode, uid, gid, size, atime_unix_ns, mtime_unix_ns, data },
             Symlink { uid, gid, len, parent_here },

@@ -63,7 +63,7 @@ impl std::fmt::Display for LinkCountFault {
         f.write_str(match self {
             LinkCountFault::Ino => "a file id is never 0",
             LinkCountFault::Path => "a mark names a record, a count step none",
-            LinkCountFault::Mask => "only a set has a mask, of SET_* bits, not empty",
+            LinkCountFault::Mask => "only a set has a mask, of SET_* bits",
             LinkCountFault::Attr => {
                 "attributes belong to an add, and a set's ctime is 0 (the home stamps it)"
             }
@@ -72,7 +72,8 @@ impl std::fmt::Display for LinkCountFault {
 }
 
 /// The rules of a link_count request, both ways: a non-zero id; a path
-/// for a mark only; a mask (known bits, not empty) for a set only;
+/// for a mark only; a mask (known bits) for a set only (an empty one:
+/// the file's status changed, its ctime only, as a rename of a name);
 /// attributes for an add or a set only, a set's without ctime.
 pub(super) fn check_link_count(
     step: CountStep,
@@ -88,7 +89,7 @@ pub(super) fn check_link_count(
         return Err(LinkCountFault::Path);
     }
     let is_set = step == CountStep::Set;
-    if is_set != (mask != 0) || mask & !SET_ALL != 0 {
+    if (!is_set && mask != 0) || mask & !SET_ALL != 0 {
         return Err(LinkCountFault::Mask);
     }
     let attr_ok = match step {
