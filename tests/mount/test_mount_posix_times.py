@@ -38,6 +38,7 @@ def test_every_entry_change_moves_its_directorys_mtime_and_ctime(mnt: Path) -> N
         ("create", lambda: (top / "f").write_bytes(b"f"), (top,)),
         ("mkdir", lambda: (top / "sub").mkdir(), (top,)),
         ("mknod", lambda: os.mknod(top / "node", 0o644), (top,)),
+        ("mkfifo", lambda: os.mkfifo(top / "fifo"), (top,)),
         ("symlink", lambda: os.symlink("f", top / "l"), (top,)),
         ("link", lambda: os.link(top / "f", top / "f2"), (top,)),
         ("unlink", lambda: os.unlink(top / "f2"), (top,)),

@@ -270,7 +270,8 @@ class Client:
 
     def readdir(self, path: str = "") -> list[DirEntry]:
         """Entries directly under directory ``path`` ("" = the root), sorted by name,
-        with their kind (``"file"``/``"dir"``/``"symlink"``) and id;
+        with their kind (``"file"``/``"dir"``/``"symlink"``, or
+        ``"fifo"``/``"socket"`` made through the mount) and id;
         ``NotADirectoryError`` for a file."""
 
     def truncate(self, path: str, size: int) -> None:

@@ -42,6 +42,8 @@ pub fn file_type(kind: FileKind) -> FileType {
         FileKind::Dir => FileType::Directory,
         FileKind::File => FileType::RegularFile,
         FileKind::Symlink => FileType::Symlink,
+        FileKind::Fifo => FileType::NamedPipe,
+        FileKind::Socket => FileType::Socket,
     }
 }
 

@@ -364,15 +364,31 @@ impl Filesystem for BenchFs {
         _rdev: u32,
         reply: ReplyEntry,
     ) {
-        // Only regular files: the engine stores nothing else.
-        if mode & libc::S_IFMT != libc::S_IFREG {
+        // Files, FIFOs and sockets; devices are of no use on a job's file
+        // system (and the mount is `nodev`).
+        let kind = mode & libc::S_IFMT;
+        if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
             reply.error(libc::EPERM);
+            return;
+        }
+        if kind != libc::S_IFREG && kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
+            reply.error(libc::EINVAL);
             return;
         }
         let Some((path, reply)) = self.new_child(parent, name, reply) else {
             return;
         };
         let creator = (req.uid(), req.gid());
+        if kind != libc::S_IFREG {
+            let mode = kind | (mode & !umask & 0o7777);
+            self.serve(move |c, s| {
+                c.set_creator(creator.0, creator.1);
+                reply.answer(c.mknod(&path, mode), |reply, a| {
+                    reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0);
+                });
+            });
+            return;
+        }
         self.serve(move |c, s| {
             c.set_creator(creator.0, creator.1);
             let r = c

@@ -198,8 +198,9 @@ impl Namespace {
         Some(rec)
     }
 
-    /// Creates the file record `path`, or returns the file there when not
-    /// `exclusive`; `true` when it was created. `ENAMETOOLONG`
+    /// Creates the file record `path` (a FIFO's or a socket's when the
+    /// type bits of `mode` say so: [`Kind::of_create_mode`]), or returns
+    /// the file there when not `exclusive`; `true` when it was created. `ENAMETOOLONG`
     /// ([`check_name_lengths`]), `EEXIST` (exclusive, or a
     /// symbolic link is there: it is not followed), `EISDIR` (a directory
     /// is there).
@@ -212,16 +213,17 @@ impl Namespace {
         now: u64,
     ) -> Result<(Record, bool), Errno> {
         check_name_lengths(path)?;
+        let kind = Kind::of_create_mode(mode)?;
         if let Some(r) = self.get(path) {
             return match r.kind {
                 Kind::Dir if exclusive => Err(libc::EEXIST),
                 Kind::Dir => Err(libc::EISDIR),
-                Kind::File if exclusive => Err(libc::EEXIST),
+                Kind::File if exclusive || kind != Kind::File => Err(libc::EEXIST),
                 Kind::File => Ok((*r, false)),
-                Kind::Symlink => Err(libc::EEXIST),
+                Kind::Symlink | Kind::Fifo | Kind::Socket => Err(libc::EEXIST),
             };
         }
-        let rec = Record::new(Kind::File, self.ids.next_id(), mode, owner, now);
+        let rec = Record::new(kind, self.ids.next_id(), mode, owner, now);
         self.insert(path, rec);
         Ok((rec, true))
     }
@@ -431,7 +433,9 @@ impl Namespace {
                 self.insert_link(path, rec, t);
             }
             None => {
-                rec.kind = Kind::File;
+                if !rec.kind.is_special() {
+                    rec.kind = Kind::File;
+                }
                 rec.target_len = 0;
                 self.insert(path, rec);
             }
@@ -447,7 +451,7 @@ impl Namespace {
         if c.resized && r.kind == Kind::Dir {
             return Err(libc::EISDIR);
         }
-        if c.resized && r.kind == Kind::Symlink {
+        if c.resized && r.kind != Kind::File {
             return Err(libc::EINVAL);
         }
         let mut c = *c;

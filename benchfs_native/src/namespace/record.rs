@@ -3,7 +3,7 @@
 /// The root directory's id.
 pub const ROOT_INO: u64 = 1;
 
-/// File, directory or symbolic link.
+/// File, directory, symbolic link, FIFO or socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A regular file (its data on the data daemons, by id).
@@ -13,6 +13,30 @@ pub enum Kind {
     /// A symbolic link: its target is kept beside the record, never
     /// followed here.
     Symlink,
+    /// A FIFO: a name and attributes only (no data).
+    Fifo,
+    /// A unix socket's name: a name and attributes only.
+    Socket,
+}
+
+impl Kind {
+    /// The kind a create's mode asks for by its type bits (none or
+    /// `S_IFREG`: a file); `EINVAL` for a directory's or a link's (they
+    /// have their own ops), `EPERM` for a device's (not stored).
+    pub fn of_create_mode(mode: u32) -> Result<Kind, i32> {
+        match mode & libc::S_IFMT {
+            0 | libc::S_IFREG => Ok(Kind::File),
+            libc::S_IFIFO => Ok(Kind::Fifo),
+            libc::S_IFSOCK => Ok(Kind::Socket),
+            libc::S_IFCHR | libc::S_IFBLK => Err(libc::EPERM),
+            _ => Err(libc::EINVAL),
+        }
+    }
+
+    /// A name without data or target: a FIFO or a socket.
+    pub fn is_special(self) -> bool {
+        matches!(self, Kind::Fifo | Kind::Socket)
+    }
 }
 
 /// The mode bits a record keeps: permissions with set-user-ID,
@@ -93,17 +117,17 @@ impl Record {
     /// is its home daemon's: [`super::Namespace::link_count`]).
     pub fn nlink(&self) -> u32 {
         match self.kind {
-            Kind::File | Kind::Symlink => 1,
+            Kind::File | Kind::Symlink | Kind::Fifo | Kind::Socket => 1,
             Kind::Dir => self.subdirs.saturating_add(2),
         }
     }
 
     /// The id whose data a removal of this record must remove: a file's;
-    /// 0 for a symbolic link, which has no data.
+    /// 0 for a symbolic link, a FIFO or a socket, which have no data.
     pub fn data_id(&self) -> u64 {
         match self.kind {
-            Kind::Symlink => 0,
-            _ => self.ino,
+            Kind::Symlink | Kind::Fifo | Kind::Socket => 0,
+            Kind::File | Kind::Dir => self.ino,
         }
     }
 }

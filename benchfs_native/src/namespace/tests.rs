@@ -532,3 +532,35 @@ fn names_over_255_bytes_and_paths_of_4096_are_refused_before_insert() {
     let page = n.readdir("", 0, 10);
     assert_eq!(page.entries.len(), 1);
 }
+
+#[test]
+fn fifos_and_sockets_are_names_without_data() {
+    let mut n = ns();
+    let (p, made) = n.create("p", libc::S_IFIFO | 0o640, ME, true, 1).unwrap();
+    assert!(made);
+    assert_eq!(
+        (p.kind, p.mode, p.nlink(), p.data_id()),
+        (Kind::Fifo, 0o640, 1, 0)
+    );
+    let (s, _) = n.create("s", libc::S_IFSOCK | 0o755, ME, true, 1).unwrap();
+    assert_eq!(s.kind, Kind::Socket);
+    assert_eq!(n.create("p", 0o644, ME, false, 2), Err(libc::EEXIST));
+    assert_eq!(
+        n.create("f", libc::S_IFCHR | 0o600, ME, true, 2),
+        Err(libc::EPERM)
+    );
+    assert_eq!(
+        n.create("f", libc::S_IFDIR | 0o600, ME, true, 2),
+        Err(libc::EINVAL)
+    );
+    let resized = Changes {
+        resized: true,
+        ..Changes::default()
+    };
+    assert_eq!(n.setattr("p", &resized, 3), Err(libc::EINVAL));
+    // A rename keeps the kind; the removal names no data.
+    assert_eq!(n.link("q", p, None, false, 4), Ok(Removed::default()));
+    assert_eq!(n.get("q").map(|r| r.kind), Some(Kind::Fifo));
+    let gone = n.unlink("q", 0).unwrap();
+    assert_eq!((gone.id, gone.took_name), (0, true));
+}

@@ -222,6 +222,23 @@ impl Client {
         Ok(self.new_handle(path, attr.ino, libc::O_RDWR | libc::O_CREAT))
     }
 
+    /// Makes the FIFO or socket `path` (`mode`'s type bits `S_IFIFO` or
+    /// `S_IFSOCK`, with its permissions): a name with attributes and no
+    /// data, as a create of a file that is never opened. `EEXIST`,
+    /// `ENOENT` / `ENOTDIR` (the parent), `EPERM` for a device,
+    /// `EINVAL` for another type.
+    pub fn mknod(&mut self, path: &str, mode: u32) -> Result<Attr> {
+        self.check_connected("mknod")?;
+        if !FileKind::of_mode(mode).is_special() {
+            let errno = match mode & libc::S_IFMT {
+                libc::S_IFCHR | libc::S_IFBLK => libc::EPERM,
+                _ => libc::EINVAL,
+            };
+            return Err(Error::os(errno, "mknod", format!("{path}: mode {mode:#o}")));
+        }
+        self.create_record(path, mode, true).map(|(a, _)| a)
+    }
+
     /// [`Client::create`], detached ([`Client::detach`]): the file, and
     /// its attributes when this call made it (empty: size 0 and no data on
     /// any daemon, so no stat is needed); `None` when it already existed.

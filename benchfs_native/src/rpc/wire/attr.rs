@@ -14,17 +14,30 @@ pub enum FileKind {
     /// A symbolic link (its target kept in its record, never followed by
     /// the engine).
     Symlink,
+    /// A FIFO (a name only: the kernel of the node that opens it joins
+    /// its readers and writers).
+    Fifo,
+    /// A unix socket's name (a name only, as a FIFO).
+    Socket,
 }
 
 impl FileKind {
     /// The kind an `st_mode` names (`S_IFDIR`: a directory, `S_IFLNK`: a
-    /// symbolic link, else a file).
+    /// symbolic link, `S_IFIFO`, `S_IFSOCK`, else a file).
     pub fn of_mode(mode: u32) -> FileKind {
         match mode & libc::S_IFMT {
             libc::S_IFDIR => FileKind::Dir,
             libc::S_IFLNK => FileKind::Symlink,
+            libc::S_IFIFO => FileKind::Fifo,
+            libc::S_IFSOCK => FileKind::Socket,
             _ => FileKind::File,
         }
+    }
+
+    /// Whether the kind is a name without data or target (a FIFO, a
+    /// socket).
+    pub fn is_special(self) -> bool {
+        matches!(self, FileKind::Fifo | FileKind::Socket)
     }
 
     /// The `S_IF*` type bits.
@@ -33,15 +46,19 @@ impl FileKind {
             FileKind::File => libc::S_IFREG,
             FileKind::Dir => libc::S_IFDIR,
             FileKind::Symlink => libc::S_IFLNK,
+            FileKind::Fifo => libc::S_IFIFO,
+            FileKind::Socket => libc::S_IFSOCK,
         }
     }
 
-    /// Lower-case name (`file`, `dir`, `symlink`).
+    /// Lower-case name (`file`, `dir`, `symlink`, `fifo`, `socket`).
     pub fn name(self) -> &'static str {
         match self {
             FileKind::File => "file",
             FileKind::Dir => "dir",
             FileKind::Symlink => "symlink",
+            FileKind::Fifo => "fifo",
+            FileKind::Socket => "socket",
         }
     }
 }
@@ -117,8 +134,8 @@ pub(super) fn put_attr<const N: usize>(w: &mut Writer<N>, a: &Attr) {
     w.u64(a.ctime_unix_ns);
 }
 
-/// Reads an [`Attr`]; type bits other than a file's, a directory's or a
-/// symbolic link's are refused.
+/// Reads an [`Attr`]; type bits other than a file's, a directory's, a
+/// symbolic link's, a FIFO's or a socket's are refused.
 pub(super) fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
     let ino = r.u64("ino")?;
     let size = r.u64("size")?;
@@ -126,11 +143,16 @@ pub(super) fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
     let at = r.pos;
     let mode = r.u32("mode")?;
     let t = mode & libc::S_IFMT;
-    if t != libc::S_IFREG && t != libc::S_IFDIR && t != libc::S_IFLNK {
+    if !matches!(
+        t,
+        libc::S_IFREG | libc::S_IFDIR | libc::S_IFLNK | libc::S_IFIFO | libc::S_IFSOCK
+    ) {
         return Err(DecodeError::new(
             at,
             "mode",
-            format!("type bits {t:#o} are not a file's, a directory's or a symbolic link's"),
+            format!(
+                "type bits {t:#o} are not a file's, a directory's, a link's, a FIFO's or a socket's"
+            ),
         ));
     }
     Ok(Attr {

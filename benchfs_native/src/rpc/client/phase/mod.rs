@@ -101,6 +101,8 @@ impl Client {
         } else {
             libc::O_RDONLY
         };
+        // Before any directory above it is made.
+        crate::rpc::client::ops::check_path("phase", &path, false)?;
         if spec.write
             && let Some((dir, _)) = path.rsplit_once('/')
         {

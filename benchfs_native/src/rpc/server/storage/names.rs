@@ -24,6 +24,8 @@ fn record_attr(r: &Record) -> Attr {
         Kind::File => FileKind::File,
         Kind::Dir => FileKind::Dir,
         Kind::Symlink => FileKind::Symlink,
+        Kind::Fifo => FileKind::Fifo,
+        Kind::Socket => FileKind::Socket,
     };
     Attr {
         ino: r.ino,
@@ -251,6 +253,11 @@ impl Names {
                 if r.kind == Kind::Symlink {
                     return Err(no(libc::ELOOP));
                 }
+                // No data to reach: the kernel opens a FIFO or socket on
+                // the mount itself; the native client cannot.
+                if r.kind.is_special() {
+                    return Err(no(libc::ENXIO));
+                }
                 Ok(Reply::Open(record_attr(r)))
             }
             RequestOf::Stat { .. } => ns
@@ -297,12 +304,14 @@ impl Names {
                 linked,
                 ..
             } => {
-                let target = match wire::FileKind::of_mode(record.mode) {
-                    FileKind::Symlink => Some(link_target(request, buf)?),
-                    _ => None,
+                let (target, kind) = match wire::FileKind::of_mode(record.mode) {
+                    FileKind::Symlink => (Some(link_target(request, buf)?), Kind::Symlink),
+                    FileKind::Fifo => (None, Kind::Fifo),
+                    FileKind::Socket => (None, Kind::Socket),
+                    _ => (None, Kind::File),
                 };
                 let rec = Record {
-                    kind: Kind::File,
+                    kind,
                     ino: record.ino,
                     mode: crate::namespace::permission_bits(record.mode),
                     uid: record.uid,

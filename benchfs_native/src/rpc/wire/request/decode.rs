@@ -187,14 +187,14 @@ pub fn decode_request_body<'a>(
             let at = r.pos;
             let mode = r.u32("mode")?;
             match mode & libc::S_IFMT {
-                libc::S_IFREG if h.payload_len == 0 => {}
+                libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK if h.payload_len == 0 => {}
                 libc::S_IFLNK if target_len_ok(h.payload_len) => {}
-                libc::S_IFREG | libc::S_IFLNK => {
+                libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFLNK => {
                     return Err(DecodeError::new(
                         32,
                         "payload_len",
                         format!(
-                            "{} target bytes for this mode (a file: 0, a link: 1 to {MAX_TARGET})",
+                            "{} target bytes for this mode (a file, FIFO or socket: 0, a link: 1 to {MAX_TARGET})",
                             h.payload_len
                         ),
                     ));
@@ -203,7 +203,7 @@ pub fn decode_request_body<'a>(
                     return Err(DecodeError::new(
                         at,
                         "mode",
-                        "not a regular file's or a symbolic link's mode",
+                        "not a regular file's, a FIFO's, a socket's or a symbolic link's mode",
                     ));
                 }
             }

@@ -225,15 +225,14 @@ fn check(request: &Request<'_>) -> Result<()> {
             record, target_len, ..
         } => {
             let t = record.mode & libc::S_IFMT;
-            if t == libc::S_IFREG && target_len == 0
-                || t == libc::S_IFLNK && target_len_ok(target_len)
-            {
+            let nameless = matches!(t, libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK);
+            if nameless && target_len == 0 || t == libc::S_IFLNK && target_len_ok(target_len) {
                 return Ok(());
             }
             Err(Error::invalid(
                 "mode",
                 format!(
-                    "link {path}: a file record without a target or a link record with one, \
+                    "link {path}: a file, FIFO or socket record without a target or a link record with one, \
                      got a {} with {target_len} target bytes",
                     FileKind::of_mode(record.mode).name()
                 ),
