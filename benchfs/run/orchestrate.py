@@ -273,10 +273,11 @@ def run_point(
         layout.traces_dir.mkdir(exist_ok=True)
         layout.logs_dir.mkdir(exist_ok=True)
         state_dir = make_private_dir(cluster.scratch.point_dir(point.index), exist_ok=False)
+        iostat = _iostat(hosts, launcher, layout)
         ran = Point(
             point.index, config, life, cluster, hosts, launcher, layout, record, observer, env,
-            target, state_dir, watches=Watches([_iostat(hosts, launcher, layout)]), notes=notes,
-            on_exclude=lambda host: _leave_out(left_out, host),
+            target, state_dir, watches=Watches([iostat]), notes=notes,
+            on_exclude=lambda host: _leave_out(left_out, host), iostat=iostat,
         )  # fmt: skip
         try:
             workload.prepare(ran)

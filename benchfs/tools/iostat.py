@@ -308,9 +308,13 @@ class IostatWatches:
     def poll(self) -> None:
         """Nothing to look at while the workload runs: the samples are read after it."""
 
-    def report_so_far(self, host: str) -> IostatReport | None:
-        """The reports ``host``'s iostat has written so far (the live view's phase ends)."""
-        for watch in self.started:
+    def report_so_far(self, host: str | None) -> IostatReport | None:
+        """The reports ``host``'s iostat has written so far (the live view reads
+        them each interval); None: the only host's, when there is one."""
+        started = list(self.started)
+        if host is None:
+            return started[0].report_so_far() if len(started) == 1 else None
+        for watch in started:
             if watch.host.name == host:
                 return watch.report_so_far()
         return None

@@ -204,6 +204,31 @@ def test_a_daemon_waiting_for_a_cpu_is_cpu_wherever_its_time_shows() -> None:
     assert row.node == 60.0
 
 
+def test_a_loaded_machine_s_uneven_cpu_waits_are_no_evidence_of_a_starved_daemon() -> None:
+    # Every daemon waits on a loaded machine, some more: 43 % against 20 % once named
+    # CPU for a node whose time was elsewhere (its queue behind slow storage ops).
+    loaded = _kernel(run_ns=5_700_000_000, run_delay_ns=4_300_000_000)
+    others = [_healthy(kernel=_kernel(run_ns=8_000_000_000, run_delay_ns=2_000_000_000))] * 3
+    slow = _healthy(client_ms=30.0, server_ms=28.0, queue_ms=20.0, storage_op_ms=6.0,
+                    await_ms=5.0, kernel=loaded)  # fmt: skip
+    found = attribute(slow, others)
+    assert found.layer != "cpu" and "starved of CPU" not in found.sentence, found.sentence
+    assert not any(row.layer == "cpu" for row in found.layers)
+    # A high share that is not a large multiple of the others' is not either...
+    high = _kernel(run_ns=4_000_000_000, run_delay_ns=6_000_000_000)
+    busy = [_healthy(kernel=_kernel(run_ns=6_000_000_000, run_delay_ns=4_000_000_000))] * 3
+    assert attribute(_healthy(client_ms=30.0, server_ms=28.0, queue_ms=20.0,
+                              storage_op_ms=6.0, await_ms=5.0, kernel=high), busy).layer != "cpu"
+    # ...while a cgroup that throttles the daemon is, whatever the others wait.
+    quota = {"source": "cpu.max", "cgroup": "/benchfs-cpu", "quota_us": 2_000,
+             "period_us": 100_000, "nr_periods": 400, "nr_throttled": 380,
+             "throttled_ns": 30_000_000_000}  # fmt: skip
+    capped = _kernel(run_ns=5_700_000_000, run_delay_ns=4_300_000_000, cpu=quota)
+    found = attribute(_healthy(client_ms=30.0, server_ms=28.0, queue_ms=20.0, kernel=capped),
+                      others)  # fmt: skip
+    assert found.layer == "cpu" and "throttled it in 95% of its periods" in found.sentence
+
+
 def test_a_cpu_quota_that_throttles_the_daemon_is_cpu() -> None:
     quota = {
         "source": "cpu.cfs_quota_us",

@@ -12,8 +12,9 @@ requests.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +22,9 @@ import pandas as pd
 from analysis.loaders.iostat import IostatReport, IostatSample
 
 SYS_BLOCK = Path("/sys/dev/block")
+# How often a host's iostat output is read again while the live view samples:
+# iostat writes one report a second, so more often finds nothing new.
+REREAD_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -91,3 +95,42 @@ def device_figures(
         device_mb_s=moved_kib * 1024 / 1e6 / intervals,
         devices=tuple(sorted({s.device for s in samples})),
     )
+
+
+# A host's iostat reports so far (``IostatWatches.report_so_far``); None: no watch.
+ReportOf = Callable[[str | None], IostatReport | None]
+
+
+@dataclass
+class LiveDevices:
+    """Each node's data device per live interval, from what the run's iostat
+    watches already write (read at most every ``REREAD_S`` per host)."""
+
+    report_of: ReportOf
+    _read: dict[str | None, tuple[float, IostatReport | None]] = field(default_factory=dict)
+
+    def report(self, host: str | None) -> IostatReport | None:
+        now = time.monotonic()
+        cached = self._read.get(host)
+        if cached is None or now - cached[0] >= REREAD_S:
+            cached = (now, self.report_of(host))
+            self._read[host] = cached
+        return cached[1]
+
+    def figures(
+        self, host: str | None, kernel: Mapping[str, object], start_unix: float,
+        end_unix: float, op: str | None,
+    ) -> DeviceFigures | None:  # fmt: skip
+        """The device the daemon's stats name (``kernel.device``) over the
+        interval; None without iostat of it."""
+        report = self.report(host)
+        device = kernel.get("device")
+        if report is None or not isinstance(device, Mapping):
+            return None
+        for key in ("name", "disk"):
+            name = device.get(key)
+            if isinstance(name, str) and name:
+                found = device_figures(report, [name], start_unix, end_unix, op)
+                if found is not None:
+                    return found
+        return None

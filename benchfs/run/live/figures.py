@@ -45,6 +45,10 @@ class NodeFigures:
     rtt_ms: float | None = None
     bulk_rtt_ms: float | None = None
     mib_s: float = 0.0
+    # iostat of the node's data device over the interval (everything it moved, MB/s).
+    await_ms: float | None = None
+    util_pct: float | None = None
+    device_mb_s: float | None = None
     # The daemon's "kernel" object over the interval (``kernel_interval`` of two replies).
     kernel: Mapping[str, Any] = field(default_factory=dict)
 

@@ -12,8 +12,7 @@ MB = 1e6
 
 
 def layer_sample(figures: NodeFigures) -> LayerSample:
-    """The figures as ``attribute`` reads them (no iostat here: the device's
-    await is not known to the live view)."""
+    """The figures as ``attribute`` reads them."""
     return LayerSample(
         ops=figures.ops,
         client_ms=figures.client_ms,
@@ -22,6 +21,9 @@ def layer_sample(figures: NodeFigures) -> LayerSample:
         storage_op_ms=figures.storage_op_ms,
         rtt_ms=figures.rtt_ms,
         bulk_rtt_ms=figures.bulk_rtt_ms,
+        await_ms=figures.await_ms,
+        util_pct=figures.util_pct,
+        device_mb_s=figures.device_mb_s,
         job_mb_s=figures.mib_s * (1 << 20) / MB,
         kernel=dict(figures.kernel),
     )

@@ -4,7 +4,9 @@ interval figures of every node between them, and the judge over those."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from benchfs.run.live.devices import LiveDevices
 
 from benchfs.run.live.figures import NodeFigures, daemon_interval, ranks_interval
 from benchfs.run.live.rule import Events, PhaseJudge, Rule
@@ -24,13 +26,19 @@ class PhaseRun:
     hosts: dict[str, str] = field(default_factory=dict)
     ended: bool = False
     readings: list[Reading] = field(default_factory=list)
+    # The nodes' data devices as the run's iostat sees them; None: not watched.
+    devices: LiveDevices | None = None
 
     @classmethod
-    def begin(cls, reading: Reading, rule: Rule, hosts: dict[str, str]) -> PhaseRun:
+    def begin(
+        cls, reading: Reading, rule: Rule, hosts: dict[str, str],
+        devices: LiveDevices | None = None,
+    ) -> PhaseRun:  # fmt: skip
         assert reading.phase is not None
         status = reading.phase
         return cls(status.repetition, status.phase, status.since_unix_ns, reading, reading,
-                   PhaseJudge(rule), dict(hosts), readings=[reading])  # fmt: skip
+                   PhaseJudge(rule), dict(hosts), readings=[reading],
+                   devices=devices)  # fmt: skip
 
     def seconds(self, reading: Reading) -> float:
         return max(0.0, (reading.unix_ns - self.since_unix_ns) / 1e9)
@@ -52,7 +60,7 @@ class PhaseRun:
         seconds = (after.unix_ns - before.unix_ns) / 1e9
         if after.daemons or before.daemons:
             none = (0, 0, 0)
-            return {
+            daemons = {
                 node: daemon_interval(
                     node,
                     self.hosts.get(node),
@@ -64,6 +72,7 @@ class PhaseRun:
                 for node, stats in after.daemons.items()
                 if node in before.daemons
             }
+            return {node: self._with_device(f, before, after) for node, f in daemons.items()}
         share = (
             after.phase.expected_bytes / spec.ranks
             if after.phase is not None
@@ -77,6 +86,18 @@ class PhaseRun:
             found[host] = ranks_interval(host, before.ranks.get(host, []), records, seconds,
                                          spec.queue_depth, running)  # fmt: skip
         return found
+
+    def _with_device(self, figures: NodeFigures, before: Reading, after: Reading) -> NodeFigures:
+        """``figures`` with the iostat of the node's data device over the interval."""
+        if self.devices is None:
+            return figures
+        op = self.phase if self.phase in ("read", "write") else None
+        device = self.devices.figures(figures.host, figures.kernel, before.unix_ns / 1e9,
+                                      after.unix_ns / 1e9, op)  # fmt: skip
+        if device is None:
+            return figures
+        return replace(figures, await_ms=device.await_ms, util_pct=device.util_pct,
+                       device_mb_s=device.device_mb_s)  # fmt: skip
 
     def add(self, spec: WorkloadSpec, reading: Reading) -> Events:
         """The next reading of this phase: judge the interval since the last."""

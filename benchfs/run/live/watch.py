@@ -23,6 +23,7 @@ from analysis.verdicts import Alert, NodeVerdict, Verdicts
 from benchfs.config.model import LiveConfig
 from benchfs.errors import LaunchError
 from benchfs.results.manifest import ExcludedHost, ManifestRecorder
+from benchfs.run.live.devices import LiveDevices, ReportOf
 from benchfs.run.live.figures import NodeFigures
 from benchfs.run.live.layer import where
 from benchfs.run.live.phase import PhaseRun
@@ -64,6 +65,7 @@ class LiveWatch:
         on_exclude: OnExclude | None = None,
         rule: Rule | None = None,
         hosts: Mapping[str, str] | None = None,
+        devices: ReportOf | None = None,
     ) -> None:
         self.spec, self.config, self.daemons = spec, config, daemons
         self.observer, self.layout, self.record = observer, layout, record
@@ -71,6 +73,8 @@ class LiveWatch:
         # Daemon node -> the host it runs on, as the run's hostfile names it.
         self.hosts = dict(hosts or {})
         self.rule = rule or Rule()
+        # The run's iostat of each host, read for the nodes' data devices per interval.
+        self.devices = None if devices is None else LiveDevices(devices)
         self.notes: list[str] = []
         self.sampler: Sampler | None = None
         self.phase: PhaseRun | None = None
@@ -134,7 +138,7 @@ class LiveWatch:
             return
         if self.phase is None:
             if reading.phase.state == "running":
-                self.phase = PhaseRun.begin(reading, self.rule, self.hosts)
+                self.phase = PhaseRun.begin(reading, self.rule, self.hosts, self.devices)
             return
         events = self.phase.add(self.spec, reading)
         self._write_samples(self.phase)
@@ -256,7 +260,8 @@ class LiveWatch:
 
 def _figures_row(figures: NodeFigures) -> dict[str, Any]:
     keys = ("ops", "in_flight", "server_ms", "queue_ms", "storage_op_ms", "server_p99_ms",
-            "storage_p99_ms", "client_ms", "mib_s")  # fmt: skip
+            "storage_p99_ms", "client_ms", "mib_s", "await_ms", "util_pct",
+            "device_mb_s")  # fmt: skip
     return {key: getattr(figures, key) for key in keys}
 
 

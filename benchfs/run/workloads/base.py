@@ -30,6 +30,7 @@ from benchfs.run.cluster import Cluster
 from benchfs.run.observer import RunObserver
 from benchfs.run.target import Target
 from benchfs.run.watch import Watches
+from benchfs.tools.iostat import IostatWatches
 
 Summary = dict[str, Any]
 # A config fitted to the free space, and the note that says what was lowered.
@@ -59,6 +60,8 @@ class Point:
     state_dir: Path
     # Started before the workload's processes, polled by its wait loop, stopped on every exit.
     watches: Watches = field(default_factory=Watches)
+    # iostat on every host (one of ``watches``): the live view reads its reports.
+    iostat: IostatWatches | None = None
     notes: list[str] = field(default_factory=list)
     # A straggler the live view leaves out of the sweep's next points (live.straggler = exclude).
     on_exclude: Callable[[ExcludedHost], None] | None = None

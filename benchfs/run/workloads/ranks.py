@@ -144,6 +144,7 @@ class RanksWorkload(Workload):
                 record=point.record,
                 on_exclude=point.on_exclude,
                 hosts=hosts,
+                devices=None if point.iostat is None else point.iostat.report_so_far,
             )
         )
 
