@@ -224,6 +224,15 @@ def _kernel(
             f"{extra} {normal}: delayed in the kernel above the device; {limits[0]}",
             limits,
         )
+    # A device saturated with others' I/O queues the job's requests above it too
+    # (its file system, the block layer), where the device's await does not count them.
+    contention = busy_with_others(node)
+    if contention is not None:
+        return verdict(
+            "contention",
+            f"{extra} {normal} with {contention.lines[0]}: contention from outside the job",
+            contention.lines,
+        )
     found = starved(f"{extra} {normal}")
     if found is not None:
         return found

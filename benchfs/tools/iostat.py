@@ -92,6 +92,8 @@ class Iostat:
         self._process: ManagedProcess | None = None
         self._stdout: IO[bytes] | None = None
         self._stderr: IO[bytes] | None = None
+        # The output's size when last parsed while running, and what it parsed to.
+        self._so_far: tuple[int, IostatReport | None] | None = None
 
     def start(self) -> Self:
         if self._process is not None:
@@ -140,11 +142,17 @@ class Iostat:
         if self._stdout is None:
             return None
         fd = self._stdout.fileno()
-        text = os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+        size = os.fstat(fd).st_size
+        # Read each second by the live view: parsed again only once iostat wrote more.
+        if self._so_far is not None and self._so_far[0] == size:
+            return self._so_far[1]
+        text = os.pread(fd, size, 0).decode(errors="replace")
         try:
-            return parse_lenient(text, f"iostat on {self.where}")
+            report: IostatReport | None = parse_lenient(text, f"iostat on {self.where}")
         except IostatFormatError:
-            return None
+            report = None
+        self._so_far = (size, report)
+        return report
 
     def wait_for_reports(self, count: int, deadline_s: float) -> bool:
         """Wait until ``count`` reports are written; False if iostat exited,

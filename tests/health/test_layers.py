@@ -141,6 +141,24 @@ def test_a_slow_await_is_the_device_and_a_device_busy_with_others_i_o_is_content
     assert row.node == 1_602.0 and row.unit == "MB/s not the job's"
 
 
+def test_a_device_busy_with_others_i_o_holds_the_time_above_it_as_contention() -> None:
+    # A loop device saturated by an outside writer: the job's requests wait in its file
+    # system and block layer, the device's own await rises little.
+    busy = _healthy(client_ms=32.0, server_ms=30.0, storage_op_ms=29.6, await_ms=1.9,
+                    util_pct=100.0, device_mb_s=1_740.0, job_mb_s=8.4)  # fmt: skip
+    found = attribute(busy, OTHERS)
+    assert found.layer == "contention", found.sentence
+    assert found.sentence == (
+        "storage op +28.5 ms while the device's await is normal (1.9 ms vs 1 ms on the "
+        "others) with the device busy with others' I/O: 1,740 MB/s on it against the job's "
+        "own 8.4 MB/s (util 100 %): contention from outside the job"
+    )
+    # The same storage op on a device moving only the job's bytes stays the kernel's.
+    alone = _healthy(client_ms=32.0, server_ms=30.0, storage_op_ms=29.6, await_ms=1.9,
+                     util_pct=100.0, device_mb_s=9.0, job_mb_s=8.4)  # fmt: skip
+    assert attribute(alone, OTHERS).layer == "kernel"
+
+
 def test_a_slow_round_trip_makes_it_the_network_a_normal_one_the_rpc_layer() -> None:
     delayed = _healthy(client_ms=42.6, rtt_ms=40.1)
     found = attribute(delayed, OTHERS)
@@ -217,8 +235,20 @@ def test_a_loaded_machine_s_uneven_cpu_waits_are_no_evidence_of_a_starved_daemon
     # A high share that is not a large multiple of the others' is not either...
     high = _kernel(run_ns=4_000_000_000, run_delay_ns=6_000_000_000)
     busy = [_healthy(kernel=_kernel(run_ns=6_000_000_000, run_delay_ns=4_000_000_000))] * 3
-    assert attribute(_healthy(client_ms=30.0, server_ms=28.0, queue_ms=20.0,
-                              storage_op_ms=6.0, await_ms=5.0, kernel=high), busy).layer != "cpu"
+    assert (
+        attribute(
+            _healthy(
+                client_ms=30.0,
+                server_ms=28.0,
+                queue_ms=20.0,
+                storage_op_ms=6.0,
+                await_ms=5.0,
+                kernel=high,
+            ),
+            busy,
+        ).layer
+        != "cpu"
+    )
     # ...while a cgroup that throttles the daemon is, whatever the others wait.
     quota = {"source": "cpu.max", "cgroup": "/benchfs-cpu", "quota_us": 2_000,
              "period_us": 100_000, "nr_periods": 400, "nr_throttled": 380,

@@ -95,6 +95,7 @@ def test_a_slow_storage_op_over_a_normal_await_is_the_kernel_with_the_await_quot
 def test_without_iostat_of_the_node_s_device_its_figures_say_none() -> None:
     report = parse_iostat_json(iostat({"w_await": 1.0, "wkb": 1.0, "util": 1.0}), "iostat on n")
     devices = LiveDevices(lambda host: None if host == "elsewhere" else report)
-    assert devices.figures("elsewhere", {"device": {"name": "loop3"}}, START, START + 1, None) is None
+    loop3 = {"device": {"name": "loop3"}}
+    assert devices.figures("elsewhere", loop3, START, START + 1, None) is None
     assert devices.figures("n", {"device": {"name": "vdz"}}, START, START + 1, None) is None
     assert devices.figures("n", {}, START, START + 1, None) is None

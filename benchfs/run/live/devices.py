@@ -12,9 +12,8 @@ requests.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -22,9 +21,6 @@ import pandas as pd
 from analysis.loaders.iostat import IostatReport, IostatSample
 
 SYS_BLOCK = Path("/sys/dev/block")
-# How often a host's iostat output is read again while the live view samples:
-# iostat writes one report a second, so more often finds nothing new.
-REREAD_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -104,18 +100,12 @@ ReportOf = Callable[[str | None], IostatReport | None]
 @dataclass
 class LiveDevices:
     """Each node's data device per live interval, from what the run's iostat
-    watches already write (read at most every ``REREAD_S`` per host)."""
+    watches already write (parsed again only once iostat wrote more)."""
 
     report_of: ReportOf
-    _read: dict[str | None, tuple[float, IostatReport | None]] = field(default_factory=dict)
 
     def report(self, host: str | None) -> IostatReport | None:
-        now = time.monotonic()
-        cached = self._read.get(host)
-        if cached is None or now - cached[0] >= REREAD_S:
-            cached = (now, self.report_of(host))
-            self._read[host] = cached
-        return cached[1]
+        return self.report_of(host)
 
     def figures(
         self, host: str | None, kernel: Mapping[str, object], start_unix: float,
@@ -129,8 +119,13 @@ class LiveDevices:
             return None
         for key in ("name", "disk"):
             name = device.get(key)
-            if isinstance(name, str) and name:
-                found = device_figures(report, [name], start_unix, end_unix, op)
-                if found is not None:
-                    return found
+            if not isinstance(name, str) or not name:
+                continue
+            # The report of the interval's last second comes out just after it (iostat
+            # writes once a second): without it, the second before the interval's.
+            found = device_figures(report, [name], start_unix, end_unix, op) or (
+                device_figures(report, [name], start_unix - 1.0, end_unix, op)
+            )
+            if found is not None:
+                return found
         return None

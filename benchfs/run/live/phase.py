@@ -7,7 +7,6 @@ import time
 from dataclasses import dataclass, field, replace
 
 from benchfs.run.live.devices import LiveDevices
-
 from benchfs.run.live.figures import NodeFigures, daemon_interval, ranks_interval
 from benchfs.run.live.rule import Events, PhaseJudge, Rule
 from benchfs.run.live.sampler import Reading
