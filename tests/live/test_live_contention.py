@@ -37,7 +37,7 @@ def outside_writer(device: str, directory: Path) -> Iterator[None]:
     before = _sectors_written(device)
     fio = subprocess.Popen(
         ["fio", "--name=outside", f"--directory={directory}", "--rw=randwrite", "--bs=1m",
-         "--direct=1", "--ioengine=libaio", "--iodepth=16", "--numjobs=2", "--size=256m",
+         "--direct=1", "--ioengine=libaio", "--iodepth=16", "--numjobs=2", "--size=96m",
          "--time_based", "--runtime=600"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
