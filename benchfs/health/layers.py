@@ -224,6 +224,9 @@ def _kernel(
             f"{extra} {normal}: delayed in the kernel above the device; {limits[0]}",
             limits,
         )
+    found = starved(f"{extra} {normal}")
+    if found is not None:
+        return found
     # A device saturated with others' I/O queues the job's requests above it too
     # (its file system, the block layer), where the device's await does not count them.
     contention = busy_with_others(node)
@@ -233,9 +236,6 @@ def _kernel(
             f"{extra} {normal} with {contention.lines[0]}: contention from outside the job",
             contention.lines,
         )
-    found = starved(f"{extra} {normal}")
-    if found is not None:
-        return found
     if node.await_ms is None:
         return verdict(
             "unknown", f"{extra} {normal}: the device cannot be told from the kernel above it", ()

@@ -21,7 +21,7 @@ START = 1_800_000_000  # whole seconds: iostat's timestamps are
 NODES = ("local0", "local1", "local2", "local3")
 
 
-def stats(node: str, answered: int, storage_ms: float) -> dict[str, Any]:
+def stats(node: str, answered: int, storage_ms: float, device: str | None = None) -> dict[str, Any]:
     ns = int(storage_ms * 1e6)
     return {
         "in_flight": 0, "queue_depth": 0, "bytes_in": answered * 65536, "bytes_out": 0,
@@ -29,7 +29,7 @@ def stats(node: str, answered: int, storage_ms: float) -> dict[str, Any]:
                              "storage_ns": answered * ns, "server_ns": answered * (ns + 50_000),
                              "server_hist_us": [], "storage_hist_us": [[ns / 1000, answered]]}},
         "kernel": {"device": {"dir": f"/d/{node}", "dev": "7:1", "disk": "7:1",
-                              "name": f"loop{node[-1]}"}},
+                              "name": device or f"loop{node[-1]}"}},
     }  # fmt: skip
 
 
@@ -50,18 +50,21 @@ def iostat(slow: dict[str, float]) -> str:
     return json.dumps({"sysstat": {"hosts": [{"nodename": "n", "statistics": reports}]}})
 
 
-def reading(at_s: float, answered: int, slow_storage_ms: float) -> Reading:
+def reading(
+    at_s: float, answered: int, slow_storage_ms: float, device: str | None = None
+) -> Reading:
     status = PhaseStatus(0, "write", "running", START * 10**9, 1 << 30)
-    daemons = {node: stats(node, answered, slow_storage_ms if node == "local3" else 1.0)
+    daemons = {node: stats(node, answered, slow_storage_ms if node == "local3" else 1.0, device)
                for node in NODES}  # fmt: skip
     return Reading(int((START + at_s) * 1e9), status, daemons=daemons)
 
 
-def judged(slow: dict[str, float], slow_storage_ms: float) -> Any:
+def judged(slow: dict[str, float], slow_storage_ms: float, device: str | None = None) -> Any:
     report = parse_iostat_json(iostat(slow), "iostat on n")
     devices = LiveDevices(lambda host: report)
-    run = PhaseRun.begin(reading(0.2, 0, 1.0), Rule(), {}, devices)
-    figures = run.between(None, run.first, reading(1.2, 200, slow_storage_ms))  # type: ignore[arg-type]
+    run = PhaseRun.begin(reading(0.2, 0, 1.0, device), Rule(), {}, devices)
+    after = reading(1.2, 200, slow_storage_ms, device)
+    figures = run.between(None, run.first, after)  # type: ignore[arg-type]
     node = figures["local3"]
     return node, where(node, [f for name, f in figures.items() if name != "local3"])
 
@@ -82,6 +85,13 @@ def test_a_device_moving_far_more_than_the_daemon_names_contention_from_outside(
         found.sentence
     )
     assert found.sentence.endswith("contention from outside the job")
+
+
+def test_the_other_daemons_on_the_same_device_are_the_job_s_own_i_o_not_contention() -> None:
+    # Four daemons of one host on one disk: its bytes are theirs (4 x 13.1 MB/s).
+    _, found = judged({"w_await": 1.1, "wkb": 51_200.0, "util": 100.0}, 86.0, device="loop3")
+    assert found.layer == "kernel", found.sentence
+    assert "contention" not in found.sentence
 
 
 def test_a_slow_storage_op_over_a_normal_await_is_the_kernel_with_the_await_quoted() -> None:

@@ -11,8 +11,9 @@ from benchfs.run.live.figures import NodeFigures
 MB = 1e6
 
 
-def layer_sample(figures: NodeFigures) -> LayerSample:
-    """The figures as ``attribute`` reads them."""
+def layer_sample(figures: NodeFigures, job_mib_s: float | None = None) -> LayerSample:
+    """The figures as ``attribute`` reads them; ``job_mib_s``: the job's bytes on
+    the node's device (its daemon's, and those of the daemons sharing it)."""
     return LayerSample(
         ops=figures.ops,
         client_ms=figures.client_ms,
@@ -24,11 +25,29 @@ def layer_sample(figures: NodeFigures) -> LayerSample:
         await_ms=figures.await_ms,
         util_pct=figures.util_pct,
         device_mb_s=figures.device_mb_s,
-        job_mb_s=figures.mib_s * (1 << 20) / MB,
+        job_mb_s=(figures.mib_s if job_mib_s is None else job_mib_s) * (1 << 20) / MB,
         kernel=dict(figures.kernel),
     )
 
 
 def where(node: NodeFigures, others: Sequence[NodeFigures]) -> Attribution:
     """The layer of ``node``'s extra time over ``others``."""
-    return attribute(layer_sample(node), [layer_sample(other) for other in others])
+    nodes = [node, *others]
+    return attribute(
+        layer_sample(node, _job_on_device(node, nodes)),
+        [layer_sample(other, _job_on_device(other, nodes)) for other in others],
+    )
+
+
+def _device(figures: NodeFigures) -> tuple[str | None, object]:
+    device = figures.kernel.get("device")
+    return figures.host, device.get("name") if isinstance(device, dict) else None
+
+
+def _job_on_device(node: NodeFigures, nodes: Sequence[NodeFigures]) -> float:
+    """The MiB/s of every daemon whose data is on ``node``'s device (nodes of one
+    host sharing a disk): the job's own I/O there, none of it from outside."""
+    mine = _device(node)
+    if mine[1] is None:
+        return node.mib_s
+    return sum(other.mib_s for other in nodes if _device(other) == mine)
