@@ -250,3 +250,19 @@ def test_names_over_255_bytes_are_refused_and_listings_still_work(work: Path) ->
     (work / longest).write_bytes(b"255")
     assert sorted(os.listdir(work)) == sorted([longest, "plain"])
     assert (work / longest).read_bytes() == b"255"
+
+
+def test_only_a_caller_with_cap_mknod_makes_a_device_node(work: Path) -> None:
+    got = as_nobody(
+        work,
+        """
+import stat
+attempt("char", lambda: os.mknod("c", 0o644 | stat.S_IFCHR, os.makedev(1, 3)))
+attempt("block", lambda: os.mknod("b", 0o644 | stat.S_IFBLK, os.makedev(1, 2)))
+attempt("fifo", lambda: os.mknod("p", 0o644 | stat.S_IFIFO))
+""",
+    )
+    # The kernel's check, before the mount is asked; a FIFO needs none.
+    assert got == {"char": errno.EPERM, "block": errno.EPERM, "fifo": 0}
+    assert sorted(os.listdir(work)) == ["p"]
+    assert os.lstat(work / "p").st_uid == NOBODY

@@ -1,5 +1,7 @@
-"""FIFOs and unix sockets on the mount: names with attributes in the
-engine, their meeting of readers and writers the kernel's, on one node."""
+"""FIFOs, unix sockets and device nodes on the mount: names with
+attributes in the engine, their meeting of readers and writers the
+kernel's, on one node; a device node is never opened (the mount is
+``nodev``)."""
 
 from __future__ import annotations
 
@@ -86,9 +88,34 @@ def test_a_unix_socket_bound_on_the_mount_takes_connections(mnt: Path) -> None:
     assert not path.exists()
 
 
-def test_device_nodes_are_refused(mnt: Path) -> None:
-    for kind in (stat.S_IFCHR, stat.S_IFBLK):
-        with pytest.raises(OSError) as info:
-            os.mknod(mnt / "dev", 0o600 | kind, os.makedev(1, 3))
-        assert info.value.errno == errno.EPERM
-    assert not (mnt / "dev").exists()
+def test_device_nodes_keep_type_and_number_and_are_never_opened(mnt: Path) -> None:
+    top = mnt / "devices"
+    top.mkdir()
+    for name, kind, number, is_kind in (
+        ("block", stat.S_IFBLK, os.makedev(1, 2), stat.S_ISBLK),
+        ("char", stat.S_IFCHR, os.makedev(1, 3), stat.S_ISCHR),
+    ):
+        node = top / name
+        os.mknod(node, 0o644 | kind, number)
+        st = os.lstat(node)
+        assert is_kind(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o644
+        assert (st.st_rdev, st.st_size, st.st_nlink) == (number, 0, 1)
+        # The mount is nodev: the kernel refuses the open, whatever the
+        # number names on this node (1,3 is /dev/null).
+        for flags in (os.O_RDONLY, os.O_WRONLY):
+            with pytest.raises(PermissionError) as info:
+                os.open(node, flags)
+            assert info.value.errno == errno.EACCES
+        # Its number travels with a rename.
+        os.rename(node, top / f"{name}-moved")
+        assert os.lstat(top / f"{name}-moved").st_rdev == number
+        with pytest.raises(FileExistsError):
+            os.mknod(top / f"{name}-moved", 0o600 | kind, number)
+    assert sorted(os.listdir(top)) == ["block-moved", "char-moved"]
+    found = subprocess.run(
+        ["find", str(top), "-type", "b"], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.split() == [str(top / "block-moved")]
+    for name in os.listdir(top):
+        os.unlink(top / name)
+    assert os.listdir(top) == []

@@ -271,7 +271,8 @@ class Client:
     def readdir(self, path: str = "") -> list[DirEntry]:
         """Entries directly under directory ``path`` ("" = the root), sorted by name,
         with their kind (``"file"``/``"dir"``/``"symlink"``, or
-        ``"fifo"``/``"socket"`` made through the mount) and id;
+        ``"fifo"``/``"socket"``/``"blockdev"``/``"chardev"`` made through
+        the mount) and id;
         ``NotADirectoryError`` for a file."""
 
     def truncate(self, path: str, size: int) -> None:

@@ -44,6 +44,8 @@ pub fn file_type(kind: FileKind) -> FileType {
         FileKind::Symlink => FileType::Symlink,
         FileKind::Fifo => FileType::NamedPipe,
         FileKind::Socket => FileType::Socket,
+        FileKind::BlockDev => FileType::BlockDevice,
+        FileKind::CharDev => FileType::CharDevice,
     }
 }
 
@@ -68,10 +70,16 @@ pub fn file_attr(ino: u64, a: &Attr, owner: Owner) -> FileAttr {
         (owner.uid, owner.gid)
     };
     let dir = kind == FileKind::Dir;
+    // A device node's size carries its number; it has no size.
+    let (size, rdev) = if kind.is_device() {
+        (0, u32::try_from(a.size).unwrap_or(0))
+    } else {
+        (a.size, 0)
+    };
     FileAttr {
         ino,
-        size: a.size,
-        blocks: if full { a.blocks } else { a.size.div_ceil(512) },
+        size,
+        blocks: if full { a.blocks } else { size.div_ceil(512) },
         atime,
         mtime,
         ctime,
@@ -85,7 +93,7 @@ pub fn file_attr(ino: u64, a: &Attr, owner: Owner) -> FileAttr {
         },
         uid,
         gid,
-        rdev: 0,
+        rdev,
         blksize: BLKSIZE,
         flags: 0,
     }

@@ -361,17 +361,15 @@ impl Filesystem for BenchFs {
         name: &OsStr,
         mode: u32,
         umask: u32,
-        _rdev: u32,
+        rdev: u32,
         reply: ReplyEntry,
     ) {
-        // Files, FIFOs and sockets; devices are of no use on a job's file
-        // system (and the mount is `nodev`).
+        // Files, FIFOs, sockets and device nodes. The kernel has checked
+        // CAP_MKNOD for a device before this call, and the mount is
+        // `nodev`: it refuses to open one.
         let kind = mode & libc::S_IFMT;
-        if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
-            reply.error(libc::EPERM);
-            return;
-        }
-        if kind != libc::S_IFREG && kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
+        let device = kind == libc::S_IFCHR || kind == libc::S_IFBLK;
+        if !device && kind != libc::S_IFREG && kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
             reply.error(libc::EINVAL);
             return;
         }
@@ -383,7 +381,12 @@ impl Filesystem for BenchFs {
             let mode = kind | (mode & !umask & 0o7777);
             self.serve(move |c, s| {
                 c.set_creator(creator.0, creator.1);
-                reply.answer(c.mknod(&path, mode), |reply, a| {
+                let made = if device {
+                    c.mknod_device(&path, mode, rdev)
+                } else {
+                    c.mknod(&path, mode)
+                };
+                reply.answer(made, |reply, a| {
                     reply.entry(&s.entry_ttl, &s.attr(&path, &a, true), 0);
                 });
             });

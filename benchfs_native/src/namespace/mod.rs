@@ -198,7 +198,7 @@ impl Namespace {
         Some(rec)
     }
 
-    /// Creates the file record `path` (a FIFO's or a socket's when the
+    /// Creates the file record `path` (a FIFO's, a socket's or a device's when the
     /// type bits of `mode` say so: [`Kind::of_create_mode`]), or returns
     /// the file there when not `exclusive`; `true` when it was created. `ENAMETOOLONG`
     /// ([`check_name_lengths`]), `EEXIST` (exclusive, or a
@@ -212,6 +212,20 @@ impl Namespace {
         exclusive: bool,
         now: u64,
     ) -> Result<(Record, bool), Errno> {
+        self.create_node(path, mode, 0, owner, exclusive, now)
+    }
+
+    /// [`Namespace::create`], keeping `rdev` as the number of a device
+    /// node (ignored for the other kinds).
+    pub fn create_node(
+        &mut self,
+        path: &str,
+        mode: u32,
+        rdev: u32,
+        owner: (u32, u32),
+        exclusive: bool,
+        now: u64,
+    ) -> Result<(Record, bool), Errno> {
         check_name_lengths(path)?;
         let kind = Kind::of_create_mode(mode)?;
         if let Some(r) = self.get(path) {
@@ -220,10 +234,13 @@ impl Namespace {
                 Kind::Dir => Err(libc::EISDIR),
                 Kind::File if exclusive || kind != Kind::File => Err(libc::EEXIST),
                 Kind::File => Ok((*r, false)),
-                Kind::Symlink | Kind::Fifo | Kind::Socket => Err(libc::EEXIST),
+                _ => Err(libc::EEXIST),
             };
         }
-        let rec = Record::new(kind, self.ids.next_id(), mode, owner, now);
+        let mut rec = Record::new(kind, self.ids.next_id(), mode, owner, now);
+        if kind.is_device() {
+            rec.target_len = rdev;
+        }
         self.insert(path, rec);
         Ok((rec, true))
     }
@@ -436,7 +453,9 @@ impl Namespace {
                 if !rec.kind.is_special() {
                     rec.kind = Kind::File;
                 }
-                rec.target_len = 0;
+                if !rec.kind.is_device() {
+                    rec.target_len = 0;
+                }
                 self.insert(path, rec);
             }
         }

@@ -3,7 +3,7 @@
 /// The root directory's id.
 pub const ROOT_INO: u64 = 1;
 
-/// File, directory, symbolic link, FIFO or socket.
+/// File, directory, symbolic link, FIFO, socket or device node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A regular file (its data on the data daemons, by id).
@@ -17,25 +17,39 @@ pub enum Kind {
     Fifo,
     /// A unix socket's name: a name and attributes only.
     Socket,
+    /// A block device node: a name, attributes and its device number
+    /// (never opened: the mount is `nodev`).
+    BlockDev,
+    /// A character device node, as a block device's.
+    CharDev,
 }
 
 impl Kind {
     /// The kind a create's mode asks for by its type bits (none or
     /// `S_IFREG`: a file); `EINVAL` for a directory's or a link's (they
-    /// have their own ops), `EPERM` for a device's (not stored).
+    /// have their own ops).
     pub fn of_create_mode(mode: u32) -> Result<Kind, i32> {
         match mode & libc::S_IFMT {
             0 | libc::S_IFREG => Ok(Kind::File),
             libc::S_IFIFO => Ok(Kind::Fifo),
             libc::S_IFSOCK => Ok(Kind::Socket),
-            libc::S_IFCHR | libc::S_IFBLK => Err(libc::EPERM),
+            libc::S_IFBLK => Ok(Kind::BlockDev),
+            libc::S_IFCHR => Ok(Kind::CharDev),
             _ => Err(libc::EINVAL),
         }
     }
 
-    /// A name without data or target: a FIFO or a socket.
+    /// A name without data or target: a FIFO, a socket or a device.
     pub fn is_special(self) -> bool {
-        matches!(self, Kind::Fifo | Kind::Socket)
+        matches!(
+            self,
+            Kind::Fifo | Kind::Socket | Kind::BlockDev | Kind::CharDev
+        )
+    }
+
+    /// A block or character device node (its number in `target_len`).
+    pub fn is_device(self) -> bool {
+        matches!(self, Kind::BlockDev | Kind::CharDev)
     }
 }
 
@@ -78,7 +92,8 @@ pub struct Record {
     pub ctime: u64,
     /// A directory an rmdir is removing: it takes no new entries.
     pub removing: bool,
-    /// A symbolic link's target length (its size); 0 for the others.
+    /// A symbolic link's target length (its size), a device node's
+    /// number (`st_rdev`); 0 for the others.
     pub target_len: u32,
     /// One of several names of a file or link (a hard link): its link
     /// count is kept by the daemon that handed out its id.
@@ -117,17 +132,23 @@ impl Record {
     /// is its home daemon's: [`super::Namespace::link_count`]).
     pub fn nlink(&self) -> u32 {
         match self.kind {
-            Kind::File | Kind::Symlink | Kind::Fifo | Kind::Socket => 1,
+            Kind::File
+            | Kind::Symlink
+            | Kind::Fifo
+            | Kind::Socket
+            | Kind::BlockDev
+            | Kind::CharDev => 1,
             Kind::Dir => self.subdirs.saturating_add(2),
         }
     }
 
     /// The id whose data a removal of this record must remove: a file's;
-    /// 0 for a symbolic link, a FIFO or a socket, which have no data.
+    /// 0 for a symbolic link, a FIFO, a socket or a device, which have no
+    /// data.
     pub fn data_id(&self) -> u64 {
         match self.kind {
-            Kind::Symlink | Kind::Fifo | Kind::Socket => 0,
             Kind::File | Kind::Dir => self.ino,
+            _ => 0,
         }
     }
 }

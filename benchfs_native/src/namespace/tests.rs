@@ -546,10 +546,6 @@ fn fifos_and_sockets_are_names_without_data() {
     assert_eq!(s.kind, Kind::Socket);
     assert_eq!(n.create("p", 0o644, ME, false, 2), Err(libc::EEXIST));
     assert_eq!(
-        n.create("f", libc::S_IFCHR | 0o600, ME, true, 2),
-        Err(libc::EPERM)
-    );
-    assert_eq!(
         n.create("f", libc::S_IFDIR | 0o600, ME, true, 2),
         Err(libc::EINVAL)
     );
@@ -562,5 +558,34 @@ fn fifos_and_sockets_are_names_without_data() {
     assert_eq!(n.link("q", p, None, false, 4), Ok(Removed::default()));
     assert_eq!(n.get("q").map(|r| r.kind), Some(Kind::Fifo));
     let gone = n.unlink("q", 0).unwrap();
+    assert_eq!((gone.id, gone.took_name), (0, true));
+}
+
+#[test]
+fn device_nodes_keep_their_number_through_a_rename() {
+    let mut n = ns();
+    let (b, made) = n
+        .create_node("b", libc::S_IFBLK | 0o644, 0x0102, ME, true, 1)
+        .unwrap();
+    assert!(made);
+    assert_eq!(
+        (b.kind, b.mode, b.target_len, b.nlink(), b.data_id()),
+        (Kind::BlockDev, 0o644, 0x0102, 1, 0)
+    );
+    let (c, _) = n
+        .create_node("c", libc::S_IFCHR | 0o600, 7, ME, true, 1)
+        .unwrap();
+    assert_eq!((c.kind, c.target_len), (Kind::CharDev, 7));
+    // A file's create ignores a number.
+    let (f, _) = n.create_node("f", 0o600, 9, ME, true, 1).unwrap();
+    assert_eq!((f.kind, f.target_len), (Kind::File, 0));
+    assert_eq!(
+        n.create_node("b", libc::S_IFCHR | 0o600, 1, ME, true, 2),
+        Err(libc::EEXIST)
+    );
+    assert_eq!(n.link("d", b, None, false, 3), Ok(Removed::default()));
+    let d = n.get("d").copied().unwrap();
+    assert_eq!((d.kind, d.target_len), (Kind::BlockDev, 0x0102));
+    let gone = n.unlink("d", 0).unwrap();
     assert_eq!((gone.id, gone.took_name), (0, true));
 }

@@ -60,7 +60,8 @@ fn attr_dict<'py>(py: Python<'py>, a: &Attr) -> BoundaryResult<Bound<'py, PyDict
     let d = PyDict::new(py);
     d.set_item("ino", a.ino)?;
     d.set_item("kind", a.kind.name())?;
-    d.set_item("size", a.size)?;
+    // A device node's size field carries its number; it has no size.
+    d.set_item("size", if a.kind.is_device() { 0 } else { a.size })?;
     d.set_item("blocks", a.blocks)?;
     d.set_item("mode", a.mode)?;
     d.set_item("uid", a.uid)?;
@@ -372,7 +373,7 @@ impl PyClient {
                 d.set_item("kind", e.kind.name())?;
                 d.set_item("ino", e.ino)?;
                 d.set_item("mode", e.mode)?;
-                d.set_item("size", e.size)?;
+                d.set_item("size", if e.kind.is_device() { 0 } else { e.size })?;
                 Ok(d)
             })
             .collect()

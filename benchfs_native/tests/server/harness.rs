@@ -423,6 +423,7 @@ pub fn create_file(path: &str, mode: u32) -> Request<'_> {
     Request::Create {
         path,
         mode,
+        rdev: 0,
         uid: 1,
         gid: 2,
         exclusive: true,

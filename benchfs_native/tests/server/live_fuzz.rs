@@ -46,6 +46,7 @@ fn seed_requests() -> Vec<Request<'static>> {
         Request::Create {
             path: "f/a",
             mode: 0o644,
+            rdev: 0,
             uid: 0,
             gid: 0,
             exclusive: true,

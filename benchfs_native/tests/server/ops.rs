@@ -152,6 +152,7 @@ fn every_op() {
         let create = |path, exclusive| Request::Create {
             path,
             mode: 0o4640,
+            rdev: 0,
             uid: 1234,
             gid: 55,
             exclusive,
@@ -250,6 +251,7 @@ fn every_op() {
         let here = |path| Request::Create {
             path,
             mode: 0o644,
+            rdev: 0,
             uid: 0,
             gid: 0,
             exclusive: true,
@@ -284,6 +286,7 @@ fn every_op() {
         let record = wire::Record {
             ino: a.ino,
             mode: a.mode,
+            rdev: 0,
             uid: a.uid,
             gid: a.gid,
             atime_unix_ns: 1,
@@ -462,6 +465,7 @@ fn symlinks() {
             &Request::Create {
                 path: "f",
                 mode: 0o644,
+                rdev: 0,
                 uid: 0,
                 gid: 0,
                 exclusive: true,
@@ -495,6 +499,7 @@ fn symlinks() {
         let record = wire::Record {
             ino: l.ino,
             mode: l.mode,
+            rdev: 0,
             uid: l.uid,
             gid: l.gid,
             atime_unix_ns: 1,
@@ -548,6 +553,81 @@ fn symlinks() {
         assert_eq!(s["decode_errors"], 0);
         // long, f (now a link)
         assert_eq!(s["namespace_records"], 2);
+        c.shutdown(false);
+        d.join();
+    });
+}
+
+#[test]
+fn device_nodes_keep_their_number_and_are_never_opened() {
+    watchdog(120, || {
+        let mut d = Daemon::start("devices", |_| {});
+        let mut c = RawClient::connect(&d.record);
+        let number = (8 << 8) | 1;
+        let create = Request::Create {
+            path: "sda1",
+            mode: libc::S_IFBLK | 0o640,
+            rdev: number,
+            uid: 0,
+            gid: 6,
+            exclusive: true,
+            parent_here: false,
+        };
+        let a = match c.call(&create, Vec::new()).ok() {
+            Reply::Create { attr, created } => {
+                assert!(created);
+                attr
+            }
+            r => panic!("{r:?}"),
+        };
+        // On the wire a device's size is its number.
+        assert_eq!(
+            (a.kind, a.mode, a.size, a.nlink),
+            (
+                FileKind::BlockDev,
+                libc::S_IFBLK | 0o640,
+                u64::from(number),
+                1
+            )
+        );
+        let open = Request::Open {
+            path: "sda1",
+            flags: libc::O_RDWR as u32,
+        };
+        assert_eq!(c.call(&open, Vec::new()).errno(), libc::ENXIO);
+        // A rename's insert carries the number.
+        let link = Request::Link {
+            path: "moved",
+            record: wire::Record {
+                ino: a.ino,
+                mode: a.mode,
+                rdev: number,
+                uid: a.uid,
+                gid: a.gid,
+                atime_unix_ns: 1,
+                mtime_unix_ns: 2,
+                ctime_unix_ns: 3,
+            },
+            target_len: 0,
+            parent_here: false,
+            exclusive: true,
+            linked: false,
+        };
+        assert!(matches!(c.call(&link, Vec::new()).ok(), Reply::Link { .. }));
+        let stat = Request::Stat {
+            path: "moved",
+            data: false,
+        };
+        let m = attr(c.call(&stat, Vec::new()).ok());
+        assert_eq!(
+            (m.kind, m.size, m.ino),
+            (FileKind::BlockDev, u64::from(number), a.ino)
+        );
+        let open = Request::Open {
+            path: "moved",
+            flags: libc::O_RDONLY as u32,
+        };
+        assert_eq!(c.call(&open, Vec::new()).errno(), libc::ENXIO);
         c.shutdown(false);
         d.join();
     });

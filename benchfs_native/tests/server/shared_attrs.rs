@@ -22,6 +22,7 @@ fn the_home_keeps_the_names_shared_attributes() {
         let create = Request::Create {
             path: "f",
             mode: 0o640,
+            rdev: 0,
             uid: 1,
             gid: 2,
             exclusive: true,

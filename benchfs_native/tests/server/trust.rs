@@ -16,6 +16,7 @@ fn setuid_setgid_and_sticky_stay_in_the_record_never_on_a_backing_file() {
             let req = Request::Create {
                 path: &path,
                 mode: asked,
+                rdev: 0,
                 uid: 0,
                 gid: 0,
                 exclusive: true,

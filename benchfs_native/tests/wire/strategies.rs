@@ -32,16 +32,19 @@ pub fn record() -> impl Strategy<Value = (Record, u64)> {
         any::<u64>(),
         prop_oneof![
             (0..0o10000u32).prop_map(|perm| (libc::S_IFREG | perm, 0)),
+            (0..0o10000u32).prop_map(|perm| (libc::S_IFCHR | perm, 0)),
             target_len().prop_map(|len| (libc::S_IFLNK | 0o777, len)),
         ],
         any::<u32>(),
         any::<u32>(),
+        any::<u32>(),
         any::<[u64; 3]>(),
     )
-        .prop_map(|(ino, (mode, len), uid, gid, [a, m, c])| {
+        .prop_map(|(ino, (mode, len), rdev, uid, gid, [a, m, c])| {
             let r = Record {
                 ino,
                 mode,
+                rdev,
                 uid,
                 gid,
                 atime_unix_ns: a,
@@ -53,7 +56,15 @@ pub fn record() -> impl Strategy<Value = (Record, u64)> {
 }
 
 pub fn kind() -> impl Strategy<Value = FileKind> {
-    prop::sample::select(vec![FileKind::File, FileKind::Dir, FileKind::Symlink])
+    prop::sample::select(vec![
+        FileKind::File,
+        FileKind::Dir,
+        FileKind::Symlink,
+        FileKind::Fifo,
+        FileKind::Socket,
+        FileKind::BlockDev,
+        FileKind::CharDev,
+    ])
 }
 
 pub fn attr() -> impl Strategy<Value = Attr> {
@@ -87,7 +98,7 @@ pub fn attr_of(kind: FileKind) -> impl Strategy<Value = Attr> {
 #[derive(Debug, Clone)]
 pub enum Req {
     Ping(u64, bool),
-    Create(String, u32, u32, u32, [bool; 2]),
+    Create(String, [u32; 4], [bool; 2]),
     Open(String, u32),
     Stat(String, bool),
     Write(String, u64, u64, u64, bool),
@@ -116,9 +127,10 @@ impl Req {
                 len: *len,
                 echo: *echo,
             },
-            Req::Create(p, mode, uid, gid, [exclusive, here]) => Request::Create {
+            Req::Create(p, [mode, rdev, uid, gid], [exclusive, here]) => Request::Create {
                 path: p,
                 mode: *mode,
+                rdev: *rdev,
                 uid: *uid,
                 gid: *gid,
                 exclusive: *exclusive,
@@ -230,14 +242,7 @@ pub fn request() -> impl Strategy<Value = Req> {
     let off = 0..=u64::MAX - MAX_PAYLOAD;
     prop_oneof![
         (len.clone(), any::<bool>()).prop_map(|(l, e)| Req::Ping(l, e)),
-        (
-            path(),
-            any::<u32>(),
-            any::<u32>(),
-            any::<u32>(),
-            any::<[bool; 2]>()
-        )
-            .prop_map(|(p, m, u, g, f)| Req::Create(p, m, u, g, f)),
+        (path(), any::<[u32; 4]>(), any::<[bool; 2]>()).prop_map(|(p, o, f)| Req::Create(p, o, f)),
         (path(), any::<u32>()).prop_map(|(p, f)| Req::Open(p, f)),
         (dir_path(), any::<bool>()).prop_map(|(p, d)| Req::Stat(p, d)),
         (

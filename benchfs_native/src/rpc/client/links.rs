@@ -285,6 +285,12 @@ pub(super) fn moved_record(a: &Attr) -> Record {
     Record {
         ino: a.ino,
         mode: a.mode,
+        // A device's size is its number.
+        rdev: if a.kind.is_device() {
+            u32::try_from(a.size).unwrap_or(0)
+        } else {
+            0
+        },
         uid: a.uid,
         gid: a.gid,
         atime_unix_ns: a.atime_unix_ns,

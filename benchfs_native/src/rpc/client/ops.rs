@@ -182,13 +182,20 @@ impl Client {
     /// Inserts the file record of `path` on its owner, then checks the
     /// parent (undoing the insert when the parent is gone); returns the
     /// record and whether this call made it.
-    fn create_record(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<(Attr, bool)> {
+    fn create_record(
+        &mut self,
+        path: &str,
+        mode: u32,
+        rdev: u32,
+        exclusive: bool,
+    ) -> Result<(Attr, bool)> {
         check_path("create", path, false)?;
         let owner = self.placement.metadata_owner(path);
         let (uid, gid) = self.creator;
         let req = Request::Create {
             path,
             mode,
+            rdev,
             uid,
             gid,
             exclusive,
@@ -215,7 +222,7 @@ impl Client {
     /// `ENOENT` / `ENOTDIR` if its parent is missing / a file.
     pub fn create(&mut self, path: &str, mode: u32, exclusive: bool) -> Result<u64> {
         self.check_connected("create")?;
-        let (attr, _) = self.create_record(path, mode, exclusive)?;
+        let (attr, _) = self.create_record(path, mode, 0, exclusive)?;
         if attr.kind == FileKind::Dir {
             return Err(Error::os(libc::EISDIR, "create", path));
         }
@@ -229,14 +236,32 @@ impl Client {
     /// `EINVAL` for another type.
     pub fn mknod(&mut self, path: &str, mode: u32) -> Result<Attr> {
         self.check_connected("mknod")?;
-        if !FileKind::of_mode(mode).is_special() {
+        let kind = FileKind::of_mode(mode);
+        if !kind.is_special() || kind.is_device() {
             let errno = match mode & libc::S_IFMT {
                 libc::S_IFCHR | libc::S_IFBLK => libc::EPERM,
                 _ => libc::EINVAL,
             };
             return Err(Error::os(errno, "mknod", format!("{path}: mode {mode:#o}")));
         }
-        self.create_record(path, mode, true).map(|(a, _)| a)
+        self.create_record(path, mode, 0, true).map(|(a, _)| a)
+    }
+
+    /// Makes the device node `path` (`mode`'s type bits `S_IFBLK` or
+    /// `S_IFCHR`) with number `rdev`: a name with attributes, its number
+    /// kept as its size. Only for a caller the kernel has checked for
+    /// `CAP_MKNOD` (the mount's mknod); no device is ever opened through
+    /// the engine. `EINVAL` for another type.
+    pub fn mknod_device(&mut self, path: &str, mode: u32, rdev: u32) -> Result<Attr> {
+        self.check_connected("mknod")?;
+        if !FileKind::of_mode(mode).is_device() {
+            return Err(Error::os(
+                libc::EINVAL,
+                "mknod",
+                format!("{path}: mode {mode:#o}"),
+            ));
+        }
+        self.create_record(path, mode, rdev, true).map(|(a, _)| a)
     }
 
     /// [`Client::create`], detached ([`Client::detach`]): the file, and
@@ -249,7 +274,7 @@ impl Client {
         exclusive: bool,
     ) -> Result<(FileRef, Option<Attr>)> {
         self.check_connected("create")?;
-        let (attr, created) = self.create_record(path, mode, exclusive)?;
+        let (attr, created) = self.create_record(path, mode, 0, exclusive)?;
         if attr.kind == FileKind::Dir {
             return Err(Error::os(libc::EISDIR, "create", path));
         }
@@ -267,7 +292,7 @@ impl Client {
     pub fn open(&mut self, path: &str, flags: i32, mode: u32) -> Result<u64> {
         self.check_connected("open")?;
         let (attr, created) = if flags & libc::O_CREAT != 0 {
-            self.create_record(path, mode, flags & libc::O_EXCL != 0)?
+            self.create_record(path, mode, 0, flags & libc::O_EXCL != 0)?
         } else {
             check_path("open", path, false)?;
             let owner = self.placement.metadata_owner(path);

@@ -19,6 +19,10 @@ pub enum FileKind {
     Fifo,
     /// A unix socket's name (a name only, as a FIFO).
     Socket,
+    /// A block device node (a name and a device number, never opened).
+    BlockDev,
+    /// A character device node, as a block device's.
+    CharDev,
 }
 
 impl FileKind {
@@ -30,14 +34,24 @@ impl FileKind {
             libc::S_IFLNK => FileKind::Symlink,
             libc::S_IFIFO => FileKind::Fifo,
             libc::S_IFSOCK => FileKind::Socket,
+            libc::S_IFBLK => FileKind::BlockDev,
+            libc::S_IFCHR => FileKind::CharDev,
             _ => FileKind::File,
         }
     }
 
     /// Whether the kind is a name without data or target (a FIFO, a
-    /// socket).
+    /// socket, a device).
     pub fn is_special(self) -> bool {
-        matches!(self, FileKind::Fifo | FileKind::Socket)
+        matches!(
+            self,
+            FileKind::Fifo | FileKind::Socket | FileKind::BlockDev | FileKind::CharDev
+        )
+    }
+
+    /// Whether the kind is a device node: its [`Attr::size`] is its number.
+    pub fn is_device(self) -> bool {
+        matches!(self, FileKind::BlockDev | FileKind::CharDev)
     }
 
     /// The `S_IF*` type bits.
@@ -48,10 +62,13 @@ impl FileKind {
             FileKind::Symlink => libc::S_IFLNK,
             FileKind::Fifo => libc::S_IFIFO,
             FileKind::Socket => libc::S_IFSOCK,
+            FileKind::BlockDev => libc::S_IFBLK,
+            FileKind::CharDev => libc::S_IFCHR,
         }
     }
 
-    /// Lower-case name (`file`, `dir`, `symlink`, `fifo`, `socket`).
+    /// Lower-case name (`file`, `dir`, `symlink`, `fifo`, `socket`,
+    /// `blockdev`, `chardev`).
     pub fn name(self) -> &'static str {
         match self {
             FileKind::File => "file",
@@ -59,6 +76,8 @@ impl FileKind {
             FileKind::Symlink => "symlink",
             FileKind::Fifo => "fifo",
             FileKind::Socket => "socket",
+            FileKind::BlockDev => "blockdev",
+            FileKind::CharDev => "chardev",
         }
     }
 }
@@ -71,7 +90,8 @@ pub struct Attr {
     pub ino: u64,
     /// File, directory or symbolic link (the type bits of `mode`).
     pub kind: FileKind,
-    /// Size in bytes (a symbolic link's: its target's length).
+    /// Size in bytes (a symbolic link's: its target's length; a device
+    /// node's: its number, `st_rdev`, as it has no size).
     pub size: u64,
     /// 512-byte units allocated.
     pub blocks: u64,
@@ -145,13 +165,19 @@ pub(super) fn read_attr(r: &mut Reader<'_>) -> Result<Attr, DecodeError> {
     let t = mode & libc::S_IFMT;
     if !matches!(
         t,
-        libc::S_IFREG | libc::S_IFDIR | libc::S_IFLNK | libc::S_IFIFO | libc::S_IFSOCK
+        libc::S_IFREG
+            | libc::S_IFDIR
+            | libc::S_IFLNK
+            | libc::S_IFIFO
+            | libc::S_IFSOCK
+            | libc::S_IFBLK
+            | libc::S_IFCHR
     ) {
         return Err(DecodeError::new(
             at,
             "mode",
             format!(
-                "type bits {t:#o} are not a file's, a directory's, a link's, a FIFO's or a socket's"
+                "type bits {t:#o} are not a file's, a directory's, a link's, a FIFO's, a socket's or a device's"
             ),
         ));
     }

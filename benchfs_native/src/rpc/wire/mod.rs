@@ -56,7 +56,7 @@ pub const MAGIC: [u8; 4] = *b"BFSW";
 /// step). 7: link_count's undo step (a link's add taken back when its
 /// source was gone at the mark). 8: statfs's `fs_id` (each file system
 /// counted once by the client).
-pub const VERSION: u16 = 9;
+pub const VERSION: u16 = 10;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].

@@ -26,6 +26,8 @@ fn record_attr(r: &Record) -> Attr {
         Kind::Symlink => FileKind::Symlink,
         Kind::Fifo => FileKind::Fifo,
         Kind::Socket => FileKind::Socket,
+        Kind::BlockDev => FileKind::BlockDev,
+        Kind::CharDev => FileKind::CharDev,
     };
     Attr {
         ino: r.ino,
@@ -231,12 +233,13 @@ impl Names {
         match *request {
             RequestOf::Create {
                 mode,
+                rdev,
                 uid,
                 gid,
                 exclusive,
                 ..
             } => ns
-                .create(path, mode, (uid, gid), exclusive, now)
+                .create_node(path, mode, rdev, (uid, gid), exclusive, now)
                 .map(|(r, created)| Reply::Create {
                     attr: record_attr(&r),
                     created,
@@ -308,6 +311,8 @@ impl Names {
                     FileKind::Symlink => (Some(link_target(request, buf)?), Kind::Symlink),
                     FileKind::Fifo => (None, Kind::Fifo),
                     FileKind::Socket => (None, Kind::Socket),
+                    FileKind::BlockDev => (None, Kind::BlockDev),
+                    FileKind::CharDev => (None, Kind::CharDev),
                     _ => (None, Kind::File),
                 };
                 let rec = Record {
@@ -320,7 +325,7 @@ impl Names {
                     mtime: record.mtime_unix_ns,
                     ctime: record.ctime_unix_ns,
                     removing: false,
-                    target_len: 0,
+                    target_len: if kind.is_device() { record.rdev } else { 0 },
                     linked,
                     subdirs: 0,
                 };

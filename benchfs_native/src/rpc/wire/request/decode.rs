@@ -55,10 +55,14 @@ pub fn decode_request_body<'a>(
             echo: has(FLAG_ECHO),
         },
         Op::Create => {
-            let (mode, uid, gid) = read_owner(&mut r)?;
+            let mode = r.u32("mode")?;
+            let uid = r.u32("uid")?;
+            let gid = r.u32("gid")?;
+            let rdev = r.u32("rdev")?;
             Request::Create {
                 path,
                 mode,
+                rdev,
                 uid,
                 gid,
                 exclusive: has(FLAG_EXCL),
@@ -187,14 +191,20 @@ pub fn decode_request_body<'a>(
             let at = r.pos;
             let mode = r.u32("mode")?;
             match mode & libc::S_IFMT {
-                libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK if h.payload_len == 0 => {}
+                libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFBLK | libc::S_IFCHR
+                    if h.payload_len == 0 => {}
                 libc::S_IFLNK if target_len_ok(h.payload_len) => {}
-                libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFLNK => {
+                libc::S_IFREG
+                | libc::S_IFIFO
+                | libc::S_IFSOCK
+                | libc::S_IFBLK
+                | libc::S_IFCHR
+                | libc::S_IFLNK => {
                     return Err(DecodeError::new(
                         32,
                         "payload_len",
                         format!(
-                            "{} target bytes for this mode (a file, FIFO or socket: 0, a link: 1 to {MAX_TARGET})",
+                            "{} target bytes for this mode (a file, FIFO, socket or device: 0, a link: 1 to {MAX_TARGET})",
                             h.payload_len
                         ),
                     ));
@@ -203,16 +213,17 @@ pub fn decode_request_body<'a>(
                     return Err(DecodeError::new(
                         at,
                         "mode",
-                        "not a regular file's, a FIFO's, a socket's or a symbolic link's mode",
+                        "not a regular file's, a FIFO's, a socket's, a device's or a symbolic link's mode",
                     ));
                 }
             }
             let uid = r.u32("uid")?;
             let gid = r.u32("gid")?;
-            r.zero::<4>("reserved")?;
+            let rdev = r.u32("rdev")?;
             let record = Record {
                 ino,
                 mode,
+                rdev,
                 uid,
                 gid,
                 atime_unix_ns: r.u64("atime_unix_ns")?,

@@ -49,13 +49,17 @@ fn write_fixed<const N: usize>(request: &Request<'_>, w: &mut Writer<N>) -> u16 
         Request::Ping { echo, .. } => flag(echo, FLAG_ECHO),
         Request::Create {
             mode,
+            rdev,
             uid,
             gid,
             exclusive,
             parent_here,
             ..
         } => {
-            put_owner(w, mode, uid, gid);
+            w.u32(mode);
+            w.u32(uid);
+            w.u32(gid);
+            w.u32(rdev);
             flag(exclusive, FLAG_EXCL) | flag(parent_here, FLAG_PARENT_HERE)
         }
         Request::Open { flags, .. } => {
@@ -134,7 +138,7 @@ fn write_fixed<const N: usize>(request: &Request<'_>, w: &mut Writer<N>) -> u16 
             w.u32(r.mode);
             w.u32(r.uid);
             w.u32(r.gid);
-            w.zero::<4>();
+            w.u32(r.rdev);
             w.u64(r.atime_unix_ns);
             w.u64(r.mtime_unix_ns);
             w.u64(r.ctime_unix_ns);
@@ -225,14 +229,17 @@ fn check(request: &Request<'_>) -> Result<()> {
             record, target_len, ..
         } => {
             let t = record.mode & libc::S_IFMT;
-            let nameless = matches!(t, libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK);
+            let nameless = matches!(
+                t,
+                libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFBLK | libc::S_IFCHR
+            );
             if nameless && target_len == 0 || t == libc::S_IFLNK && target_len_ok(target_len) {
                 return Ok(());
             }
             Err(Error::invalid(
                 "mode",
                 format!(
-                    "link {path}: a file, FIFO or socket record without a target or a link record with one, \
+                    "link {path}: a file, FIFO, socket or device record without a target or a link record with one, \
                      got a {} with {target_len} target bytes",
                     FileKind::of_mode(record.mode).name()
                 ),

@@ -46,8 +46,11 @@ pub enum RequestOf<P> {
     Create {
         /// File path.
         path: P,
-        /// Permission bits.
+        /// Permission bits, with the type bits of a FIFO, a socket or a
+        /// device node.
         mode: u32,
+        /// A device node's number (`st_rdev`); 0 for the others.
+        rdev: u32,
         /// Owner.
         uid: u32,
         /// Group.
@@ -299,8 +302,11 @@ code_enum! {
 pub struct Record {
     /// The file id.
     pub ino: u64,
-    /// `st_mode` (a regular file or a symbolic link).
+    /// `st_mode` (a regular file, a symbolic link, a FIFO, a socket or a
+    /// device node).
     pub mode: u32,
+    /// A device node's number (`st_rdev`); 0 for the others.
+    pub rdev: u32,
     /// Owner.
     pub uid: u32,
     /// Group.
@@ -397,7 +403,7 @@ impl Request<'_> {
             };
         }
         path_copied! {
-            Create { mode, uid, gid, exclusive, parent_here },
+            Create { mode, rdev, uid, gid, exclusive, parent_here },
             Open { flags },
             Stat { data },
             Write { chunk, offset, len, sync },
