@@ -31,6 +31,7 @@ from run_helpers import (
     wait_for,
 )
 
+from benchfs.config.model import Deadlines
 from benchfs.mount.cleanup import mounts_under
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -82,11 +83,14 @@ def test_a_run_through_the_mount_verifies_its_data_and_leaves_nothing(tmp_path: 
     record = manifest(run_dir)
     assert record["status"] == "completed" and record["interface"] == "mount"
     mount = record["mount"]
+    # The connect deadline is the registration's, grown per daemon.
+    connect_s = Deadlines().grown(60.0, len(HOSTS))
     assert mount["options"] == {
         "threads": 4, "attr_timeout_s": 0.0, "entry_timeout_s": 0.0, "rpc_deadline_s": 30.0,
-        "connect_deadline_s": 60.0, "session_spin_us": 50, "read_only": False,
+        "connect_deadline_s": connect_s, "session_spin_us": 50, "read_only": False,
         "allow_other": False,
     }  # fmt: skip
+    assert connect_s > 60.0
     assert sorted(mount["nodes"]) == HOSTS
     for node, found in mount["nodes"].items():
         assert found["mount_point"] == f"{mount['root']}/{node}"
