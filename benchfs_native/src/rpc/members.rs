@@ -19,7 +19,7 @@
 //!   registering daemon removes it ([`membership::discard_members`]).
 
 use std::fs;
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::membership::{self, Expected, MEMBERS_FILE, Record};
 use crate::rpc::session_key::SessionKey;
+use crate::sys;
 
 /// The `format` field of a members file.
 pub const FORMAT: &str = "benchfs-members/1";
@@ -96,15 +97,7 @@ pub fn write(dir: &Path, members: &[Record], key: &SessionKey) -> Result<PathBuf
     let final_path = path(dir);
     let tmp = dir.join(format!(".{MEMBERS_FILE}.tmp.{}", std::process::id()));
     let write = || -> std::io::Result<()> {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)?;
-        f.write_all(&json)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
+        sys::fs::write_private_new(&tmp, &json)?;
         fs::rename(&tmp, &final_path)
     };
     if let Err(e) = write() {

@@ -11,7 +11,7 @@
 
 use std::fmt;
 use std::fs;
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
@@ -200,18 +200,7 @@ pub fn ensure(registry_dir: &Path) -> Result<SessionKey> {
     let path = key_path(registry_dir);
     let key = SessionKey::random(path.display().to_string())?;
     let tmp = registry_dir.join(format!(".{KEY_FILE}.tmp.{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)?;
-        f.write_all(key.to_hex().as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()
-    };
-    let written = write();
+    let written = sys::fs::write_private_new(&tmp, key.to_hex().as_bytes());
     let published = written.and_then(|()| fs::hard_link(&tmp, &path));
     let _ = fs::remove_file(&tmp);
     match published {

@@ -1,8 +1,9 @@
 //! File system calls made outside the ring: the direct-I/O alignment
-//! probe, `fallocate`, `ftruncate`, the network file system check.
+//! probe, `fallocate`, `ftruncate`, the network file system check, the
+//! private new file a registry file is published from.
 
 use std::fs::{File, OpenOptions};
-use std::io;
+use std::io::{self, Write as _};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::Path;
@@ -224,6 +225,21 @@ pub fn file_system_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
         h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
     }
     Ok(h.max(1))
+}
+
+/// Creates `path` (it must not exist), mode 0600 and never through a link,
+/// writes `bytes` and a newline and syncs it: the temporary file a private
+/// file of the registry is then published from (by rename or hard link).
+pub fn write_private_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.write_all(b"\n")?;
+    f.sync_all()
 }
 
 #[cfg(test)]
