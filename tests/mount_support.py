@@ -6,6 +6,7 @@ import errno
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,25 @@ from benchfs.mount.settings import MountSettings
 
 #: Generous: only guards against a hang.
 HANG_GUARD_S = 120.0
+
+
+#: The other user of the tests that need one: nobody, with no other group.
+NOBODY = 65534
+
+
+def python_as_nobody(cwd: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Runs a Python ``script`` (with ``args``) as uid 65534 through
+    ``setpriv``, started in ``cwd`` (the tests' temporary directories above
+    a mount are private to root)."""
+    return subprocess.run(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+         sys.executable, "-c", script, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+        check=False,
+    )  # fmt: skip
 
 
 @contextmanager

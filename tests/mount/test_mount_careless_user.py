@@ -10,19 +10,24 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from daemon_cluster import Cluster
-from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse, small_tmpfs
+from mount_support import (
+    HANG_GUARD_S,
+    NOBODY,
+    Mounted,
+    python_as_nobody,
+    skip_without_fuse,
+    small_tmpfs,
+)
 
 from benchfs.mount.settings import MountSettings
 
 pytestmark = pytest.mark.core_claim
 
-NOBODY = 65534
 MIB = 1 << 20
 #: The daemons' data directories share this much space.
 SMALL_MIB = 24
@@ -55,25 +60,8 @@ def shared_dir(shared_mount: Mounted, request: pytest.FixtureRequest) -> Path:
 
 
 def as_nobody(cwd: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """Runs a Python ``script`` as uid 65534, started in ``cwd`` (the tests'
-    temporary directories above the mount are private to root)."""
-    return subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            sys.executable,
-            "-c",
-            script,
-            *args,
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-        check=False,
-    )
+    """Runs a Python ``script`` as uid 65534, started in ``cwd``."""
+    return python_as_nobody(cwd, script, *args)
 
 
 MAKE_RESERVED = """

@@ -9,18 +9,14 @@ import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from daemon_cluster import Cluster
-from mount_support import HANG_GUARD_S, Mounted, skip_without_fuse
+from mount_support import NOBODY, Mounted, python_as_nobody, skip_without_fuse
 
 from benchfs.mount.settings import MountSettings
-
-NOBODY = 65534
 
 
 @pytest.fixture(scope="module")
@@ -60,22 +56,7 @@ def attempt(what, call):
 {script}
 print(json.dumps(out))
 """
-    done = subprocess.run(
-        [
-            "setpriv",
-            f"--reuid={NOBODY}",
-            f"--regid={NOBODY}",
-            "--clear-groups",
-            sys.executable,
-            "-c",
-            runner,
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-        check=False,
-    )
+    done = python_as_nobody(cwd, runner)
     assert done.returncode == 0, done.stderr
     got: dict[str, int] = json.loads(done.stdout)
     return got
