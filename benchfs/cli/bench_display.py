@@ -4,6 +4,7 @@ cluster` and `bench rpc` have modules of their own."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from benchfs.cli.tables import NAME, TEXT, Column, Grid
@@ -13,7 +14,7 @@ if TYPE_CHECKING:  # the benchmark modules pull in pandas and the engine
     from benchfs.bench.analysis import AnalysisBenchResult
     from benchfs.bench.metadata import MetadataBenchReport
     from benchfs.bench.mount import MountBenchReport
-    from benchfs.bench.scale import ScaleReport
+    from benchfs.bench.scale import Growth, ScaleReport
     from benchfs.bench.scale_hosts import HostScaleReport
     from benchfs.bench.storage import Side, StorageBenchReport
 
@@ -104,14 +105,7 @@ def scale_grid(report: ScaleReport, target_nodes: int, superlinear: float) -> Gr
         transpose=True,
         caption=f"growth k: t ~ N**k fitted over the sizes; '!' marks k > {superlinear}",
     )
-    for growth in report.growth:
-        mark = " !" if growth.superlinear else ""
-        grid.add_row(
-            growth.step.removesuffix("_s"),
-            *(f"{row.step(growth.step):.4f}" for row in report.rows),
-            f"{growth.exponent:.2f}{mark}",
-            f"{growth.at_target_s:,.2f}",
-        )
+    _add_growth_rows(grid, report.growth, [row.step for row in report.rows])
     return grid
 
 
@@ -127,15 +121,23 @@ def host_scale_grid(report: HostScaleReport, superlinear: float) -> Grid:
         transpose=True,
         caption=f"growth k: t ~ N**k fitted over the counts; '!' marks k > {superlinear}",
     )
-    for growth in report.growth:
+    _add_growth_rows(grid, report.growth, [row.seconds.__getitem__ for row in report.rows])
+    return grid
+
+
+def _add_growth_rows(
+    grid: Grid, growths: Sequence[Growth], columns: Sequence[Callable[[str], float]]
+) -> None:
+    """One row a step: its seconds in each column (a size), the fitted growth
+    ('!' past the bound) and the estimate at the target."""
+    for growth in growths:
         mark = " !" if growth.superlinear else ""
         grid.add_row(
             growth.step.removesuffix("_s"),
-            *(f"{row.seconds[growth.step]:.4f}" for row in report.rows),
+            *(f"{seconds(growth.step):.4f}" for seconds in columns),
             f"{growth.exponent:.2f}{mark}",
             f"{growth.at_target_s:,.2f}",
         )
-    return grid
 
 
 def mount_grid(report: MountBenchReport) -> Grid:
