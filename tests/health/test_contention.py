@@ -12,13 +12,12 @@ import json
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 from fixtures.loopdisk import loop_disk, loop_disk_unavailable
+from fixtures.outside_io import outside_fio
 
 pytestmark = [
     pytest.mark.slow,
@@ -29,33 +28,16 @@ pytestmark = [
         reason="needs fio and iostat",
     ),
 ]
-DEADLINE_S = 60.0
 
 
-def _sectors_read(device: str) -> int:
-    return int((Path("/sys/block") / Path(device).name / "stat").read_text().split()[2])
-
-
-@contextmanager
-def outside_reader(device: str) -> Iterator[subprocess.Popen[bytes]]:
+def outside_reader(device: str) -> AbstractContextManager[subprocess.Popen[bytes]]:
     """A fio reading ``device`` until stopped, once the device shows its reads."""
-    before = _sectors_read(device)
-    fio = subprocess.Popen(
-        ["fio", "--name=outside", f"--filename={device}", "--readonly", "--rw=randread",
-         "--bs=64k", "--direct=1", "--ioengine=libaio", "--iodepth=32", "--numjobs=2",
-         "--time_based", "--runtime=600"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    return outside_fio(
+        device,
+        "read",
+        [f"--filename={device}", "--readonly", "--rw=randread", "--bs=64k", "--direct=1",
+         "--ioengine=libaio", "--iodepth=32", "--numjobs=2", "--time_based", "--runtime=600"],
     )  # fmt: skip
-    try:
-        until = time.monotonic() + DEADLINE_S
-        while _sectors_read(device) < before + 2048 * 64:  # 64 MiB read
-            if fio.poll() is not None or time.monotonic() > until:
-                pytest.fail(f"the outside fio did not read {device}: {fio.communicate()[1]!r}")
-            time.sleep(0.1)
-        yield fio
-    finally:
-        fio.terminate()
-        fio.wait(timeout=DEADLINE_S)
 
 
 def test_diagnose_names_contention_from_outside_on_a_device_busy_with_others(

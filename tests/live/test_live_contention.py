@@ -8,23 +8,18 @@ contention from outside the job, with the figures, live and in the verdict."""
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 from fixtures.loopdisk import loop_disk, loop_disk_unavailable
+from fixtures.outside_io import outside_fio
 from live_run import benchfs_run, live_args, phase_end_s, verdicts
 from run_helpers import manifest, needs_fio_and_iostat, run_dirs
 
 pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(300), needs_fio_and_iostat]
 NODES = ("local0", "local1", "local2", "local3")
-DEADLINE_S = 60.0
-
-
-def _sectors_written(device: str) -> int:
-    return int((Path("/sys/block") / Path(device).name / "stat").read_text().split()[6])
 
 
 @contextmanager
@@ -34,23 +29,14 @@ def outside_writer(device: str, directory: Path) -> Iterator[None]:
     The loop device does direct I/O on its image meanwhile, so the writes reach
     the disk under it rather than the page cache."""
     subprocess.run(["losetup", "--direct-io=on", device], check=True)
-    before = _sectors_written(device)
-    fio = subprocess.Popen(
-        ["fio", "--name=outside", f"--directory={directory}", "--rw=randwrite", "--bs=1m",
-         "--direct=1", "--ioengine=libaio", "--iodepth=16", "--numjobs=2", "--size=96m",
-         "--time_based", "--runtime=600"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        until = time.monotonic() + DEADLINE_S
-        while _sectors_written(device) < before + 2048 * 64:  # 64 MiB written
-            if fio.poll() is not None or time.monotonic() > until:
-                pytest.fail(f"the outside fio did not write {device}: {fio.communicate()[1]!r}")
-            time.sleep(0.1)
+    with outside_fio(
+        device,
+        "written",
+        [f"--directory={directory}", "--rw=randwrite", "--bs=1m", "--direct=1",
+         "--ioengine=libaio", "--iodepth=16", "--numjobs=2", "--size=96m", "--time_based",
+         "--runtime=600"],
+    ):  # fmt: skip
         yield
-    finally:
-        fio.terminate()
-        fio.wait(timeout=DEADLINE_S)
 
 
 def test_an_outside_fio_on_one_node_s_device_is_named_contention_live(tmp_path: Path) -> None:
