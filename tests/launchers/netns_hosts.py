@@ -20,29 +20,24 @@ from benchfs.cluster.hostfile import Host
 
 # Each host gets a temp dir of its own, as separate machines have: OpenMPI's
 # daemons on one "host name" otherwise race to create the same session dir.
-AGENT = (
-    "#!/bin/sh\n"
-    'h=$1; shift; mkdir -p "{tmp}/$h"\n'
-    'exec ip netns exec "$h" env TMPDIR="{tmp}/$h" sh -c "$*"\n'
-)
+# A run names its session dir's base in the orted command line (``-mca
+# orte_tmpdir_base "DIR"``): each host's daemon gets DIR/<host> instead.
+HOST_TEMP = r"""#!/bin/sh
+h=$1; shift; mkdir -p "{tmp}/$h"
+c=$(printf '%s' "$*" | sed "s|orte_tmpdir_base \"\([^\"]*\)\"|orte_tmpdir_base \"\1/$h\"|")
+"""
+AGENT = HOST_TEMP + 'exec ip netns exec "$h" env TMPDIR="{tmp}/$h" sh -c "$c"\n'
 # The same, entering only the host's network namespace (nsenter --net): its
 # processes share this machine's mounts, as a FUSE mount on a real host is
 # seen by every process there (``ip netns exec`` gives each command a fresh
 # mount namespace, so a mount made by one is invisible to the next).
-NSENTER_AGENT = (
-    "#!/bin/sh\n"
-    'h=$1; shift; mkdir -p "{tmp}/$h"\n'
-    'exec nsenter --net=/run/netns/"$h" env TMPDIR="{tmp}/$h" sh -c "$*"\n'
-)
+NSENTER_AGENT = HOST_TEMP + 'exec nsenter --net=/run/netns/"$h" env TMPDIR="{tmp}/$h" sh -c "$c"\n'
 
 # The same, entering also the host's own mount namespace, one per host that
 # lasts as long as the hosts: a mount made on a host is seen by every
 # process there and by no other host, as on separate machines.
-OWN_MOUNTS_AGENT = (
-    "#!/bin/sh\n"
-    'h=$1; shift; mkdir -p "{tmp}/$h"\n'
-    'exec nsenter --net=/run/netns/"$h" --mount="{mount_ns}/$h" env TMPDIR="{tmp}/$h" '
-    'sh -c "$*"\n'
+OWN_MOUNTS_AGENT = HOST_TEMP + (
+    'exec nsenter --net=/run/netns/"$h" --mount="{mount_ns}/$h" env TMPDIR="{tmp}/$h" sh -c "$c"\n'
 )
 
 
