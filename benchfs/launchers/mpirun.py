@@ -16,7 +16,9 @@ default ``libmpi.so`` (OpenMPI on Debian), whose ranks under Hydra each run
 alone as rank 0 of 1. Its MPICH module needs ``libmpi.so.12``, which Debian
 calls ``libmpich.so.12``: ``make build`` links it into ``<venv>/lib/mpich``,
 which then goes into the ranks' ``LD_LIBRARY_PATH`` (``mpich_library_dir``).
-``command()`` for one host is the same with one rank on that host.
+``command()`` for one host is the same with one rank on that host; under a
+run's session base (``SESSION_BASE_VARIABLE``), OpenMPI's gets a base of its
+own (``--mca orte_tmpdir_base BASE/h-<digest of the host>``).
 On this machine only (``ranks_on_this_host``, what the local launcher uses):
 ``mpirun [--allow-run-as-root] --oversubscribe -np N [-x VAR=value]... argv``,
 so a local cluster can run more ranks than the machine has cores.
@@ -24,6 +26,7 @@ so a local cluster can run more ranks than the machine has cores.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -54,6 +57,10 @@ MPICH_LIBRARY_DIR = Path(sys.prefix) / "lib" / "mpich"
 # What a proxy that cannot reach mpiexec prints before it exits; mpiexec
 # waits for it forever.
 HYDRA_UNREACHED = re.compile(r"^\[proxy:[^]]*\] .*unable to connect to server")
+# The base of OpenMPI's session directories (``<base>/ompi.<host>.<uid>/...``)
+# that a run names for its mpiruns and their daemons.
+SESSION_BASE_VARIABLE = "OMPI_MCA_orte_tmpdir_base"
+SESSION_BASE_MCA = "orte_tmpdir_base"
 
 
 def hydra_executable() -> str:
@@ -141,7 +148,17 @@ class MpirunLauncher(Launcher):
     def command(
         self, host: Host, argv: Sequence[str], *, env: Mapping[str, str] | None = None
     ) -> list[str]:
-        return self.ranks_command([host], 1, argv, env=env)
+        base = os.environ.get(SESSION_BASE_VARIABLE)
+        if self.flavour != "openmpi" or not base or SESSION_BASE_MCA in self.mca:
+            return self.ranks_command([host], 1, argv, env=env)
+        # One-host commands run side by side (the reachability check, the
+        # preflight's workers, iostat), and OpenMPI's jobs on one base race:
+        # the last to leave ``ompi.<host>.<uid>`` removes it while another
+        # creates its own directory there ("mkdir ... File exists"). A short
+        # name, as PMIx's socket paths under it have at most 107 bytes.
+        digest = hashlib.sha256(host.name.encode()).hexdigest()[:8]
+        own = replace(self, mca={**self.mca, SESSION_BASE_MCA: f"{base}/h-{digest}"})
+        return own.ranks_command([host], 1, argv, env=env)
 
     def ranks_on_this_host(
         self, count: int, argv: Sequence[str], *, env: Mapping[str, str] | None = None

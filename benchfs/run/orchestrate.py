@@ -49,6 +49,7 @@ from benchfs.health.reachable import check_reachable
 from benchfs.history.record import record_safely
 from benchfs.history.rows import run_record
 from benchfs.launchers.base import Launcher
+from benchfs.launchers.mpirun import SESSION_BASE_VARIABLE
 from benchfs.launchers.select import launcher_for
 from benchfs.results.manifest import (
     ExcludedHost,
@@ -80,7 +81,7 @@ from benchfs.workload.spec import run_seed
 # (``<base>/ompi.<host>.<uid>/...``, 8 MB and more): by default shared by all
 # of a user's jobs in the temporary directory and left there by a killed
 # mpirun. Named after the run, ``benchfs clean`` removes a dead run's.
-MPI_SESSION_VARIABLE = "OMPI_MCA_orte_tmpdir_base"
+MPI_SESSION_VARIABLE = SESSION_BASE_VARIABLE
 
 
 def mpi_session_dir(token: str) -> Path:

@@ -22,7 +22,7 @@ from benchfs.launchers import (
     launcher_names,
     register_launcher,
 )
-from benchfs.launchers.mpirun import mpich_library_dir
+from benchfs.launchers.mpirun import SESSION_BASE_VARIABLE, mpich_library_dir
 from benchfs.launchers.select import launcher_name_in
 
 A, B = Host("a", 2), Host("b", 3)
@@ -81,7 +81,8 @@ def test_local_command() -> None:
     ]
 
 
-def test_openmpi_commands() -> None:
+def test_openmpi_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(SESSION_BASE_VARIABLE, raising=False)
     mpirun = MpirunLauncher(
         mca={"plm_rsh_agent": "/bin/agent", "btl": "tcp,self"},
         extra_args=["--bind-to", "none"],
@@ -102,6 +103,30 @@ def test_openmpi_commands() -> None:
     assert MpirunLauncher(allow_run_as_root=True, executable="/opt/mpirun").command(B, ARGV) == [
         "/opt/mpirun", "--allow-run-as-root", "-np", "1", "-H", "b:1", "--map-by", "slot", *ARGV,
     ]  # fmt: skip
+
+
+def test_one_host_commands_under_a_run_s_session_base_get_one_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OpenMPI's one-host jobs run side by side on one base race to make and
+    remove its ``ompi.<host>.<uid>``: each host's gets a directory of its own
+    under the run's base; a job of ranks, and a base the user chose, do not."""
+    monkeypatch.setenv(SESSION_BASE_VARIABLE, "/tmp/run-mpi")
+    launcher = MpirunLauncher(allow_run_as_root=False)
+    bases = {}
+    for host in (A, B):
+        argv = launcher.command(host, ARGV)
+        assert argv[:3] == ["mpirun", "--mca", "orte_tmpdir_base"], argv
+        assert argv[4:] == ["-np", "1", "-H", f"{host.name}:1", "--map-by", "slot", *ARGV]
+        bases[host.name] = argv[3]
+    assert bases["a"] != bases["b"]
+    assert all(base.startswith("/tmp/run-mpi/h-") and len(base) == 23 for base in bases.values())
+    assert "orte_tmpdir_base" not in launcher.ranks_command([A, B], None, ARGV)
+    chosen = MpirunLauncher(allow_run_as_root=False, mca={"orte_tmpdir_base": "/mine"})
+    assert chosen.command(A, ARGV)[:4] == ["mpirun", "--mca", "orte_tmpdir_base", "/mine"]
+    assert "orte_tmpdir_base" not in MpirunLauncher(flavour="mpich").command(A, ARGV)
+    monkeypatch.delenv(SESSION_BASE_VARIABLE)
+    assert "orte_tmpdir_base" not in launcher.command(A, ARGV)
 
 
 ABI = ["-genv", "MPI4PY_MPIABI", "mpich"]
