@@ -14,6 +14,7 @@ file is never written under one name and looked for under another.
 <run>/verdicts.json                      per node and phase: slow or not, where, since when
 <run>/workload/summary.json              per phase, IOR's names (benchfs.workload.summary)
 <run>/workload/ranks.jsonl               one row per rank, repetition and phase
+<run>/workload/connect.jsonl             one row per rank: when it connected to the daemons
 <run>/workload/latency-<phase>-<rep>.npy every transfer's latency in ns (u64)
 <run>/workload/tool/                     a tool run (workload.tool): what the tool printed
     ior-summary.json, ior.out            IOR's JSON summary file and its stdout
@@ -54,6 +55,7 @@ REPORT_HTML = "report.html"
 # Inside workload/.
 SUMMARY_FILE = "summary.json"
 RANKS_FILE = "ranks.jsonl"
+CONNECT_FILE = "connect.jsonl"
 # Per-rank rows other tools may leave instead, in the order they are looked for.
 RANK_FILES = ("ranks.csv", RANKS_FILE, "ranks.json")
 LATENCY_GLOB = "latency-*-*.npy"
@@ -156,6 +158,10 @@ class RunLayout:
     @property
     def ranks(self) -> Path:
         return self.workload_dir / RANKS_FILE
+
+    @property
+    def connects(self) -> Path:
+        return self.workload_dir / CONNECT_FILE
 
     @property
     def tool_output_dir(self) -> Path:

@@ -9,14 +9,20 @@ ranks a host) is timed step by step from the run's own step messages
 - ``registration_s``: until all k daemons are in the registry;
 - ``members_file_s``: writing the one members file (the manifest's
   ``membership.write_s``);
-- ``connect_all_s``: from starting the ranks to the first phase: the
-  launcher starts k x ranks_per_host ranks, each reads the members file,
-  connects to every daemon (its first RPC is the phase's first op) and
-  meets the others at the phase's barrier;
+- ``rank_spawn_s``: the launcher starting the k x ranks_per_host ranks,
+  until the first of them begins to connect (``workload/connect.jsonl``);
+- ``connect_all_s``: from the first rank beginning to connect until the
+  last one has: each reads the members file and opens a session with every
+  daemon (the ranks' own times, ``workload/connect.jsonl``);
+- ``first_rpc_s``: the slowest rank's first RPCs, the first phase's open of
+  its file (``open_s`` of ``workload/ranks.jsonl``; inside ``phase_s`` too);
 - ``phase_s``: the phases (write and read) as the summary times them;
 - ``collection_s``: gathering the ranks' rows into the summary;
 - ``stop_s``: stopping the daemons;
 - ``report_s``: writing report.md and report.html.
+
+Every step is taken from the run's step messages and the files it wrote,
+never from its live progress, which a short phase may end before showing.
 
 Growth is the exponent k of t ~ N**k (``benchfs.bench.scale.fit``); a step
 that all hosts do in parallel stays flat, one that loops over hosts is
@@ -33,18 +39,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.layout import RunLayout
 from benchfs.bench.scale import Growth, fit
 from benchfs.cluster.hostfile import Host, format_hostfile
 from benchfs.config.plan import apply_overrides, load_config
 from benchfs.errors import ToolError
 from benchfs.run.observer import RunObserver
-from benchfs.workload.progress import PhaseProgress
 
 HOST_STEPS = (
     "spawn_s",
     "registration_s",
     "members_file_s",
+    "rank_spawn_s",
     "connect_all_s",
+    "first_rpc_s",
     "phase_s",
     "collection_s",
     "stop_s",
@@ -61,21 +69,15 @@ WORKLOAD = {
 
 
 class _RunClock(RunObserver):
-    """Wall-clock times of a run's steps (by their first word) and of its
-    first phase's start as rank 0 announced it."""
+    """Wall-clock times of a run's steps, by their first word."""
 
     def __init__(self, on_progress: Callable[[str], None]) -> None:
         self.on_progress = on_progress
         self.marks: dict[str, float] = {}
-        self.first_phase: float | None = None
 
     def step(self, message: str) -> None:
         self.marks.setdefault(message.split(" ", 1)[0], time.time())
         self.on_progress(message)
-
-    def progress(self, progress: PhaseProgress) -> None:
-        if self.first_phase is None:
-            self.first_phase = progress.status.since_unix_ns / 1e9
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,24 @@ class HostRow:
     hosts: int
     ranks: int
     seconds: dict[str, float]
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _rank_steps(layout: RunLayout) -> dict[str, float]:
+    """From the ranks' own records: when the first began and the last ended
+    connecting, and the slowest first open of the first phase (unix seconds
+    and seconds)."""
+    connects = _jsonl(layout.connects)
+    rows = _jsonl(layout.ranks)
+    first = [r for r in rows if r["phase"] == rows[0]["phase"] and r["repetition"] == 0]
+    return {
+        "connect_start": min(r["start_unix_ns"] for r in connects) / 1e9,
+        "connect_end": max(r["end_unix_ns"] for r in connects) / 1e9,
+        "first_rpc_s": max(float(r["open_s"]) for r in first),
+    }
 
 
 def _phase_seconds(summary: Mapping[str, Any]) -> float:
@@ -117,15 +137,19 @@ def measure_hosts(
     clock = _RunClock(on_progress)
     (point,) = run_plan(plan, nodes_spec=str(hostfile), observer=clock, env=env)
     ended = time.time()
-    if point.status != "completed" or point.summary is None or clock.first_phase is None:
+    if point.status != "completed" or point.summary is None:
         raise ToolError(f"the run on {len(hosts)} hosts did not complete: {point.error}")
     marks = clock.marks
-    membership = json.loads((point.run_dir / "manifest.json").read_text())["membership"]
+    layout = RunLayout(point.run_dir)
+    membership = json.loads(layout.manifest.read_text())["membership"]
+    ranks = _rank_steps(layout)
     seconds = {
         "spawn_s": marks["waiting"] - marks["starting"],
         "registration_s": marks["publishing"] - marks["waiting"],
         "members_file_s": float(membership["write_s"]),
-        "connect_all_s": clock.first_phase - marks["running"],
+        "rank_spawn_s": ranks["connect_start"] - marks["running"],
+        "connect_all_s": ranks["connect_end"] - ranks["connect_start"],
+        "first_rpc_s": ranks["first_rpc_s"],
         "phase_s": _phase_seconds(point.summary),
         "collection_s": marks["stopping"] - marks["summarising"],
         "stop_s": marks["writing"] - marks["stopping"],

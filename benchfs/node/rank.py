@@ -87,6 +87,7 @@ def merge_results(first: Mapping[str, Any], rest: Mapping[str, Any]) -> dict[str
         "errors": int(first.get("errors", 0)) + int(rest.get("errors", 0)),
         "verify_errors": int(first.get("verify_errors", 0)) + int(rest.get("verify_errors", 0)),
         "stonewalled": bool(first.get("stonewalled", False)),
+        "open_s": first.get("open_s"),
         "latency_ns": bytes(first["latency_ns"]) + bytes(rest["latency_ns"]),
     }
 
@@ -296,6 +297,17 @@ def _record_start(spec: WorkloadSpec, rank: int, fs: dict[str, Any] | None = Non
     path.write_text(json.dumps(record))
 
 
+def _record_connect(spec: WorkloadSpec, comm: Any, host: str, start: int, end: int) -> None:
+    """Rank 0 writes when every rank began and ended connecting to the
+    daemons (the members file read and a session with each daemon)."""
+    row = {"rank": comm.Get_rank(), "host": host, "start_unix_ns": start, "end_unix_ns": end}
+    rows = comm.gather(row, root=0)
+    if rows is not None:
+        Path(spec.connect_file).write_text(
+            "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows)
+        )
+
+
 def run(spec: WorkloadSpec, comm: Any) -> None:
     """Everything a rank does, from connecting to the last phase."""
     import benchfs_native
@@ -314,6 +326,7 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
         return
     _record_start(spec, rank)
     host = spec.host_of(rank)
+    connecting = time.time_ns()
     client = benchfs_native.Client(
         spec.registry_dir,
         spec.node_names,
@@ -325,6 +338,7 @@ def run(spec: WorkloadSpec, comm: Any) -> None:
         trace_dir=spec.trace_dir,
     )
     try:
+        _record_connect(spec, comm, host, connecting, time.time_ns())
         Rank(spec, comm, client).run()
     finally:
         client.disconnect()

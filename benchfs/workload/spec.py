@@ -6,6 +6,8 @@ reads it. It also names the files ranks leave behind, so both sides agree
 ``analysis.layout``):
 
 - ``<workload_dir>/ranks.jsonl``: one row per rank, repetition and phase;
+- ``<workload_dir>/connect.jsonl``: one row per rank of the engine's
+  client, when it began and ended connecting to every daemon;
 - ``<workload_dir>/latency-<phase>-<repetition>.npy``: every op's latency
   in ns (u64), ranks in order (``ops`` of each row says how many are its);
 - ``<state_dir>/phase.json``: the phase running now (rank 0 writes it);
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from analysis.layout import RANKS_FILE, latency_file_name
+from analysis.layout import CONNECT_FILE, RANKS_FILE, latency_file_name
 from benchfs.config.model import RunConfig, Transport
 from benchfs.config.suite import SuiteSizes
 from benchfs.errors import ConfigError
@@ -164,6 +166,10 @@ class WorkloadSpec:
     @property
     def ranks_file(self) -> Path:
         return Path(self.workload_dir) / RANKS_FILE
+
+    @property
+    def connect_file(self) -> Path:
+        return Path(self.workload_dir) / CONNECT_FILE
 
     def latency_file(self, phase: str, repetition: int) -> Path:
         return Path(self.workload_dir) / latency_file_name(phase, repetition)

@@ -58,6 +58,9 @@ class RankRow(BaseModel):
     verify_errors: int = 0
     stonewalled: bool = False
     stonewall_ops: int | None = None
+    # The engine's data phases: opening the file, its first RPCs (mkdir of its
+    # directory, create or open).
+    open_s: float | None = Field(default=None, exclude_if=lambda open_s: open_s is None)
     # find (the IO500 suite): the files of the scan that matched its criteria.
     found: int | None = Field(default=None, exclude_if=lambda found: found is None)
 

@@ -10,6 +10,8 @@ take; `benchmarks/netns_scale.py` runs 4, 8 and 16 (docs/PERFORMANCE.md,
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -17,6 +19,8 @@ import pytest
 from launchers.netns_hosts import NamespaceHosts
 from run_helpers import ROOT_ENV, manifest, scratch_dirs, summary
 
+from analysis.layout import RunLayout
+from benchfs.bench.scale_hosts import HOST_STEPS, run_hosts_scale_bench
 from benchfs.cluster.hostfile import format_hostfile
 from benchfs.config import apply_overrides, load_config
 from benchfs.run.orchestrate import run_plan
@@ -76,3 +80,31 @@ def test_eight_namespace_hosts_four_ranks_each_over_tcp(
             ["ip", "netns", "pids", host.name], capture_output=True, text=True, check=True
         ).stdout.split()
         assert left == [], f"{host.name} still runs {left}"
+
+
+@pytest.mark.root
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_the_hosts_scale_bench_times_every_step(
+    three_namespace_hosts: NamespaceHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in ROOT_ENV.items():
+        monkeypatch.setenv(key, value)
+    report = run_hosts_scale_bench(
+        three_namespace_hosts.hosts,
+        [1, 3],
+        ranks_per_host=2,
+        settings=three_namespace_hosts.run_settings(tmp_path / "data"),
+        directory=tmp_path,
+        env=dict(os.environ),
+    )
+    assert [(row.hosts, row.ranks) for row in report.rows] == [(1, 2), (3, 6)]
+    for row in report.rows:
+        # Each step happened: nothing of a run starts before the one before it ends.
+        assert all(row.seconds[step] > 0 for step in HOST_STEPS), row
+    assert [g.step for g in report.growth] == list(HOST_STEPS)
+    # The ranks' connects come from every rank's own record.
+    (run_dir,) = (tmp_path / "results-3").glob("*-run")
+    connects = RunLayout(run_dir).connects.read_text().splitlines()
+    assert sorted(json.loads(line)["rank"] for line in connects) == list(range(6))
+    assert scratch_dirs(tmp_path / "results-3") == []
