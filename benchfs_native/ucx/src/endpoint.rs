@@ -225,35 +225,24 @@ impl Endpoint {
         self.close_inner(deadline)
     }
 
-    fn close_inner(&mut self, deadline: Instant) -> Result<()> {
-        if self.closed {
-            return Ok(());
+    /// Start closing the endpoint and return at once: the close (a flush
+    /// first, as [`Endpoint::close`]) advances as the worker is
+    /// progressed; [`Closing`] tells when it has finished. No wait of its
+    /// own, so a caller closing many endpoints bounds them all with one.
+    pub fn start_close(mut self) -> Closing {
+        let (req, status) = self.begin_close();
+        Closing {
+            ep: self,
+            req,
+            status,
         }
-        self.closed = true;
-        let force = self.mode == ErrorMode::Peer && self.failure().is_some();
-        let param = sys::ucp_request_param_t {
-            op_attr_mask: sys::UCP_OP_ATTR_FIELD_FLAGS,
-            flags: if force {
-                sys::UCP_EP_CLOSE_FLAG_FORCE
-            } else {
-                0
-            },
-            ..Default::default()
-        };
-        // Safety: live endpoint, closed once (guarded by `closed`); no
-        // callback, so the request (if any) is polled and freed below.
-        let ret = unsafe { sys::ucp_ep_close_nbx(self.handle, &param) };
-        let req = match decode_ptr(ret) {
-            StatusPtr::Done => {
-                self.free_state();
-                return Ok(());
-            }
-            StatusPtr::Failed(s) => {
-                self.free_state();
-                return Err(Error::new("ucp_ep_close_nbx", s));
-            }
-            StatusPtr::Pending(req) => req,
-        };
+    }
+
+    fn close_inner(&mut self, deadline: Instant) -> Result<()> {
+        let (req, status) = self.begin_close();
+        if req.is_null() {
+            return check("ucp_ep_close_nbx", status);
+        }
         let status = Cell::new(sys::UCS_INPROGRESS);
         let r = self.worker.wait_until(deadline, "ucp_ep_close_nbx", || {
             // Safety: `req` is live until freed below.
@@ -276,6 +265,40 @@ impl Endpoint {
         }
     }
 
+    /// Posts the close: the request still in flight (null when the close
+    /// ended at once) and, when it ended, its status.
+    fn begin_close(&mut self) -> (*mut c_void, Status) {
+        if self.closed {
+            return (ptr::null_mut(), sys::UCS_OK);
+        }
+        self.closed = true;
+        let force = self.mode == ErrorMode::Peer && self.failure().is_some();
+        let param = sys::ucp_request_param_t {
+            op_attr_mask: sys::UCP_OP_ATTR_FIELD_FLAGS,
+            flags: if force {
+                sys::UCP_EP_CLOSE_FLAG_FORCE
+            } else {
+                0
+            },
+            ..Default::default()
+        };
+        // Safety: live endpoint, closed once (guarded by `closed`); no
+        // callback, so the request (if any) is polled and freed by the
+        // caller.
+        let ret = unsafe { sys::ucp_ep_close_nbx(self.handle, &param) };
+        match decode_ptr(ret) {
+            StatusPtr::Done => {
+                self.free_state();
+                (ptr::null_mut(), sys::UCS_OK)
+            }
+            StatusPtr::Failed(s) => {
+                self.free_state();
+                (ptr::null_mut(), s)
+            }
+            StatusPtr::Pending(req) => (req, sys::UCS_INPROGRESS),
+        }
+    }
+
     fn free_state(&mut self) {
         if !self.state.is_null() {
             // Safety: the endpoint is closed, UCX will not call the error
@@ -291,6 +314,72 @@ impl Drop for Endpoint {
         if !self.closed {
             let deadline = Instant::now() + Duration::from_millis(500);
             let _ = self.close_inner(deadline);
+        }
+    }
+}
+
+/// A close under way ([`Endpoint::start_close`]). Dropped before it has
+/// finished, it is left to the worker, which releases it when it is
+/// destroyed (as a [`Endpoint::close`] past its deadline).
+pub struct Closing {
+    ep: Endpoint,
+    /// The close request; null once it has finished.
+    req: *mut c_void,
+    /// Its status once finished.
+    status: Status,
+}
+
+impl fmt::Debug for Closing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Closing")
+            .field("handle", &self.ep.handle)
+            .field("finished", &self.req.is_null())
+            .finish()
+    }
+}
+
+impl Closing {
+    /// The close's outcome once it has finished; `None` while under way
+    /// (it advances as the worker is progressed).
+    pub fn poll(&mut self) -> Option<Result<()>> {
+        if !self.req.is_null() {
+            // Safety: `req` is live until freed here, once.
+            let status = unsafe { sys::ucp_request_check_status(self.req) };
+            if status == sys::UCS_INPROGRESS {
+                return None;
+            }
+            // Safety: completed request, freed once (nulled below).
+            unsafe { sys::ucp_request_free(self.req) };
+            self.req = ptr::null_mut();
+            self.ep.free_state();
+            self.status = status;
+        }
+        Some(check("ucp_ep_close_nbx", self.status))
+    }
+
+    /// Progresses the worker until the close has finished or `deadline`
+    /// has passed (then the close is still left under way).
+    pub fn wait(&mut self, deadline: Instant) -> Result<()> {
+        let worker = Rc::clone(&self.ep.worker);
+        let mut outcome = None;
+        worker.wait_until(deadline, "ucp_ep_close_nbx", || {
+            outcome = self.poll();
+            outcome.is_some()
+        })?;
+        outcome.unwrap_or(Ok(()))
+    }
+}
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        if !self.req.is_null() {
+            // The request (and the error state, which UCX may still call
+            // into) go to the worker; the endpoint itself is closed.
+            self.ep
+                .worker
+                .stale_close
+                .borrow_mut()
+                .push(std::mem::replace(&mut self.req, ptr::null_mut()));
         }
     }
 }

@@ -83,7 +83,7 @@ pub use am::{AmMessage, Proto, SendOptions};
 pub use buf::{IoBuf, IoBufMut};
 pub use context::{Context, ContextBuilder};
 pub use dead_peer::{dead_peer_copies, survive_dead_peers};
-pub use endpoint::{Endpoint, EndpointOptions, ErrorMode};
+pub use endpoint::{Closing, Endpoint, EndpointOptions, ErrorMode};
 pub use error::{Error, Result, Status, status_name};
 pub use request::Request;
 pub use shared::DEFAULT_SPIN_ITERATIONS;

@@ -81,7 +81,8 @@ fn two_threads_eager_rendezvous_and_many_in_flight() {
             .connect(&client_addr, EndpointOptions::default())
             .unwrap();
         let served = serve(&worker, &ep, deadline(80)).unwrap();
-        ep.close(deadline(5)).unwrap();
+        // Started without a wait, finished by one.
+        ep.start_close().wait(deadline(5)).unwrap();
         served
     });
     let worker = ctx.create_worker().unwrap();
@@ -258,7 +259,17 @@ fn idle_worker_sleeps_on_event_fd() {
             .wait(deadline(10))
             .unwrap();
         ep.flush(deadline(10)).unwrap();
-        ep.close(deadline(10)).unwrap();
+        // A close started without a wait finishes as the worker is progressed.
+        let mut closing = ep.start_close();
+        let until = deadline(10);
+        let closed = loop {
+            if let Some(outcome) = closing.poll() {
+                break outcome;
+            }
+            assert!(Instant::now() < until, "the close did not finish");
+            w.progress();
+        };
+        closed.unwrap();
     });
     let worker = ctx.create_worker().unwrap();
     let q = queue_handler(&worker, AM_DATA);

@@ -21,7 +21,7 @@ use super::outsiders::Outsiders;
 use super::peers::{Peers, peer_gone};
 use super::replies::{Replies, Unsent};
 use super::requests::{Arrival, Intake};
-use super::sessions::{CLOSE_DEADLINE, ConnectGate, Context, Sessions};
+use super::sessions::{ConnectGate, Context, Sessions};
 use super::slots::{Meta, Queued, Receiving, Slots};
 use super::stats::{self, Gauges, Identity, ServerReport, ServerStats};
 use super::stop::Stopping;
@@ -457,9 +457,10 @@ impl Router {
     }
 
     /// Finished sends free their slot and return their buffer; accepts
-    /// sent are let go.
+    /// sent and sessions' closes that finished are let go.
     pub(super) fn poll_sends(&mut self) -> bool {
         let mut any = self.sessions.poll_accepts(&mut self.log);
+        any |= self.sessions.poll_closes(&self.log);
         while let Some(s) = self.replies.sent() {
             any = true;
             let (meta, mut status, start) = s.done;
@@ -561,9 +562,8 @@ impl Router {
             "freed channel {id} of {:?}: {why}; {dropped} of its requests dropped",
             ch.client_name
         ));
-        // Nothing is waited for: the close of a failed endpoint ends at
-        // once, and a close that cannot finish is left to the worker.
-        let _ = ch.ep.close(Instant::now() + CLOSE_DEADLINE);
+        // Nothing is waited for: the close goes on as the loop turns.
+        self.sessions.close_endpoint(ch);
         true
     }
 

@@ -10,14 +10,22 @@
 //! back on the endpoint UCX itself received it on (the client asks for one
 //! with `UCP_AM_SEND_FLAG_REPLY`), from the message handler: [`ConnectGate`].
 //!
-//! [`Sessions`] owns the channel table, the nonces of recent connects and
-//! the accepts being sent; a request's channel and token are checked
-//! here ([`Sessions::check`]).
+//! [`Sessions`] owns the channel table, the nonces of recent connects,
+//! the accepts being sent and the endpoints being closed; a request's
+//! channel and token are checked here ([`Sessions::check`]).
+//!
+//! An ended session's endpoint is closed without waiting in the loop: the
+//! close (a flush, then the release) advances as the loop progresses the
+//! worker. A client that sent its disconnect and exited leaves a flush that
+//! may end only at the transport's endpoint timeout; waited for one session
+//! after the other, a daemon whose many ranks left would stop only after
+//! all of those timeouts. At teardown one deadline bounds the closes of the
+//! sessions still open, all at once.
 
 use std::time::{Duration, Instant};
 
 use benchfs_ucx::{
-    AmMessage, Endpoint, EndpointOptions, Request, SendOptions, Worker, WorkerAddress,
+    AmMessage, Closing, Endpoint, EndpointOptions, Request, SendOptions, Worker, WorkerAddress,
 };
 
 use super::channels::{Channel, Channels};
@@ -31,8 +39,12 @@ use crate::rpc::session::{self, AM_SESSION, NONCE_LEN, Session};
 use crate::rpc::session_key::SessionKey;
 use crate::sys;
 
-/// How long closing each endpoint may take at disconnect or shutdown.
-pub(super) const CLOSE_DEADLINE: Duration = Duration::from_millis(500);
+/// How long closing a refused connect's endpoint may take (its answer is
+/// flushed first).
+const CLOSE_DEADLINE: Duration = Duration::from_millis(500);
+/// How long every close still under way may take, all together, at
+/// teardown.
+const TEARDOWN_CLOSE_DEADLINE: Duration = Duration::from_secs(1);
 
 /// Answers connects without a valid tag from inside the message handler,
 /// while UCX's reply endpoint is valid.
@@ -107,6 +119,8 @@ pub(super) struct Sessions {
     idle_reclaim: Duration,
     /// Accepts being sent.
     accepting: Vec<Request<DataBuf>>,
+    /// Endpoints of ended sessions being closed, with their client's name.
+    closing: Vec<(String, Closing)>,
 }
 
 impl Sessions {
@@ -124,6 +138,7 @@ impl Sessions {
             max_channels: cfg.max_channels,
             idle_reclaim: cfg.channel_idle_reclaim,
             accepting: Vec::new(),
+            closing: Vec::new(),
         }
     }
 
@@ -170,9 +185,31 @@ impl Sessions {
     }
 
     /// Closes channel `id`, returning its session (its endpoint still to
-    /// close).
+    /// close: [`Sessions::close_endpoint`]).
     pub(super) fn remove(&mut self, id: u16) -> Option<Channel> {
         self.channels.remove(id)
+    }
+
+    /// Starts closing the endpoint of an ended session; it finishes as the
+    /// loop progresses the worker ([`Sessions::poll_closes`]).
+    pub(super) fn close_endpoint(&mut self, ch: Channel) {
+        self.closing.push((ch.client_name, ch.ep.start_close()));
+    }
+
+    /// Closes that have finished go, a failed one logged; whether any did.
+    pub(super) fn poll_closes(&mut self, log: &Log) -> bool {
+        let before = self.closing.len();
+        self.closing
+            .retain_mut(|(name, closing)| match closing.poll() {
+                None => true,
+                Some(outcome) => {
+                    if let Err(e) = outcome {
+                        log.line(&format!("closing the session of {name:?}: {e}"));
+                    }
+                    false
+                }
+            });
+        self.closing.len() != before
     }
 
     /// Channels open now.
@@ -206,15 +243,25 @@ impl Sessions {
         self.accepting.is_empty()
     }
 
-    /// Closes every session (its endpoint within a second) and drops the
-    /// accepts being sent (at teardown).
+    /// Closes every open session, waiting for those closes within one
+    /// deadline, and drops the accepts being sent (at teardown). Closes of
+    /// ended sessions still under way are not waited for: their clients
+    /// left or said goodbye, nothing of theirs is left to flush. What is
+    /// unfinished is left to the worker.
     pub(super) fn close_all(&mut self, log: &Log) {
-        let deadline = Instant::now() + CLOSE_DEADLINE.max(Duration::from_secs(1));
-        for ch in self.channels.drain() {
-            if let Err(e) = ch.ep.close(deadline) {
-                log.line(&format!("closing the session of {}: {e}", ch.client_name));
+        let deadline = Instant::now() + TEARDOWN_CLOSE_DEADLINE;
+        self.poll_closes(log);
+        let ended = std::mem::take(&mut self.closing);
+        // All started first: they go on together while the first is waited for.
+        let open: Vec<(String, Closing)> = (self.channels.drain().into_iter())
+            .map(|ch| (ch.client_name, ch.ep.start_close()))
+            .collect();
+        for (name, mut closing) in open {
+            if let Err(e) = closing.wait(deadline) {
+                log.line(&format!("closing the session of {name:?}: {e}"));
             }
         }
+        drop(ended);
         self.accepting.clear();
     }
 
@@ -396,7 +443,7 @@ impl Sessions {
                 ch.client_name,
                 ch.last_used.elapsed().as_secs_f64()
             ));
-            let _ = ch.ep.close(Instant::now() + CLOSE_DEADLINE);
+            self.close_endpoint(ch);
         }
     }
 
@@ -438,7 +485,7 @@ impl Sessions {
                 let name = ch.client_name.clone();
                 log.line(&format!("sending the accept to {name:?} failed: {e}"));
                 if let Some(ch) = self.channels.remove(channel) {
-                    let _ = ch.ep.close(Instant::now() + CLOSE_DEADLINE);
+                    self.close_endpoint(ch);
                 }
             }
         }
@@ -484,11 +531,10 @@ impl Sessions {
             ));
             return;
         }
-        if let Some(ch) = self.channels.remove(channel)
-            && let Err(e) = ch.ep.close(Instant::now() + CLOSE_DEADLINE)
-        {
-            cx.log
-                .line(&format!("closing the session of {:?}: {e}", ch.client_name));
+        // The client closes its side and may exit at once: its flush is not
+        // waited for here.
+        if let Some(ch) = self.channels.remove(channel) {
+            self.close_endpoint(ch);
         }
     }
 }
