@@ -88,8 +88,9 @@ def test_a_signal_during_the_preflight_leaves_none_of_its_files(
     tmp_path: Path, own_tmpdir: Path, launcher: str, signum: signal.Signals
 ) -> None:
     process, work = start_in_preflight(tmp_path, launcher)
-    if launcher == "mpirun":  # Open MPI keeps its session directory in the run's own
-        assert list(mpi_session_dirs(own_tmpdir)[0].glob("ompi.*")) != []
+    # Open MPI keeps its session directory in the run's own (a host's under it).
+    if launcher == "mpirun":
+        assert list(mpi_session_dirs(own_tmpdir)[0].glob("h-*/ompi.*")) != []
     process.send_signal(signum)
     assert process.wait(timeout=180) == 128 + signum, (tmp_path / "run.log").read_text()
     assert leftovers(tmp_path / "data") == []
@@ -103,7 +104,7 @@ def test_clean_removes_what_a_run_killed_in_its_preflight_left(
 ) -> None:
     process, work = start_in_preflight(tmp_path, "mpirun")
     (session,) = mpi_session_dirs(own_tmpdir)
-    assert list(session.glob("ompi.*")) != []
+    assert list(session.glob("h-*/ompi.*")) != []
     process.send_signal(signal.SIGKILL)
     assert process.wait(timeout=60) == -signal.SIGKILL
     # From another directory: the run's relative results dir is not relative to it.
