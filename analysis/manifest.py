@@ -4,8 +4,7 @@ Written by the run (``benchfs.results.manifest``, its one writer), read back
 by ``benchfs`` (the history, ``benchfs clean``) and by the report and
 compare through ``analysis.loaders.run``: one model for both, here beneath
 them. Each step's record is typed; what another module owns in detail (a
-node's preflight measurement, the mount's options, the effective
-configuration) stays a JSON object inside it. A part that is absent from a
+node's preflight measurement) stays a JSON object inside it. A part that is absent from a
 record is left out of the JSON, as the step wrote it (``_absent``).
 """
 
@@ -220,12 +219,28 @@ class ToolTarget(_Record):
     directory: str
 
 
+class MountOptions(_Record):
+    """The settings a mount ran with, as recorded. ``benchfs.mount.settings.MountSettings``
+    is this shape with the engine's bounds and the entry points' checks; a record
+    is read back without them (a bound may change, root may have written it)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    read_only: bool
+    allow_other: bool
+    threads: int
+    attr_timeout_s: float
+    entry_timeout_s: float
+    rpc_deadline_s: float
+    connect_deadline_s: float
+    session_spin_us: int
+
+
 class MountRecord(_Record):
     """The mounts of the run: their options, root, and per node the mount point and
     what the kernel lists; with BenchFS's own ranks, the file system they found."""
 
-    # ``benchfs.mount.settings.MountSettings`` as the mounts ran with them.
-    options: dict[str, Any]
+    options: MountOptions
     root: str
     nodes: dict[str, dict[str, Any]]
     file_systems: dict[str, Any] | None = _absent
@@ -281,15 +296,37 @@ class SuiteRecord(SuiteSizes):
     checks: SuiteChecks
 
 
+class NativeBuild(_Record):
+    """The engine's build, as ``benchfs_native.build_info`` reports it."""
+
+    available: Literal[True] = True
+    version: str
+    profile: str
+    git_revision: str
+    rustc: str
+    source_dir: str
+    ucx: str  # the libucp loaded at run time
+
+
+class NativeUnavailable(_Record):
+    available: Literal[False] = False
+    reason: str
+
+
+NativeRecord = Annotated[NativeBuild | NativeUnavailable, Field(discriminator="available")]
+
+
 class Manifest(_Record):
     data_version: int = DATA_VERSION
     label: str
     command_line: list[str]
+    # The validated run configuration dumped (``benchfs.config.RunConfig``): JSON
+    # here, as analysis imports no benchfs model and an old run's must still load.
     effective_config: dict[str, Any]
     sweep: SweepRecord | None = None
     package: dict[str, str]
     # The engine's build info, or why it is unavailable.
-    native: dict[str, Any]
+    native: NativeRecord
     hosts: HostsRecord
     ranks: RanksRecord | None = None
     # What the preflight step did (or why it did not run), and its evidence.

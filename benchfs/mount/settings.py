@@ -8,7 +8,8 @@ a mount started in another process (``benchfs mount`` in the background, a
 run's mount on every node) gets them as options written by ``to_argv`` and
 read back by ``add_arguments``/``from_arguments``, one option per field, so
 the two sides cannot drift apart. The bounds are the engine's own
-(``benchfs_native.LIMITS``, through ``benchfs.config.model``).
+(``benchfs_native.LIMITS``, through ``benchfs.config.model``). The fields are
+those of ``analysis.manifest.MountOptions``, the shape a run records them in.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import os
 from collections.abc import Sequence
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
+from analysis.manifest import MountOptions
 from benchfs.config.model import (
     MAX_MOUNT_SESSION_SPIN_US,
     MAX_MOUNT_THREADS,
@@ -35,10 +37,9 @@ _OUT_OF_BOUNDS = frozenset({"greater_than", "greater_than_equal", "less_than_equ
 DeadlineSeconds = Annotated[float, Field(gt=0, le=3600.0, allow_inf_nan=False)]
 
 
-class MountSettings(BaseModel):
-    """Everything a mount is started with (docs/MOUNT.md, "Options")."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class MountSettings(MountOptions):
+    """Everything a mount is started with (docs/MOUNT.md, "Options"): the recorded
+    shape with defaults, the engine's bounds and the entry points' checks."""
 
     read_only: bool = False
     # Other users may reach the mount (root only); the kernel then checks modes.

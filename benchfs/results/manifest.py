@@ -50,6 +50,7 @@ from analysis.manifest import (
 from analysis.manifest import (
     MountRecord as MountRecord,
 )
+from analysis.manifest import NativeBuild, NativeUnavailable
 from analysis.manifest import (
     PreflightRecord as PreflightRecord,
 )
@@ -88,15 +89,14 @@ ENVIRONMENT_PREFIXES = ("UCX_", "OMPI_", "BENCHFS_")
 ENVIRONMENT_NAMES = ("SLURM_JOB_ID", "SLURM_JOB_NODELIST", "SLURM_CLUSTER_NAME", "PBS_JOBID")
 
 
-def native_build_info() -> dict[str, Any]:
+def native_build_info() -> NativeBuild | NativeUnavailable:
     """The engine's build info, or why it is unavailable (never raises)."""
     try:
         # Imported here: the manifest must be writable even without the engine.
         native = importlib.import_module("benchfs_native")
-        info = dict(native.build_info())
+        return NativeBuild.model_validate(native.build_info())
     except Exception as error:  # absent, half-built or broken: record, do not fail the run
-        return {"available": False, "reason": f"{type(error).__name__}: {error}"}
-    return {"available": True, **info}
+        return NativeUnavailable(reason=f"{type(error).__name__}: {error}")
 
 
 def captured_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -229,7 +229,7 @@ class MountGroup:
         """The mounts for the manifest: options, and per node where and what."""
         args = self.args
         return MountRecord(
-            options=self.settings.model_dump(),
+            options=self.settings,
             root=str(args.mount_root),
             nodes={
                 node: self.ready.get(node, {"mount_point": str(self.mount_point(node))})

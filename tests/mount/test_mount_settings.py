@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import typer
 
+from analysis.manifest import MountOptions, MountRecord
 from benchfs.cli.main import app
 from benchfs.config.model import Deadlines, MountConfig
 from benchfs.errors import ConfigError
@@ -34,6 +35,14 @@ def test_every_field_differs_from_its_default_in_the_changed_settings() -> None:
 def test_the_options_written_are_read_back_whole() -> None:
     assert MountSettings.from_argv(CHANGED.to_argv()) == CHANGED
     assert MountSettings.from_argv(MountSettings().to_argv()) == MountSettings()
+
+
+def test_a_run_records_every_setting_and_reads_them_back_as_they_were() -> None:
+    # A field MountSettings alone had would be dropped from the manifest.
+    assert list(MountSettings.model_fields) == list(MountOptions.model_fields)
+    record = MountRecord(options=CHANGED, root="/r", nodes={})
+    read = MountRecord.model_validate_json(record.model_dump_json())
+    assert read.options.model_dump() == CHANGED.model_dump()
 
 
 def test_benchfs_mount_has_one_option_per_field_with_the_model_default_and_reads_to_argv() -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+import benchfs_native
+from analysis.manifest import NativeBuild, NativeUnavailable
 from benchfs import __version__
 from benchfs.cluster.hostfile import Host
 from benchfs.config import RunConfig, effective_config
@@ -89,17 +91,23 @@ def test_manifest_round_trip(tmp_path: Path) -> None:
 def test_native_build_info_absent_or_present(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "benchfs_native", None)  # import fails as if absent
     absent = native_build_info()
-    assert absent["available"] is False
-    assert absent["reason"].startswith("ModuleNotFoundError: ")
+    assert isinstance(absent, NativeUnavailable)
+    assert absent.reason.startswith("ModuleNotFoundError: ")
 
     engine = types.ModuleType("benchfs_native")
     engine.build_info = lambda: {"profile": "release", "git_revision": "abc123"}  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "benchfs_native", engine)
-    assert native_build_info() == {
-        "available": True,
-        "profile": "release",
-        "git_revision": "abc123",
-    }
+    # A build that reports less than the record holds is recorded as unreadable.
+    partial = native_build_info()
+    assert isinstance(partial, NativeUnavailable)
+    assert partial.reason.startswith("ValidationError: "), partial.reason
+
+
+def test_the_native_record_holds_what_the_engine_reports() -> None:
+    info = benchfs_native.build_info()
+    built = native_build_info()
+    assert isinstance(built, NativeBuild)
+    assert built.model_dump(exclude={"available"}) == info
 
 
 def test_rank_totals_must_add_up() -> None:
