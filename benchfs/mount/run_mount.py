@@ -25,16 +25,17 @@ import os
 import socket
 import sys
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pydantic import TypeAdapter
 
 from benchfs.cluster.private import make_private_dir
 from benchfs.mount.cleanup import unmount_all_under, unmount_now
 from benchfs.mount.control import serve_in_foreground
 from benchfs.mount.mountinfo import find_mount
 from benchfs.mount.settings import MountSettings
-from benchfs.results.atomic import write_json_atomic
+from benchfs.results.atomic import write_bytes_atomic
 
 POLL_S = 0.02
 # Beyond the engine's own drain after SIGTERM (10 s).
@@ -52,8 +53,9 @@ class MountReady:
     fs_type: str
     source: str
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+
+# The ready record as JSON, one shape for its writer and its reader.
+READY: TypeAdapter[MountReady] = TypeAdapter(MountReady)
 
 
 def _announce_when_mounted(
@@ -71,7 +73,7 @@ def _announce_when_mounted(
         ready = MountReady(
             node, socket.gethostname(), os.getpid(), entry.mount_point, entry.fs_type, entry.source
         )
-        write_json_atomic(ready_file, ready.to_json())
+        write_bytes_atomic(ready_file, READY.dump_json(ready, indent=2))
         return
 
 

@@ -21,12 +21,10 @@ removed: a directory holding a mount is never deleted through it.
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from analysis.manifest import MountRecord
 from benchfs.cluster.deadline import wait_until
@@ -39,6 +37,7 @@ from benchfs.errors import LaunchError
 from benchfs.launchers.base import Launcher
 from benchfs.launchers.programs import MountArgs, mount_argv, mounts_job
 from benchfs.mount.cleanup import mounts_under, unmount_all_under
+from benchfs.mount.run_mount import READY, MountReady
 from benchfs.mount.settings import MountSettings
 from benchfs.run.daemons import log_tail, ranks_named
 
@@ -112,7 +111,7 @@ class MountGroup:
         # The launcher runs everything here: unmount and remove here too.
         self.removes_here = removes_here
         self.processes: list[ManagedProcess] = []
-        self.ready: dict[str, dict[str, Any]] = {}
+        self.ready: dict[str, MountReady] = {}
         self.problems: list[str] = []
         self.stopped = False
 
@@ -163,7 +162,7 @@ class MountGroup:
             raise LaunchError(self._with_logs(str(error), set(self.not_live()))) from None
         for node in self.nodes:
             path = self.args.ready_dir / f"{node}.json"
-            self.ready[node] = json.loads(path.read_text())
+            self.ready[node] = READY.validate_json(path.read_bytes())
 
     def dead(self) -> str | None:
         """A message naming the mount that ended, None while all serve."""
@@ -232,7 +231,9 @@ class MountGroup:
             options=self.settings,
             root=str(args.mount_root),
             nodes={
-                node: self.ready.get(node, {"mount_point": str(self.mount_point(node))})
+                node: READY.dump_python(self.ready[node])
+                if node in self.ready
+                else {"mount_point": str(self.mount_point(node))}
                 for node in self.nodes
             },
         )

@@ -8,13 +8,14 @@ progress figure is advisory, the results come from the ranks at the end.
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import TypeAdapter, ValidationError
 
 from benchfs.workload.spec import WorkloadSpec
 
@@ -37,16 +38,9 @@ class PhaseStatus:
     # With a stonewall the phase ends on time, long before ``expected_bytes``.
     stonewall_s: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "repetition": self.repetition,
-            "phase": self.phase,
-            "state": self.state,
-            "since_unix_ns": self.since_unix_ns,
-            "expected_bytes": self.expected_bytes,
-            "expected_items": self.expected_items,
-            "stonewall_s": self.stonewall_s,
-        }
+
+# The phase file as JSON: written by rank 0, read by the orchestrator and the live view.
+_STATUS: TypeAdapter[PhaseStatus] = TypeAdapter(PhaseStatus)
 
 
 @dataclass(frozen=True)
@@ -83,23 +77,14 @@ def read_record(path: Path) -> tuple[int, int] | None:
 def write_status(path: Path, status: PhaseStatus) -> None:
     """Replace the phase file (rename, so a reader never sees half of it)."""
     temp = path.with_name(f".{path.name}.{os.getpid()}")
-    temp.write_text(json.dumps(status.to_json()))
+    temp.write_bytes(_STATUS.dump_json(status))
     temp.replace(path)
 
 
 def read_status(path: Path) -> PhaseStatus | None:
     try:
-        data = json.loads(path.read_text())
-        return PhaseStatus(
-            repetition=int(data["repetition"]),
-            phase=str(data["phase"]),
-            state="done" if data["state"] == "done" else "running",
-            since_unix_ns=int(data["since_unix_ns"]),
-            expected_bytes=int(data["expected_bytes"]),
-            expected_items=int(data.get("expected_items", 0)),
-            stonewall_s=float(data.get("stonewall_s", 0.0)),
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+        return _STATUS.validate_json(path.read_bytes())
+    except (OSError, ValidationError):
         return None
 
 
