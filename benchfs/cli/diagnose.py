@@ -15,6 +15,7 @@ from benchfs.cli.console import make_console, plain
 from benchfs.cli.tables import NAME, TEXT, Column, ColumnsOption, Grid, View, WideOption, print_grid
 from benchfs.cluster.hostfile import resolve_nodes
 from benchfs.cluster.lifecycle import Lifecycle
+from benchfs.cluster.private import private_umask
 from benchfs.health.thresholds import load_thresholds
 from benchfs.launchers import get_launcher
 from benchfs.launchers.select import launcher_name_in
@@ -101,6 +102,7 @@ def diagnose(
     from benchfs.health.diagnose import diagnose_cluster, diagnose_local
     from benchfs.health.report import to_json, write_reports
 
+    private_umask()  # the reports and raw figures under --output: this user's only
     thresholds = load_thresholds(thresholds_file)
     raw_dir = output / "raw" if output else None
     # SIGTERM and SIGHUP unwind too: fio, iostat and the workers stop, test files go.
