@@ -12,6 +12,7 @@
 mod common;
 mod harness;
 
+mod in_loop;
 mod lifecycle;
 mod live_fuzz;
 mod load;

@@ -31,6 +31,10 @@ struct DataAttr {
     blocks: u64,
     mtime: Option<u64>,
 }
+/// The tag of a call sent beside a fan-out (whose calls are tagged with
+/// their node).
+const BESIDE_TAG: u64 = u64::MAX;
+
 /// Largest single read or write (the wire's payload limit).
 pub const MAX_IO: usize = 1 << 30;
 
@@ -679,6 +683,7 @@ impl Client {
             // A symbolic link has no data (the owner reports id 0), a name
             // of several drops its file's count (the data goes with the
             // last).
+            Answer::Id { id, linked } if id != 0 && !linked => self.remove_data_stamping(id, path),
             Answer::Id { id, linked } => {
                 self.parent_changed(path, false);
                 self.settle_removed(id, linked, path)
@@ -694,6 +699,35 @@ impl Client {
             ino: 0,
             data: true,
         })
+        .map(drop)
+    }
+
+    /// [`Self::remove_data`] of the file `path` named, its parent's stamp
+    /// ([`Self::parent_changed`], best effort) sent with it: one round
+    /// trip for both.
+    fn remove_data_stamping(&mut self, ino: u64, path: &str) -> Result<()> {
+        let (parent, _) = split_parent(path);
+        let stamp = Request::CheckParent {
+            path: parent,
+            subdir: false,
+            stamp_only: true,
+        };
+        let stamp = Call::new(
+            &self.conn,
+            self.placement.metadata_owner(parent),
+            &stamp,
+            BESIDE_TAG,
+        )?;
+        self.fan_out_data_beside(
+            ino,
+            path,
+            |p| Request::Unlink {
+                path: p,
+                ino: 0,
+                data: true,
+            },
+            Some(stamp),
+        )
         .map(drop)
     }
 
@@ -727,14 +761,29 @@ impl Client {
         file: &str,
         request: impl for<'p> Fn(&'p str) -> Request<'p>,
     ) -> Result<Vec<Outcome>> {
+        self.fan_out_data_beside(ino, file, request, None)
+    }
+
+    /// [`Self::fan_out_data`], with `beside` (tagged [`BESIDE_TAG`], its
+    /// outcome whatever it is left out) sent in the same round.
+    fn fan_out_data_beside(
+        &mut self,
+        ino: u64,
+        file: &str,
+        request: impl for<'p> Fn(&'p str) -> Request<'p>,
+        beside: Option<Call>,
+    ) -> Result<Vec<Outcome>> {
         let data = data_name(ino);
         // Errors name the file's path, not its data object.
         let label: Rc<str> = Rc::from(file);
         let n = self.placement.nodes();
-        let calls = (0..n)
+        let mut calls = (0..n)
             .map(|node| Call::named(&self.conn, node, &request(&data), u64::from(node), &label))
             .collect::<Result<Vec<_>>>()?;
-        let out = self.window.run_all(&self.conn, calls, enoent)?;
+        calls.extend(beside);
+        let tolerated = |o: &Outcome| o.tag == BESIDE_TAG || enoent(o);
+        let mut out = self.window.run_all(&self.conn, calls, tolerated)?;
+        out.retain(|o| o.tag != BESIDE_TAG);
         for o in &out {
             if let Err(e) = &o.result
                 && !enoent(o)

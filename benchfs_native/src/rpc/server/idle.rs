@@ -7,15 +7,19 @@
 //! between two requests) finds the loop awake instead of paying a wake-up
 //! for every request, and a thread that wants the CPU meanwhile gets it at
 //! the next turn (docs/PERFORMANCE.md, "The daemon's yielding spin").
+//! Unless threads wait for a CPU ([`RunQueue`], read at most every
+//! [`PROBE_EVERY`]): then the spell sleeps at once, since its spin would
+//! take the CPU from a thread that has work, often the client or the
+//! other daemon the next request waits for; a yield does not give it
+//! back when the spinners outnumber the cores (docs/PERFORMANCE.md,
+//! "Metadata path").
 //! After bulk data (a request that moved at least [`BULK_BYTES`]), the
 //! loop spins on, up to the daemon's `bulk_spin` (off by default: paired
 //! runs on a loaded 2-core machine showed no gain; see docs/PERFORMANCE.md),
-//! while no thread on the machine waits for a CPU
-//! ([`RunQueue`], read at most every [`PROBE_EVERY`]): a client streaming
+//! while no thread on the machine waits for a CPU: a client streaming
 //! large transfers sends its next ones as its replies reach it, and a
 //! refill that finds the loop asleep costs a wake-up on both sides and
-//! draws both processes onto one CPU. When threads wait for a CPU, the
-//! spin would take a CPU from them, so the loop sleeps at once.
+//! draws both processes onto one CPU.
 
 use std::time::{Duration, Instant};
 
@@ -58,11 +62,9 @@ pub(super) enum Idle {
 #[derive(Debug)]
 pub(super) struct IdlePolicy {
     bulk_spin: Duration,
-    run_queue: Option<RunQueue>,
+    cpus: Contention,
     /// Bulk data moved since the loop last slept.
     bulk: bool,
-    next_probe: Instant,
-    cpu_free: bool,
     /// Idle turns in this spell (0: the loop is busy).
     turns: u32,
     /// When this spell began.
@@ -74,17 +76,14 @@ pub(super) struct IdlePolicy {
 impl IdlePolicy {
     /// `bulk_spin` zero: sleep after [`SPIN_TIME`] whatever moved.
     pub(super) fn new(bulk_spin: Duration) -> IdlePolicy {
-        let run_queue = if bulk_spin.is_zero() {
-            None
-        } else {
-            RunQueue::open()
-        };
+        IdlePolicy::with(bulk_spin, Contention::probed(RunQueue::open()))
+    }
+
+    fn with(bulk_spin: Duration, cpus: Contention) -> IdlePolicy {
         IdlePolicy {
             bulk_spin,
-            run_queue,
+            cpus,
             bulk: false,
-            next_probe: Instant::now(),
-            cpu_free: false,
             turns: 0,
             since: Instant::now(),
             decided: Idle::Spin,
@@ -122,10 +121,20 @@ impl IdlePolicy {
     pub(super) fn next(&mut self, since: Instant, stats: &mut ServerStats) -> Idle {
         let now = Instant::now();
         let idle = now.saturating_duration_since(since);
-        if idle < SPIN_TIME {
-            return Idle::Spin;
+        let (contended, fresh) = self.cpus.look(now);
+        let bulk_on = self.bulk && idle < self.bulk_spin;
+        if bulk_on && fresh {
+            match contended {
+                Some(false) => stats.bulk_spin_free += 1,
+                Some(true) => stats.bulk_spin_busy += 1,
+                None => {}
+            }
         }
-        if self.bulk_spin_on(now, idle, stats) {
+        if contended == Some(true) {
+            stats.idle_contended += 1;
+            return Idle::Sleep;
+        }
+        if idle < SPIN_TIME || (bulk_on && contended == Some(false)) {
             return Idle::Spin;
         }
         if idle < YIELD_TIME {
@@ -134,31 +143,57 @@ impl IdlePolicy {
         Idle::Sleep
     }
 
-    /// After bulk data, within `bulk_spin`: whether no thread waits for a CPU.
-    fn bulk_spin_on(&mut self, now: Instant, idle: Duration, stats: &mut ServerStats) -> bool {
-        if !self.bulk || idle >= self.bulk_spin {
-            return false;
-        }
-        let Some(run_queue) = &self.run_queue else {
-            return false;
-        };
-        if now >= self.next_probe {
-            self.next_probe = now + PROBE_EVERY;
-            self.cpu_free = run_queue.contended() == Some(false);
-            if self.cpu_free {
-                stats.bulk_spin_free += 1;
-            } else {
-                stats.bulk_spin_busy += 1;
-            }
-        }
-        self.cpu_free
-    }
-
     /// The loop goes to sleep: the next spell spins long only after new
     /// bulk data.
     pub(super) fn sleeping(&mut self) {
         self.turns = 0;
         self.bulk = false;
+    }
+}
+
+/// Whether threads wait for a CPU, as the run queue said at its last look.
+#[derive(Debug)]
+struct Contention {
+    run_queue: Option<RunQueue>,
+    next_probe: Instant,
+    /// The last look's answer (`None`: unknown, as without a run queue).
+    contended: Option<bool>,
+}
+
+impl Contention {
+    /// Looks at `run_queue` (`None`: never known, never contended).
+    fn probed(run_queue: Option<RunQueue>) -> Contention {
+        Contention {
+            run_queue,
+            next_probe: Instant::now(),
+            contended: None,
+        }
+    }
+
+    /// The answer at `now`, and whether it was read now (at most every
+    /// [`PROBE_EVERY`]).
+    fn look(&mut self, now: Instant) -> (Option<bool>, bool) {
+        let Some(run_queue) = &self.run_queue else {
+            return (self.contended, false);
+        };
+        if now < self.next_probe {
+            return (self.contended, false);
+        }
+        self.next_probe = now + PROBE_EVERY;
+        self.contended = run_queue.contended();
+        (self.contended, true)
+    }
+}
+
+#[cfg(test)]
+impl Contention {
+    /// Always `contended`, never read.
+    fn fixed(contended: Option<bool>) -> Contention {
+        Contention {
+            run_queue: None,
+            next_probe: Instant::now(),
+            contended,
+        }
     }
 }
 
@@ -175,57 +210,83 @@ mod tests {
             .expect("a monotonic clock past boot")
     }
 
+    fn free_cpus(bulk_spin: Duration) -> IdlePolicy {
+        IdlePolicy::with(bulk_spin, Contention::fixed(Some(false)))
+    }
+
     #[test]
     fn every_spell_spins_the_short_time_first() {
         let mut stats = ServerStats::new();
         for spin in [DEFAULT_BULK_SPIN, ON] {
-            let mut policy = IdlePolicy::new(spin);
-            assert_eq!(policy.next(Instant::now(), &mut stats), Idle::Spin);
+            for known in [Some(false), None] {
+                let mut policy = IdlePolicy::with(spin, Contention::fixed(known));
+                assert_eq!(policy.next(Instant::now(), &mut stats), Idle::Spin);
+            }
         }
+        assert_eq!(stats.idle_contended, 0);
     }
 
     #[test]
     fn after_the_short_spin_it_yields_then_sleeps() {
         let mut stats = ServerStats::new();
-        let mut policy = IdlePolicy::new(ON);
+        let mut policy = free_cpus(ON);
         policy.moved(4096);
         assert_eq!(
             policy.next(idle_for(SPIN_TIME * 2), &mut stats),
             Idle::Yield
         );
         assert_eq!(policy.next(idle_for(YIELD_TIME), &mut stats), Idle::Sleep);
-        // Without bulk data the run queue is never read.
-        assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 0);
     }
 
     #[test]
-    fn switched_off_it_never_looks_at_the_run_queue() {
+    fn switched_off_bulk_data_lengthens_nothing() {
         let mut stats = ServerStats::new();
-        let mut policy = IdlePolicy::new(Duration::ZERO);
+        let mut policy = free_cpus(Duration::ZERO);
         policy.moved(1 << 20);
         assert_eq!(
             policy.next(idle_for(SPIN_TIME * 2), &mut stats),
             Idle::Yield
         );
         assert_eq!(policy.next(idle_for(YIELD_TIME), &mut stats), Idle::Sleep);
-        assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 0);
     }
 
     #[test]
-    fn after_bulk_data_it_looks_and_sleeps_once_bulk_spin_is_over() {
+    fn when_threads_wait_for_a_cpu_every_spell_sleeps_at_once() {
         let mut stats = ServerStats::new();
-        let mut policy = IdlePolicy::new(ON);
+        let mut policy = IdlePolicy::with(ON, Contention::fixed(Some(true)));
+        assert_eq!(policy.next(Instant::now(), &mut stats), Idle::Sleep);
+        // Bulk data does not keep it awake either.
         policy.moved(1 << 20);
-        // Whatever the machine's load: the answer is the look's (a CPU
-        // taken by others: the yielding spin).
-        let next = policy.next(idle_for(SPIN_TIME * 2), &mut stats);
-        assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 1);
-        let free = stats.bulk_spin_free == 1;
-        assert_eq!(next, if free { Idle::Spin } else { Idle::Yield });
+        assert_eq!(policy.next(Instant::now(), &mut stats), Idle::Sleep);
+        assert_eq!(stats.idle_contended, 2);
+    }
+
+    #[test]
+    fn after_bulk_data_it_spins_on_free_cpus_until_bulk_spin_is_over() {
+        let mut stats = ServerStats::new();
+        let mut policy = free_cpus(ON);
+        policy.moved(1 << 20);
+        assert_eq!(
+            policy.next(idle_for(YIELD_TIME * 2), &mut stats),
+            Idle::Spin
+        );
         assert_eq!(policy.next(idle_for(ON), &mut stats), Idle::Sleep);
         // Asleep, then woken: only new bulk data lengthens the spin again.
         policy.sleeping();
         assert_eq!(policy.next(idle_for(YIELD_TIME), &mut stats), Idle::Sleep);
+    }
+
+    #[test]
+    fn after_bulk_data_the_run_queue_s_looks_are_counted() {
+        let mut stats = ServerStats::new();
+        let mut policy = IdlePolicy::new(ON);
+        policy.moved(1 << 20);
+        // Whatever the machine's load: the answer is the look's (threads
+        // waiting for a CPU: the loop sleeps at once).
+        let next = policy.next(idle_for(SPIN_TIME * 2), &mut stats);
         assert_eq!(stats.bulk_spin_free + stats.bulk_spin_busy, 1);
+        let free = stats.bulk_spin_free == 1;
+        assert_eq!(next, if free { Idle::Spin } else { Idle::Sleep });
+        assert_eq!(stats.idle_contended, u64::from(!free));
     }
 }

@@ -25,7 +25,7 @@ use super::sessions::{ConnectGate, Context, Sessions};
 use super::slots::{Meta, Queued, Receiving, Slots};
 use super::stats::{self, Gauges, Identity, ServerReport, ServerStats};
 use super::stop::Stopping;
-use super::storage::{Failure, Job, Outcome, Started, StoragePool};
+use super::storage::{Failure, Job, Outcome, Started, StoragePool, runs_in_loop};
 use crate::error::Result;
 use crate::rpc::wire::{Reply, RequestOf};
 use crate::storage::ChunkStore;
@@ -261,6 +261,11 @@ impl Router {
                 fixed: None,
                 storage_ns: 0,
             };
+            return self.complete(outcome);
+        }
+        if runs_in_loop(&job.request) {
+            self.stats.run_in_loop += 1;
+            let outcome = self.storage.run_now(job);
             return self.complete(outcome);
         }
         match self.storage.submit(job) {

@@ -73,6 +73,9 @@ pub struct ServerStats {
     /// Data requests the loop started on the store's ring itself (no
     /// storage thread).
     pub data_on_ring: u64,
+    /// Namespace requests and data stats the loop ran itself (no storage
+    /// thread).
+    pub run_in_loop: u64,
     /// Connects refused (EBUSY / ESHUTDOWN).
     pub connects_refused: u64,
     /// Idle channels freed for a new session while every channel was taken.
@@ -93,6 +96,8 @@ pub struct ServerStats {
     pub bulk_spin_free: u64,
     /// Looks that found threads waiting for a CPU (the loop slept).
     pub bulk_spin_busy: u64,
+    /// Idle spells that slept at once because threads waited for a CPU.
+    pub idle_contended: u64,
     /// Datagrams from other users on the shared-memory transports'
     /// wake-up sockets (interference from outside the job).
     pub foreign_datagrams: u64,
@@ -176,6 +181,8 @@ impl ServerStats {
             queue_peak: 0,
             in_flight_peak: 0,
             data_on_ring: 0,
+            run_in_loop: 0,
+            idle_contended: 0,
             connects_refused: 0,
             channels_reclaimed: 0,
             channels_dead: 0,
@@ -383,11 +390,13 @@ pub fn to_json(
     if let Value::Object(m) = &mut doc {
         m.insert("channels_dead".into(), s.channels_dead.into());
         m.insert("data_on_ring".into(), s.data_on_ring.into());
+        m.insert("run_in_loop".into(), s.run_in_loop.into());
         m.insert("channels_stalled".into(), s.channels_stalled.into());
         m.insert("requests_abandoned".into(), s.requests_abandoned.into());
         m.insert("bulk_spin_us".into(), id.bulk_spin_us.into());
         m.insert("bulk_spin_free".into(), s.bulk_spin_free.into());
         m.insert("bulk_spin_busy".into(), s.bulk_spin_busy.into());
+        m.insert("idle_contended".into(), s.idle_contended.into());
         m.insert("timing".into(), Value::Object(s.timing_map()));
         m.insert(
             "foreign_signals".into(),

@@ -19,12 +19,16 @@
 //! item's part of the rank's data pattern, so a read with `verify` tells a
 //! file's own bytes from anything else (mdtest `-X`).
 //!
+//! Its waits for replies sleep after one empty progress call while
+//! threads wait for a CPU ([`WaitSpin`]): a rank that spins for its reply
+//! then holds the core the daemon answering it needs.
+//!
 //! * `spec`: what one rank does ([`MetadataSpec`]) and what it measured
 //!   ([`MetadataResult`]).
 
 mod spec;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use self::spec::{ItemKind, MetadataOp, MetadataResult, MetadataSpec};
 use super::Client;
@@ -32,6 +36,59 @@ use super::progress::{PROGRESS_EVERY, Progress};
 use crate::error::{Error, Result};
 use crate::latency::summarize;
 use crate::membership::Record;
+use crate::sys::RunQueue;
+
+/// Empty progress calls a wait spins through while threads wait for a CPU.
+pub const CONTENDED_WAIT_SPIN: u32 = 1;
+/// Shortest time between two looks at the run queue (one `pread` of
+/// `/proc/loadavg`, a few microseconds: one item in tens or more).
+const LOOK_EVERY: Duration = Duration::from_millis(1);
+
+/// The spin of a wait for replies: the client's own (`own`) while CPUs
+/// are free or their state unknown, [`CONTENDED_WAIT_SPIN`] while threads
+/// wait for one.
+pub fn wait_spin_for(contended: Option<bool>, own: u32) -> u32 {
+    if contended == Some(true) {
+        CONTENDED_WAIT_SPIN.min(own)
+    } else {
+        own
+    }
+}
+
+/// The client's wait spin through a phase, following the run queue.
+#[derive(Debug)]
+struct WaitSpin {
+    run_queue: Option<RunQueue>,
+    own: u32,
+    now: u32,
+    next_look: Instant,
+}
+
+impl WaitSpin {
+    fn new(own: u32) -> WaitSpin {
+        WaitSpin {
+            run_queue: RunQueue::open(),
+            own,
+            now: own,
+            next_look: Instant::now(),
+        }
+    }
+
+    /// The spin to set, when it changed since the last look.
+    fn look(&mut self) -> Option<u32> {
+        let q = self.run_queue.as_ref()?;
+        let now = Instant::now();
+        if now < self.next_look {
+            return None;
+        }
+        self.next_look = now + LOOK_EVERY;
+        let spin = wait_spin_for(q.contended(), self.own);
+        (spin != self.now).then(|| {
+            self.now = spin;
+            spin
+        })
+    }
+}
 
 /// One item done: the bytes it moved, and whether what it read was the
 /// item's own data (always true without `verify`).
@@ -141,7 +198,11 @@ impl Client {
             // Every rank makes its directory; another rank's is fine.
             self.mkdir_all(&spec.dir(), 0o755)?;
         }
-        let mut out = run_items(spec, |i, path| {
+        let mut spin = WaitSpin::new(self.wait_spin());
+        let out = run_items(spec, |i, path| {
+            if let Some(n) = spin.look() {
+                self.set_wait_spin(n);
+            }
             if !data.is_empty() && spec.op == MetadataOp::Create {
                 spec.fill_item(&pattern, i, &mut data);
             }
@@ -153,7 +214,9 @@ impl Client {
                 bytes: moved,
                 intact,
             })
-        })?;
+        });
+        self.set_wait_spin(spin.own);
+        let mut out = out?;
         let c = self.window.counters();
         out.rpcs = c.rpcs - counters0.rpcs;
         out.retries = c.retries - counters0.retries;
@@ -215,5 +278,20 @@ impl Client {
             // Refused by `MetadataSpec::check`.
             MetadataOp::Rename => Err(Error::invalid("phase", "rename is a directory phase only")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_sleeps_at_once_only_while_threads_wait_for_a_cpu() {
+        let own = benchfs_ucx::DEFAULT_SPIN_ITERATIONS;
+        assert_eq!(wait_spin_for(Some(true), own), CONTENDED_WAIT_SPIN);
+        assert_eq!(wait_spin_for(Some(false), own), own);
+        assert_eq!(wait_spin_for(None, own), own);
+        // A client told to spin less keeps its own.
+        assert_eq!(wait_spin_for(Some(true), 0), 0);
     }
 }

@@ -1,8 +1,12 @@
 //! The storage pool: where a dispatched request's storage work runs. A
 //! data read or write that fits one of the store's registered buffers is
 //! started by the event loop itself on the store's ring ([`ring`]), which
-//! the loop turns when the store is driven (the daemon's); every other
-//! request goes to [`threads`] that call the blocking chunk store API.
+//! the loop turns when the store is driven (the daemon's); a namespace
+//! request (records in memory) and a data object's stat (one `openat` and
+//! `fstat`) run in the loop itself ([`runs_in_loop`]): handing them to a
+//! thread and back costs two wake-ups, which on busy cores are most of
+//! their time; every other request goes to [`threads`] that call the
+//! blocking chunk store API.
 //! Either way the request is the decoded [`Job`] ([`job`]) and the answer
 //! an [`Outcome`] holding the reply to send; [`execute`] and [`names`] say
 //! what each request does.
@@ -26,6 +30,7 @@ use threads::Threads;
 
 use super::data_buf::DataBuf;
 use crate::error::Result;
+use crate::rpc::wire::{OwnedRequest, RequestOf};
 use crate::storage::{ChunkStore, StoreStats};
 
 /// Where a job went.
@@ -35,6 +40,37 @@ pub(super) enum Started {
     OnRing,
     /// To a storage thread.
     Threads,
+}
+
+/// Whether the loop runs `request` itself: the namespace's requests but a
+/// readdir (a page is up to thousands of entries), which only lock the
+/// records in memory, and a data object's stat, two system calls on a
+/// file's metadata. Writes, reads, fsyncs, truncates, a data object's
+/// removal (which frees its blocks) and its times go to the ring or the
+/// threads.
+pub(super) fn runs_in_loop(request: &OwnedRequest) -> bool {
+    match request {
+        RequestOf::Stat { .. }
+        | RequestOf::Create { .. }
+        | RequestOf::Open { .. }
+        | RequestOf::Mkdir { .. }
+        | RequestOf::Rmdir { .. }
+        | RequestOf::CheckParent { .. }
+        | RequestOf::Link { .. }
+        | RequestOf::Symlink { .. }
+        | RequestOf::Readlink { .. }
+        | RequestOf::LinkCount { .. } => true,
+        RequestOf::Unlink { data, .. } | RequestOf::Setattr { data, .. } => !data,
+        RequestOf::Ping { .. }
+        | RequestOf::Write { .. }
+        | RequestOf::Read { .. }
+        | RequestOf::Fsync { .. }
+        | RequestOf::Truncate { .. }
+        | RequestOf::Readdir { .. }
+        | RequestOf::Statfs
+        | RequestOf::Stats
+        | RequestOf::Shutdown { .. } => false,
+    }
 }
 
 /// The storage side of one daemon: the store, what runs requests on it,
@@ -77,6 +113,11 @@ impl StoragePool {
             Err(job) => job,
         };
         self.threads.submit(job).map(|()| Started::Threads)
+    }
+
+    /// Runs a job [`runs_in_loop`] takes, on the calling thread.
+    pub(super) fn run_now(&self, job: Job) -> Outcome {
+        self.storage.execute(job)
     }
 
     /// A finished job, if any: the threads' first, then the ring's. A
