@@ -1,6 +1,7 @@
 //! Requests the event loop runs itself (the namespace's, a data object's
 //! stat) and the ones that still go to a storage thread (a readdir, a data
-//! object's removal): same answers, same errors, counted apart.
+//! object's removal): same answers, same errors, counted apart; and the
+//! time a truncate stamps.
 
 use crate::harness::*;
 
@@ -64,6 +65,36 @@ fn namespace_requests_and_data_stats_run_in_the_loop() {
         );
         assert_eq!(c.call(&stat, Vec::new()).errno(), libc::ENOENT);
         assert_eq!(in_loop(&mut c) - before, 6);
+        c.shutdown(false);
+        assert!(d.join().drained);
+    });
+}
+
+#[test]
+fn a_truncate_stamps_the_data_with_the_daemon_s_clock() {
+    watchdog(120, || {
+        let mut d = Daemon::start("truncate-stamp", |_| {});
+        let mut c = RawClient::connect(&d.record);
+        c.write("@0000000000000003", 0, 0, pattern(4096, 5)).ok();
+        // Each after a moment on the wall clock the daemon's stamps use:
+        // the truncated data (existing, and made by the truncate) is no
+        // older, whatever clock the kernel stamps changes with.
+        for (path, size) in [("@0000000000000003", 10), ("@0000000000000004", 3)] {
+            let before = now_unix_ns();
+            let truncate = Request::Truncate { path, size };
+            assert!(matches!(
+                c.call(&truncate, Vec::new()).ok(),
+                Reply::Truncate
+            ));
+            let stat = Request::Stat { path, data: true };
+            let a = attr(c.call(&stat, Vec::new()).ok());
+            assert_eq!(a.size, size);
+            assert!(
+                a.mtime_unix_ns >= before,
+                "{path}: {} < {before}",
+                a.mtime_unix_ns
+            );
+        }
         c.shutdown(false);
         assert!(d.join().drained);
     });
