@@ -26,6 +26,17 @@ def is_root() -> bool:
 requires_root = pytest.mark.skipif(not is_root(), reason="needs root (loop devices, cgroups)")
 
 
+@pytest.fixture(autouse=True)
+def _umask_restored() -> Iterator[None]:
+    """A command run in this process (``benchfs diagnose`` through typer's
+    runner) sets its private umask for good, as it does in its own process;
+    the tests after it create files with the modes they ask for."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    yield
+    os.umask(umask)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
