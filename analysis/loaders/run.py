@@ -57,6 +57,8 @@ class RunData:
     workload: pd.DataFrame
     traces: TraceSet | None = None
     ranks: pd.DataFrame | None = None
+    # One row per rank: when it began and ended connecting to the daemons (ns since the epoch).
+    connects: pd.DataFrame | None = None
     iostat: pd.DataFrame | None = None
     preflight: pd.DataFrame | None = None
     # Every transfer's latency in ns per (phase, repetition), ranks in rank order.
@@ -130,6 +132,8 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     run.ranks = _ranks(run, paths.workload_dir)
     if run.ranks is None:
         run.absent.append("workload per-rank rows")
+    if paths.connects.is_file():
+        run.connects = pd.DataFrame(_json_lines(run.read(paths.connects)))
     run.latencies = _latencies(run, paths.workload_dir)
     iostat_readers = [(_opens_with("sysstat"), _iostat_frame)]
     run.iostat = _tool_frames(paths.iostat_dir, iostat_readers, allow_partial, run)

@@ -42,6 +42,8 @@ def test_every_file_of_a_run_is_read_back(tmp_path: Path) -> None:
     assert run.iostat is not None and sorted(set(run.iostat["node"])) == HOSTS
     assert run.traces is not None and set(HOSTS) <= set(run.traces.nodes)
     assert run.ranks is not None and len(run.ranks) == 2 * len(HOSTS)  # write and read
+    assert run.connects is not None and sorted(run.connects["rank"]) == list(range(len(HOSTS)))
+    assert (run.connects["end_unix_ns"] >= run.connects["start_unix_ns"]).all()
     assert sorted(run.latencies) == [("read", 0), ("write", 0)]
     assert int(run.latencies[("write", 0)].size) == int(run.ranks["ops"].sum()) // 2
     assert paths.workload_log.relative_to(run_dir).as_posix() in run.logs
