@@ -131,8 +131,11 @@ def test_a_signal_mid_bench_scale_stops_its_daemons_and_removes_their_files(
         # A size's cluster: its scratch in the command's dir, created before its daemons.
         scratch = list(disk.glob("benchfs-scale-*/.benchfs-*"))
         tokens.update(s.name.removeprefix(".benchfs-") for s in scratch)
-        if moment == "registered":  # a daemon has its record in the registry
-            return any(path for s in scratch for path in s.glob("g*/registry/*.json"))
+        if moment == "registered":  # a daemon has its record in the registry, and runs
+            # (a size's stopped daemons may leave their records a moment, until
+            # its scratch goes, while the next size's are not started yet).
+            records = any(path for s in scratch for path in s.glob("g*/registry/*.json"))
+            return records and bool(descendants(pid))
         return bool(scratch) and bool(descendants(pid))
 
     stopped = interrupt(args, tmp_path, mid_run, signum, temp_dir=temp)
