@@ -24,6 +24,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.root, pytest.mark.timeout(300), need
 NODES = ("local0", "local1", "local2", "local3")
 IMAGES = Path("/tmp")
 LIMIT = 2 << 20
+# Each disk and each rank's block on it: room for the seconds the cluster
+# writes at full speed before the throttle (it moves once the live view saw
+# local3 healthy for two intervals: 2 GB and more here), so that the phase
+# ends at its stonewall, throttled. Sparse images: only what is written
+# takes space.
+DISK_MIB = 3072
+BLOCK = "2g"
 
 
 def _disk_under(directory: Path) -> str:
@@ -45,7 +52,7 @@ def test_a_device_slow_below_itself_is_named_the_device_live(tmp_path: Path) -> 
     assert backend is not None
     data = tmp_path / "data"
     with ExitStack() as stack:
-        disks = {node: stack.enter_context(loop_disk(data / node, size_mib=512,
+        disks = {node: stack.enter_context(loop_disk(data / node, size_mib=DISK_MIB,
                                                      image_dir=IMAGES))
                  for node in NODES}  # fmt: skip
         slow = disks["local3"].loop_device
@@ -54,7 +61,7 @@ def test_a_device_slow_below_itself_is_named_the_device_live(tmp_path: Path) -> 
         backend.throttle(group, _disk_under(IMAGES), 0, LIMIT)
         schedule = [Move(0, True, settled=2)]
         with Throttler(tmp_path / "results", "local3", group, backend.root, schedule) as mover:
-            done = benchfs_run(live_args(tmp_path, data / "{node_name}", 10, block="192m"))
+            done = benchfs_run(live_args(tmp_path, data / "{node_name}", 10, block=BLOCK))
     assert done.returncode == 0, done.stderr
     ((throttled_ns, _),) = mover.moves
     (run_dir,) = run_dirs(tmp_path / "results")
