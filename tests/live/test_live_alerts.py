@@ -121,7 +121,9 @@ def test_a_healthy_run_raises_no_alert_and_every_verdict_is_ok(tmp_path: Path) -
     assert "straggler" not in done.stderr
     (run_dir,) = run_dirs(tmp_path / "results")
     live = manifest(run_dir)["live"]
-    assert live["alerts"] == [] and live["readings"] >= 8
+    # It looked, through the phases: a reading about every second of the 8 s
+    # write (the first and last intervals partial, fewer on a loaded machine).
+    assert live["alerts"] == [] and live["readings"] >= 4
     found = verdicts(run_dir)
     assert {(v["phase"], v["status"]) for v in found} == {("write", "ok"), ("read", "ok")}
     assert len(found) == 8
