@@ -77,16 +77,14 @@ from benchfs.run.workloads import Point, Workload, workload_for
 from benchfs.tools.iostat import IostatWatch, IostatWatches
 from benchfs.workload.spec import run_seed
 
-# Where Open MPI's mpirun and its daemons keep their session directory
-# (``<base>/ompi.<host>.<uid>/...``, 8 MB and more): by default shared by all
-# of a user's jobs in the temporary directory and left there by a killed
-# mpirun. Named after the run, ``benchfs clean`` removes a dead run's.
-MPI_SESSION_VARIABLE = SESSION_BASE_VARIABLE
-
 
 def mpi_session_dir(token: str) -> Path:
-    """The run's base for Open MPI's session directory: short (PMIx puts its
-    sockets there, and a socket's path has at most 107 bytes), this user's."""
+    """The run's base for Open MPI's session directory
+    (``<base>/ompi.<host>.<uid>/...``, 8 MB and more; ``SESSION_BASE_VARIABLE``),
+    by default shared by all of a user's jobs in the temporary directory and
+    left there by a killed mpirun. Named after the run, ``benchfs clean``
+    removes a dead run's. Short (PMIx puts its sockets there, and a socket's
+    path has at most 107 bytes), this user's."""
     return user_temp_root() / f"benchfs-{token}-mpi"
 
 
@@ -349,11 +347,11 @@ def run_plan(
         scratch.claim(shm_dir)
     # Open MPI's session directory, named after the run (unless the user chose one).
     mpi_dir = None
-    if MPI_SESSION_VARIABLE not in env:
+    if SESSION_BASE_VARIABLE not in env:
         mpi_dir = scratch.claim(mpi_session_dir(token))
-        env[MPI_SESSION_VARIABLE] = str(mpi_dir)
+        env[SESSION_BASE_VARIABLE] = str(mpi_dir)
         # Also for what starts with this process's own environment (the preflight's launcher).
-        os.environ[MPI_SESSION_VARIABLE] = str(mpi_dir)
+        os.environ[SESSION_BASE_VARIABLE] = str(mpi_dir)
     grace = max(p.config.cluster.deadlines.shutdown_s for p in points) + STOP_MARGIN_S
     results: list[PointResult] = []
     left_out: dict[str, ExcludedHost] = {}
@@ -400,6 +398,6 @@ def run_plan(
                 _history(result, points[result.index].config, observer)
         finally:  # a signal in the reports too
             if mpi_dir is not None:
-                os.environ.pop(MPI_SESSION_VARIABLE, None)
+                os.environ.pop(SESSION_BASE_VARIABLE, None)
             live.finish()  # cleaned up: nothing for a later run to find
     return results
