@@ -98,5 +98,9 @@ def test_a_host_behind_a_slow_link_is_named_the_network(
     ), found
     for other in hosts[:2]:
         assert by_node[other.name]["status"] == "ok", by_node[other.name]
+    # The slow host's time per request runs at 3.4-5x the others' (they wait on it
+    # too: their acknowledgements to its ranks queue in the same bucket), around the
+    # rule's 4x, so its alert may end and be raised again within the phase; each
+    # alert is the slow host's, and on the network.
     alerts = manifest(point.run_dir)["live"]["alerts"]
-    assert [a["node"] for a in alerts] == [slow] and alerts[0]["layer"] == "network", alerts
+    assert alerts and {(a["node"], a["layer"]) for a in alerts} == {(slow, "network")}, alerts
