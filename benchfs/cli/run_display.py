@@ -68,6 +68,11 @@ class ConsoleObserver(RunObserver):
             status.stonewall_s if timed else max(status.expected_items or status.expected_bytes, 1)
         )
         if key not in self.tasks:
+            # The phase file is polled: a phase's "done" is missed when the next one
+            # starts within a poll, so its bar stops when the next phase shows up,
+            # not with the run.
+            for earlier in self.tasks.values():
+                self._finish(earlier)
             self.tasks[key] = self.bars.add_task(
                 escape(f"{self.prefix}{status.phase} (repetition {status.repetition + 1})"),
                 total=total,
@@ -84,10 +89,17 @@ class ConsoleObserver(RunObserver):
             done = min(progress.elapsed_s, total) if timed else progress.bytes
             figures = f"{progress.bytes / MiB:,.0f} MiB  {progress.bw_mib_s:,.0f} MiB/s"
         if status.state == "done":
-            self.bars.update(task, completed=total)
-            self.bars.stop_task(task)
+            self._finish(task)
         else:
             self.bars.update(task, completed=done, figures=figures)
+
+    def _finish(self, task: TaskID) -> None:
+        """Fill a phase's bar and stop its clock, once (a later call would move it)."""
+        assert self.bars is not None
+        (shown,) = [t for t in self.bars.tasks if t.id == task]
+        if shown.stop_time is None:
+            self.bars.update(task, completed=shown.total)
+            self.bars.stop_task(task)
 
     def alert(self, message: str) -> None:
         # Above the bars while they run (rich keeps them at the bottom); one line, however
