@@ -6,7 +6,9 @@ times worse than the median AND beyond that metric's absolute limit; either
 alone is noise on a busy cluster (a short preflight on a shared disk shows
 p99 spikes of a few times the median on healthy nodes; the sick nodes seen
 in the field were hundreds of times slower). A node whose preflight could
-not run at all is excluded too. Exclusions never leave fewer nodes than
+not run at all is excluded too, unless it could run on none: a failure every
+node shares says nothing against one of them (a missing tool, a bad setting),
+so each is kept unchecked with its error. Exclusions never leave fewer nodes than
 ``max(min_nodes, ceil(min_node_fraction * nodes))``; when they would, the
 worst offenders go first and the rest are kept with the reason said.
 """
@@ -101,6 +103,20 @@ def decide_exclusions(
             if evidence.beyond_limit and outlier.times_worse >= thresholds.outlier_degraded_factor:
                 strong.setdefault(outlier.node, []).append(evidence)
     floor = minimum_nodes(len(nodes), thresholds)
+    if len(nodes) > 1 and all(node in errors for node in nodes):
+        shared = (
+            "kept unchecked: the preflight could not run on any node ({}), "
+            "which points at the job, not at this node"
+        )
+        return PolicyResult(
+            kept=tuple(nodes),
+            excluded=(),
+            minimum_nodes=floor,
+            decisions=tuple(
+                Decision(node, False, shared.format(errors[node]), (), errors[node])
+                for node in nodes
+            ),
+        )
     # Worst first: failed nodes, then by the largest robust z of their evidence.
     candidates = sorted(
         [node for node in nodes if node in errors or node in strong],

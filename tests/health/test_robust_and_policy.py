@@ -154,3 +154,19 @@ def test_a_node_that_could_not_be_measured_is_never_kept_as_if_it_had_passed() -
         "excluding it would leave fewer than 2 nodes"
     )
     assert "despite the evidence" not in kept.reason
+
+
+def test_a_preflight_that_failed_on_every_node_singles_none_out() -> None:
+    errors = {node: f"fio on {node} exited 1: unknown ioengine" for node in ("a", "b", "c")}
+    result = decide_exclusions({}, [READ], Thresholds(), errors=errors)
+    assert result.excluded == () and result.kept == ("a", "b", "c")
+    for decision in result.decisions:
+        assert not decision.excluded and decision.error == errors[decision.node]
+        assert decision.reason == (
+            f"kept unchecked: the preflight could not run on any node ({errors[decision.node]}), "
+            "which points at the job, not at this node"
+        )
+    # One node measured makes the others' failures their own: excluded down to the floor.
+    measured = decide_exclusions({"a": {"read_bw_MiB_s": 2000.0}}, [READ], Thresholds(),
+                                 errors={"b": errors["b"], "c": errors["c"]})  # fmt: skip
+    assert measured.minimum_nodes == 2 and measured.excluded == ("b",)
