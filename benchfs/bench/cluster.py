@@ -44,6 +44,7 @@ from benchfs.errors import ToolError
 from benchfs.run.observer import RunObserver
 from benchfs.run.orchestrate import run_plan
 from benchfs.tools.fio import FioJob, run_fio
+from benchfs.tools.huge_pages import require_huge_pages
 
 # Transfers in flight per rank on every side by default (workload.queue_depth, fio iodepth).
 CLIENT_IN_FLIGHT = 16
@@ -69,6 +70,8 @@ class ClusterBenchCase:
     bulk_spin_us: int | None = None
     # The run sides' live.interval_s (None: the default; 0: the live view off).
     live_interval_s: float | None = None
+    # fio's buffers from the huge-page pool, as the engine's lie on huge pages.
+    fio_huge_pages: bool = False
 
     def __post_init__(self) -> None:
         for name in ("nodes", "ranks_per_node", "transfer_size", "block_size",
@@ -106,7 +109,7 @@ class ClusterBenchCase:
         if side == "fio":
             return (
                 f"fio: {self.jobs} jobs, io_uring, iodepth {depth}, direct=1 (O_DIRECT), "
-                "fresh files (fallocate=none)"
+                f"fresh files (fallocate=none), buffers on {fio_jobs(self)[0].memory}"
             )
         return f"posix: the same {self.jobs} ranks on the disk, pwrite/pread, QD 1, O_DIRECT"
 
@@ -268,6 +271,7 @@ def fio_jobs(case: ClusterBenchCase) -> list[FioJob]:
         "numjobs": case.jobs,
         "direct": True,
         "ioengine": "io_uring",
+        "huge_pages": case.fio_huge_pages,
     }
     # The write phase extends fresh files, as the other sides do.
     return [
@@ -303,6 +307,9 @@ def run_cluster_bench(
 ) -> ClusterBenchReport:
     """Every side in every round, in fresh directories under ``directory``."""
     observer = observer or RunObserver()
+    if case.fio_huge_pages:  # before any side runs, not at the first fio
+        (write, _) = fio_jobs(case)
+        require_huge_pages([write.buffer_bytes] * write.numjobs)
     with bench_scope(directory, "benchfs-bench-cluster-") as (_, root):
         return _rounds(case, root, results_dir, observer, on_progress)
 

@@ -26,6 +26,7 @@ from benchfs.errors import ToolError
 from benchfs.tools.disk_stat import DiskCounts, read_disk_counts
 from benchfs.tools.fio import FioJob, run_fio
 from benchfs.tools.fsinfo import inspect_directory
+from benchfs.tools.huge_pages import require_huge_pages
 
 Pattern = Literal["write", "read", "randwrite", "randread"]
 MiB = 1024 * 1024
@@ -244,8 +245,8 @@ def _run_engine(root: Path, case: StorageCase, trace_dir: Path | None = None) ->
     return _EngineRun(_engine_side(dict(result)), result["io_depth_mean"], setup)
 
 
-def _run_fio(root: Path, case: StorageCase) -> tuple[Side, Setup]:
-    job = FioJob(
+def _fio_job(case: StorageCase, huge_pages: bool) -> FioJob:
+    return FioJob(
         name=case.name,
         rw=case.pattern,
         bs=case.block_size,
@@ -254,8 +255,13 @@ def _run_fio(root: Path, case: StorageCase) -> tuple[Side, Setup]:
         direct=True,
         ioengine="io_uring",
         unlink=False,  # the read cases read what the write cases laid out
+        huge_pages=huge_pages,
         extra={"filename": "fio.data"},
     )
+
+
+def _run_fio(root: Path, case: StorageCase, huge_pages: bool) -> tuple[Side, Setup]:
+    job = _fio_job(case, huge_pages)
     report = run_fio([job], root, timeout_s=600)
     result = report.jobs[0]
     figures = result.read if "read" in case.pattern else result.write
@@ -268,7 +274,7 @@ def _run_fio(root: Path, case: StorageCase) -> tuple[Side, Setup]:
     )
     setup = Setup(
         tool=report.fio_version or "fio",
-        ioengine=f"ioengine={job.ioengine}",
+        ioengine=f"ioengine={job.ioengine}, buffers on {job.memory}",
         queue_depth=job.iodepth,
         direct=job.direct,
     )
@@ -281,6 +287,7 @@ def run_storage_bench(
     *,
     rounds: int = DEFAULT_ROUNDS,
     trace_repeats: int = DEFAULT_TRACE_REPEATS,
+    fio_huge_pages: bool = False,
     on_progress: Callable[[str], None] = lambda _: None,
 ) -> StorageBenchReport:
     """Run every case on the engine and on fio in ``rounds`` pairs, then the
@@ -293,6 +300,8 @@ def run_storage_bench(
     """
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
+    if fio_huge_pages:  # before any side runs, not at the first fio
+        require_huge_pages([max(_fio_job(case, True).buffer_bytes for case in cases)])
     with bench_scope(directory, "benchfs-bench-") as (_, root):
         engine_dir, fio_dir = root / "engine", root / "fio"
         engine_dir.mkdir()
@@ -311,11 +320,11 @@ def run_storage_bench(
                     )
                     on_progress(f"{label}: fio")
                     (fio_side, fio_setup), fio_span = _disk_span(
-                        report.disk, partial(_run_fio, fio_dir, case)
+                        report.disk, partial(_run_fio, fio_dir, case, fio_huge_pages)
                     )
                 else:
                     (fio_side, fio_setup), fio_span = _disk_span(
-                        report.disk, partial(_run_fio, fio_dir, case)
+                        report.disk, partial(_run_fio, fio_dir, case, fio_huge_pages)
                     )
                     on_progress(f"{label}: engine")
                     engine_run, engine_span = _disk_span(

@@ -42,6 +42,15 @@ DiskDirOption = Annotated[
 ResultsDirOption = Annotated[
     Path, typer.Option("--results-dir", help="Where the run's results directory goes.")
 ]
+FioHugePagesOption = Annotated[
+    bool,
+    typer.Option(
+        "--fio-huge-pages",
+        help="fio's buffers from the huge-page pool (iomem=mmaphuge; vm.nr_hugepages must "
+        "hold them), as the engine's lie on huge pages: its direct requests then reach the "
+        "disk whole, not split at 4 KiB page boundaries.",
+    ),
+]
 
 
 def _print(grid: Grid, view: View) -> None:
@@ -81,6 +90,7 @@ def storage(
         int,
         typer.Option(min=0, help="On/off pairs for the event log overhead (0 to skip)."),
     ] = 5,
+    fio_huge_pages: FioHugePagesOption = False,
     wide: WideOption = False,
     columns: ColumnsOption = None,
 ) -> None:
@@ -97,6 +107,7 @@ def storage(
             cases,
             rounds=rounds,
             trace_repeats=trace_repeats,
+            fio_huge_pages=fio_huge_pages,
             on_progress=lambda step: progress.update(step),
         )
     if json_output:
@@ -182,6 +193,7 @@ def cluster(
             "cost beside a run with it on); default: the run's, 1 s.",
         ),
     ] = None,
+    fio_huge_pages: FioHugePagesOption = False,
     wide: WideOption = False,
     columns: ColumnsOption = None,
 ) -> None:
@@ -198,6 +210,7 @@ def cluster(
         posix=posix,
         bulk_spin_us=bulk_spin_us,
         live_interval_s=live_interval_s,
+        fio_huge_pages=fio_huge_pages,
     )
     with err_console.status("starting") as progress:
         report = run_cluster_bench(

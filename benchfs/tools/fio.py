@@ -20,7 +20,9 @@ from analysis.loaders.fio import (
     parse_fio_bw_log,
     parse_fio_json,
 )
+from benchfs.config.sizes import parse_size
 from benchfs.errors import ToolError
+from benchfs.tools.huge_pages import require_huge_pages
 from benchfs.tools.process import run_tool
 
 _DIRECTION_NAMES = {0: "read", 1: "write", 2: "trim"}
@@ -43,7 +45,20 @@ class FioJob:
     nrfiles: int = 1
     rwmixread: int | None = None
     unlink: bool = True  # remove the job's files when it ends
+    # Buffers from the kernel's huge-page pool (iomem=mmaphuge), as the engine's lie on
+    # huge pages; see ``huge_pages``.
+    huge_pages: bool = False
     extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def buffer_bytes(self) -> int:
+        """One process's I/O buffers: ``iodepth`` blocks."""
+        return self.iodepth * parse_size(self.bs)
+
+    @property
+    def memory(self) -> str:
+        """Where the buffers lie, as a figure's setup says it."""
+        return "huge pages (iomem=mmaphuge)" if self.huge_pages else "4 KiB pages (iomem=malloc)"
 
     def arguments(self) -> list[str]:
         """fio command-line options of this job (after the global ones)."""
@@ -65,6 +80,8 @@ class FioJob:
             args.append(f"--fsync={self.fsync}")
         if self.rwmixread is not None:
             args.append(f"--rwmixread={self.rwmixread}")
+        if self.huge_pages:
+            args.append("--iomem=mmaphuge")
         args += [f"--{key}={value}" for key, value in self.extra.items()]
         return args
 
@@ -120,6 +137,10 @@ def run_fio(
     directory = Path(directory)
     if not directory.is_dir():
         raise ToolError(f"fio cannot run in {directory}: not an existing directory")
+    # The jobs run one after the other: the largest one's processes hold the pool at once.
+    huge = [[job.buffer_bytes] * job.numjobs for job in jobs if job.huge_pages]
+    if huge:
+        require_huge_pages(max(huge, key=sum))
     with tempfile.TemporaryDirectory(prefix="benchfs-fio-") as scratch:
         log_dir = _bw_log_dir(raw_output, Path(scratch)) if bw_log_ms else None
         argv = fio_command(

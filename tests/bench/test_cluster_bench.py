@@ -92,12 +92,14 @@ def test_queue_depth_16_pairs_the_run_with_fio(tmp_path: Path) -> None:
     assert report["case"] == {
         "nodes": 2, "ranks_per_node": 1, "transfer_size": 65536, "block_size": 4 << 20,
         "queue_depth": 16, "rounds": 2, "posix": True, "bulk_spin_us": 0,
-        "live_interval_s": 0.0, "jobs": 2, "total_bytes": 8 << 20, "sides": ["run", "fio"],
+        "live_interval_s": 0.0, "fio_huge_pages": False, "jobs": 2, "total_bytes": 8 << 20,
+        "sides": ["run", "fio"],
     }  # fmt: skip
     _check_rounds(report, ["run", "fio"], results)
     assert [r["order"] for r in report["rounds"]] == [["run", "fio"], ["fio", "run"]]
     assert "iodepth 16" in report["setup"]["fio"] and "O_DIRECT" in report["setup"]["fio"]
     assert "fallocate=none" in report["setup"]["fio"]
+    assert "buffers on 4 KiB pages (iomem=malloc)" in report["setup"]["fio"]
     assert "QD 16" in report["setup"]["run"] and "O_DIRECT" in report["setup"]["run"]
     run_dir = report["rounds"][0]["results_dirs"]["run"]
     assert _manifest_workload(run_dir)["queue_depth"] == 16
