@@ -17,7 +17,8 @@ The programs themselves live in ``benchfs.node`` (one module each, run as
   --node-name NODE [--quick] [--preflight --transfer-size B --files N
   --file-size B --runtime S]``;
 - ``host`` (``benchfs run``, hosts that need the helper): ``stop
-  REGISTRY_DIR DEADLINE_S`` or ``clean PATH...``;
+  REGISTRY_DIR DEADLINE_S [PATH...]`` (the daemons' stop, then the paths
+  removed) or ``clean PATH...``;
 - ``workdir`` (``benchfs run``, a tool on the mount): ``exec MOUNT_ROOT
   TASKS_PER_NODE NODE... -- ARGV...``, a rank of the tool's job in its
   node's mount point; ``prepare DIR [SUBDIR...]``, ``remove DIR``,
@@ -202,8 +203,8 @@ def diagnose_worker(
 
 
 def host_argv(action: HostAction, *args: str, python: str = sys.executable) -> list[str]:
-    """The per-host helper: ``stop REGISTRY_DIR DEADLINE_S``, ``clean PATH...``
-    or ``sweep MARKER PATH...``."""
+    """The per-host helper: ``stop REGISTRY_DIR DEADLINE_S [PATH...]``,
+    ``clean PATH...`` or ``sweep MARKER PATH...``."""
     return program("host", action, *args, python=python)
 
 
@@ -215,7 +216,7 @@ def host_job(
     *,
     python: str = sys.executable,
 ) -> list[str]:
-    """The per-host helper once on every host (stop daemons, clean up)."""
+    """The per-host helper once on every host (stop the daemons and clean up, or clean up)."""
     return launcher.ranks_command(hosts, 1, host_argv(action, *args, python=python))
 
 

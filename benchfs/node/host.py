@@ -1,8 +1,10 @@
 """``python -m benchfs.node.host``: the per-host helper of a run, once on
 every host through the launcher (``benchfs.launchers.programs.host_job``):
 
-- ``stop REGISTRY_DIR DEADLINE_S``: SIGTERM the daemons registered from
-  this host, and wait until they have exited;
+- ``stop REGISTRY_DIR DEADLINE_S [PATH...]``: SIGTERM the daemons
+  registered from this host and wait until they have exited (SIGKILL
+  those that outlive the deadline), then ``clean PATH...``: the stop and
+  the clean-up in one launcher job, whatever the daemons did;
 - ``clean PATH...``: remove the run's directories on this host, after
   unmounting any FUSE mount left under them (a run's mounts of BenchFS);
 - ``sweep TOKEN PATH...``: what ``benchfs clean`` asks of the hosts of a
@@ -37,8 +39,18 @@ from benchfs.run.leftovers import SWEEP_RUN, stop_processes_naming
 RUN_MARKER = "benchfs-"
 USAGE = (
     "usage: python -m benchfs.node.host"
-    " stop REGISTRY_DIR DEADLINE_S | clean PATH... | sweep TOKEN PATH..."
+    " stop REGISTRY_DIR DEADLINE_S [PATH...] | clean PATH... | sweep TOKEN PATH..."
 )
+# Past the deadline, before a daemon is killed (the orchestrator's own margin,
+# ``benchfs.run.cluster.STOP_MARGIN_S``), and after SIGKILL, before its files
+# are removed anyway.
+KILL_AFTER_S = 5.0
+KILL_WAIT_S = 5.0
+
+
+def say(line: str) -> None:
+    """One line on stderr naming this host: the job's lines of every host share one log."""
+    print(f"{socket.gethostname()}: {line}", file=sys.stderr, flush=True)
 
 
 def _is_daemon(pid: int) -> bool:
@@ -60,19 +72,43 @@ def local_daemon_pids(registry_dir: Path, hostname: str | None = None) -> list[i
     return [r["pid"] for r in records if r["host"] == hostname and _is_daemon(r["pid"])]
 
 
-def stop_daemons(registry_dir: Path, deadline_s: float) -> int:
-    """SIGTERM this host's daemons; 0 when all exited within the deadline."""
-    pids = local_daemon_pids(registry_dir)
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    """The daemons of ``pids`` still running after up to ``seconds``."""
+    stop_at = time.monotonic() + seconds
+    while pids and time.monotonic() < stop_at:
+        time.sleep(0.05)
+        pids = [pid for pid in pids if _is_daemon(pid)]
+    return pids
+
+
+def _signal(pids: list[int], signum: signal.Signals) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-    stop_at = time.monotonic() + deadline_s
-    while pids and time.monotonic() < stop_at:
-        pids = [pid for pid in pids if _is_daemon(pid)]
-        time.sleep(0.05)
-    for pid in pids:
-        print(f"daemon pid {pid} still running after {deadline_s:g} s", file=sys.stderr)
-    return 1 if pids else 0
+            os.kill(pid, signum)
+
+
+def stop_daemons(registry_dir: Path, deadline_s: float) -> int:
+    """SIGTERM this host's daemons; 0 when all exited within the deadline.
+    Those still running a margin later are killed, so that their files can go."""
+    pids = local_daemon_pids(registry_dir)
+    _signal(pids, signal.SIGTERM)
+    left = _wait_gone(pids, deadline_s)
+    if not left:
+        return 0
+    for pid in left:
+        say(f"daemon pid {pid} still running after {deadline_s:g} s")
+    left = _wait_gone(left, KILL_AFTER_S)
+    _signal(left, signal.SIGKILL)
+    for pid in _wait_gone(left, KILL_WAIT_S):
+        say(f"daemon pid {pid} still running {KILL_WAIT_S:g} s after SIGKILL")
+    return 1
+
+
+def stop_and_clean(registry_dir: Path, deadline_s: float, paths: list[str]) -> int:
+    """The daemons' stop, then the run's paths removed, even when a daemon
+    was already gone or would not stop."""
+    stopped = stop_daemons(registry_dir, deadline_s)
+    return clean(paths) or stopped
 
 
 def clean(paths: Iterable[str], removed: list[str] | None = None) -> int:
@@ -81,14 +117,14 @@ def clean(paths: Iterable[str], removed: list[str] | None = None) -> int:
     for text in paths:
         path = Path(text)
         if RUN_MARKER not in path.name:
-            print(f"not removing {path}: not a run directory", file=sys.stderr)
+            say(f"not removing {path}: not a run directory")
             failed = 1
             continue
         _, problems = unmount_all_under(path)
         if problems or mounts_under(path):
             # Never delete through a mount: it would delete the file system's files.
             for problem in problems or [f"a mount under {path} stays"]:
-                print(f"not removing {path}: {problem}", file=sys.stderr)
+                say(f"not removing {path}: {problem}")
             failed = 1
             continue
         try:
@@ -98,7 +134,7 @@ def clean(paths: Iterable[str], removed: list[str] | None = None) -> int:
         except FileNotFoundError:
             pass
         except OSError as error:
-            print(f"cannot remove {path}: {error}", file=sys.stderr)
+            say(f"cannot remove {path}: {error}")
             failed = 1
     return failed
 
@@ -127,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
 
     def body() -> int:
-        if len(args) == 3 and args[0] == "stop":
-            return stop_daemons(Path(args[1]), float(args[2]))
+        if len(args) >= 3 and args[0] == "stop":
+            return stop_and_clean(Path(args[1]), float(args[2]), args[3:])
         if len(args) >= 1 and args[0] == "clean":
             return clean(args[1:])
         if len(args) >= 2 and args[0] == "sweep":

@@ -255,9 +255,11 @@ class Cluster:
         self.observer.step(f"stopping {len(group.slots)} daemons")
         helper = self.launcher is not None and self.launcher.capabilities.needs_host_helper
         if helper:
-            self.run_on_hosts(
-                "stop", [str(group.registry_dir), f"{deadline:g}"], "stop daemons", deadline
-            )
+            # One job stops the daemons and then removes the run's paths on
+            # each host; should it fail, the clean-up below runs on its own.
+            stop = [str(group.registry_dir), f"{deadline:g}", *self.host_paths()]
+            if self.run_on_hosts("stop", stop, "stop daemons and clean up", deadline):
+                self.unclean, self.shm_used = [], False
             for process in group.processes:
                 with contextlib.suppress(LaunchError):
                     wait_process(process, STOP_MARGIN_S)
@@ -295,12 +297,13 @@ class Cluster:
         what: str,
         deadline_s: float,
         on: tuple[Sequence[Host], Launcher] | None = None,
-    ) -> None:
+    ) -> bool:
         """Run the per-host helper once on every host (or those of ``on``,
-        through its launcher), within a deadline."""
+        through its launcher), within a deadline; True when it succeeded
+        everywhere, else the error is in ``notes``."""
         hosts, launcher = on if on is not None else (self.hosts, self.launcher)
         if launcher is None or not hosts:
-            return
+            return True
         argv = host_job(launcher, hosts, action, args, python=self.python)
         log = self.scratch.root / f"host-{action}.log"
         process = start_process(
@@ -317,19 +320,27 @@ class Cluster:
         except LaunchError as error:
             self.notes.append(str(error))
             stop_processes([process], STOP_MARGIN_S)
-            return
+            return False
         if code != 0:
             self.notes.append(f"{what}: {describe_status(code)}: {log_tail(log)}")
+        return code == 0
 
-    def clean_remaining(self) -> None:
-        """Remove the run's data and shared-memory dirs on every host."""
+    def host_paths(self) -> list[str]:
+        """The run's paths still to remove on the hosts: data and mount
+        directories, and the shared-memory dir."""
         if not self.unclean and not self.shm_used:
-            return
+            return []
         paths = [str(path) for path in self.unclean]
         if self.scratch.shm_dir is not None:
             paths.append(str(self.scratch.shm_dir))
+        return paths
+
+    def clean_remaining(self) -> None:
+        """Remove the run's data and shared-memory dirs on every host."""
+        paths = self.host_paths()
         self.unclean, self.shm_used = [], False
-        self.run_on_hosts("clean", paths, "clean up", 0)
+        if paths:
+            self.run_on_hosts("clean", paths, "clean up", 0)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

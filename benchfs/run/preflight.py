@@ -161,7 +161,7 @@ def preflight_step(
     env: Mapping[str, str] | None = None,
     scratch: str | None = None,
     claim: Callable[[Path], object] = lambda path: path,
-    clean_nodes: Callable[[list[Path]], None] = lambda paths: None,
+    clean_nodes: Callable[[list[Path]], object] = lambda paths: None,
 ) -> PreflightOutcome:
     """Decide which hosts the run uses; raw output goes to ``run_dir/preflight``.
 

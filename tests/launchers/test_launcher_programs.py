@@ -54,6 +54,13 @@ def test_node_jobs_run_once_per_host() -> None:
         "mpirun", "-np", "2", "-H", "n1:1,n2:1", "--map-by", "slot",
         PY, "-m", "benchfs.node.host", "clean", "/d/benchfs-1-g0",
     ]  # fmt: skip
+    # The stop: one job that stops the daemons and then removes the paths on each host.
+    stop = ["/s/g0/registry", "5", "/d/benchfs-1-g0", "/dev/shm/benchfs-1"]
+    assert host_job(launcher, HOSTS, "stop", stop, python=PY) == [
+        "mpirun", "-np", "2", "-H", "n1:1,n2:1", "--map-by", "slot",
+        PY, "-m", "benchfs.node.host", "stop", "/s/g0/registry", "5",
+        "/d/benchfs-1-g0", "/dev/shm/benchfs-1",
+    ]  # fmt: skip
 
 
 def test_program_argv_of_each_node_program() -> None:

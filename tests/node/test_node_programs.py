@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -160,11 +161,18 @@ def test_a_daemon_rank_serves_its_config_and_the_host_helper_stops_it(tmp_path: 
         assert (record["node_name"], record["node_id"], record["pid"]) == ("n1", 1, process.pid)
         assert isinstance(record["worker_address"], bytes) and record["worker_address"]
         assert shm.is_dir()
+        # One job stops the daemon, then removes its data and shared-memory dirs.
+        data = tmp_path / "benchfs-1-g0"
+        (data / "n1").mkdir(parents=True)
         stop = subprocess.run(
-            host_argv("stop", str(registry), "10"), capture_output=True, text=True, timeout=60
+            host_argv("stop", str(registry), "10", str(data)),
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         assert stop.returncode == 0, stop.stderr
         assert process.wait(timeout=DEADLINE_S) == 0
+        assert not data.exists()
     finally:
         if process.poll() is None:
             process.kill()
@@ -172,6 +180,33 @@ def test_a_daemon_rank_serves_its_config_and_the_host_helper_stops_it(tmp_path: 
         log.close()
     assert _registered(registry) == []
     assert "benchfs daemon n1 (node 1) stopped (SIGTERM" in (tmp_path / "daemon.log").read_text()
+
+
+def test_the_stop_cleans_up_when_the_daemons_are_gone_and_its_errors_name_the_host(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "benchfs-2-g0"
+    (data / "n1").mkdir(parents=True)
+    # No registry at all: the daemons never registered, or are long gone.
+    stop = subprocess.run(
+        host_argv("stop", str(tmp_path / "registry"), "1", str(data)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert stop.returncode == 0, stop.stderr
+    assert not data.exists()
+    other = tmp_path / "home"
+    other.mkdir()
+    refused = subprocess.run(
+        host_argv("stop", str(tmp_path / "registry"), "1", str(other)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1
+    assert refused.stderr == f"{socket.gethostname()}: not removing {other}: not a run directory\n"
+    assert other.exists()
 
 
 def test_a_daemon_rank_without_its_config_is_one_line(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from launchers.netns_hosts import NamespaceHosts, namespace_hosts_fixture
 from launchers.slurm_cluster import SlurmCluster, slurm_cluster_fixture
 
 __all__ = [
-    "eight_namespace_hosts",
+    "sixteen_namespace_hosts",
     "slow_disk_factory",
     "slurm_on_three_namespace_hosts",
     "three_hosts_with_own_mounts",
@@ -26,9 +26,11 @@ def three_namespace_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 @pytest.fixture(scope="session")
-def eight_namespace_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NamespaceHosts]:
-    """Eight hosts, each a network namespace with its own address (root only)."""
-    yield from namespace_hosts_fixture(tmp_path_factory, count=8)
+def sixteen_namespace_hosts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[NamespaceHosts]:
+    """Sixteen hosts, each a network namespace with its own address (root only)."""
+    yield from namespace_hosts_fixture(tmp_path_factory, count=16)
 
 
 @pytest.fixture(scope="session")
