@@ -112,6 +112,11 @@ class SlurmCluster:
         """Jobs slurmctld still lists (pending, running or completing)."""
         return self._query(["squeue", "-h", "-o", "%i %T"]).splitlines()
 
+    def wait_jobs_ended(self) -> None:
+        """Wait until slurmctld lists no job: after its command, a job of many
+        nodes stays completing until each node's slurmd has said it is done."""
+        _wait(lambda: self.jobs() == [], "end of every job", self)
+
     def node_states(self) -> dict[str, str]:
         lines = self._query(["sinfo", "-h", "-N", "-o", "%N %T"]).splitlines()
         return dict(line.split() for line in lines)

@@ -12,6 +12,7 @@ from launchers.slurm_cluster import SlurmCluster, slurm_cluster_fixture
 __all__ = [
     "sixteen_namespace_hosts",
     "slow_disk_factory",
+    "slurm_on_sixteen_namespace_hosts",
     "slurm_on_three_namespace_hosts",
     "three_hosts_with_own_mounts",
     "three_namespace_hosts",
@@ -57,3 +58,11 @@ def slurm_on_three_namespace_hosts(
     """Slurm with the three namespace hosts as its nodes: slurmctld and munged
     here, a slurmd in each namespace (root and the Slurm packages only)."""
     yield from slurm_cluster_fixture(three_namespace_hosts, tmp_path_factory)
+
+
+@pytest.fixture
+def slurm_on_sixteen_namespace_hosts(
+    sixteen_namespace_hosts: NamespaceHosts, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SlurmCluster]:
+    """Slurm with the sixteen namespace hosts as its nodes (root and the Slurm packages only)."""
+    yield from slurm_cluster_fixture(sixteen_namespace_hosts, tmp_path_factory)
