@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -207,6 +208,49 @@ def test_the_stop_cleans_up_when_the_daemons_are_gone_and_its_errors_name_the_ho
     assert refused.returncode == 1
     assert refused.stderr == f"{socket.gethostname()}: not removing {other}: not a run directory\n"
     assert other.exists()
+
+
+def test_the_stop_kills_a_daemon_past_its_deadline_then_removes_its_files(
+    tmp_path: Path,
+) -> None:
+    # Stands for a daemon that no longer answers SIGTERM: its command line
+    # names the daemon program, and its record is a real registry record.
+    stuck = subprocess.Popen(
+        [
+            sys.executable, "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+            " print('ready', flush=True); time.sleep(600)",
+            "benchfs.node.daemon",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline() == "ready\n"
+        registry = tmp_path / "registry"
+        registry.mkdir()
+        data = tmp_path / "benchfs-3-g0"
+        (data / "n1").mkdir(parents=True)
+        record = {
+            "node_name": "n1", "node_id": 0, "daemon_index": 0, "pid": stuck.pid,
+            "host": socket.gethostname(), "worker_address": "00",
+            "data_dir": str(data / "n1"), "start_time_unix_ns": 1, "protocol_version": 1,
+        }  # fmt: skip
+        (registry / "n1.json").write_text(json.dumps(record))
+        stop = subprocess.run(
+            host_argv("stop", str(registry), "0.5", str(data)),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert stop.returncode == 1
+        host = socket.gethostname()
+        assert stop.stderr == f"{host}: daemon pid {stuck.pid} still running after 0.5 s\n"
+        assert stuck.wait(timeout=DEADLINE_S) == -signal.SIGKILL
+        assert not data.exists()
+    finally:
+        stuck.kill()
+        stuck.wait()
 
 
 def test_a_daemon_rank_without_its_config_is_one_line(tmp_path: Path) -> None:
