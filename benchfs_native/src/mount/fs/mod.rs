@@ -15,13 +15,21 @@
 //!
 //! What the threads share, and how open files, unlinked files and hard
 //! links are kept, is in [`super::shared`].
+//!
+//! * `serve`: which thread serves a request.
+//! * `resolve`: node ids and handles to paths and open files.
+//! * `names`, `attrs`: the jobs of unlink and rename, and of setattr.
+
+mod attrs;
+mod names;
+mod resolve;
+mod serve;
 
 use std::ffi::OsStr;
-use std::os::fd::RawFd;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicI32;
+use std::time::Duration;
 
 use fuser::{
     FileType, Filesystem, KernelConfig, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
@@ -31,15 +39,13 @@ use fuser::{
 use libc::c_int;
 
 use super::attr::Owner;
-use super::errno::errno_of;
 use super::inodes::ROOT;
 use super::options::{MAX_IO, MountOptions};
 use super::reply::Answer;
 use super::shared::Shared;
-use super::unlinked::{is_hidden, refuse_hidden};
+use super::unlinked::is_hidden;
 use super::workers::Workers;
-use crate::error::Result;
-use crate::rpc::client::{Client, FileRef, SetAttr, SharedBuf};
+use crate::rpc::client::{Client, SetAttr, SharedBuf};
 
 /// Largest read or write served on the session thread (when no worker
 /// threads are configured, every one is).
@@ -92,129 +98,6 @@ impl BenchFs {
         };
         (fs, queue)
     }
-
-    /// Serves `job` on the session thread, or on a worker when the kernel
-    /// has another request waiting.
-    fn serve(&mut self, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
-        if self.workers.is_some() && requests_waiting(self.queue.load(Ordering::Relaxed)) {
-            self.on_worker(job);
-        } else {
-            self.inline(job);
-        }
-    }
-
-    /// Serves a transfer of `len` bytes: on a worker when large.
-    fn serve_io(&mut self, len: u32, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
-        if len > INLINE_IO && self.workers.is_some() {
-            self.on_worker(job);
-        } else {
-            self.serve(job);
-        }
-    }
-
-    fn inline(&mut self, job: impl FnOnce(&mut Client, &Shared)) {
-        self.served[0] += 1;
-        if let Some(client) = self.client.as_deref_mut() {
-            job(client, &self.shared);
-        }
-        self.spin_for_next();
-    }
-
-    /// The reply is out: polls `/dev/fuse` without sleeping for up to
-    /// `session_spin`, so that `fuser`'s read which follows finds the next
-    /// request there instead of putting the thread to sleep.
-    fn spin_for_next(&mut self) {
-        let fd = self.queue.load(Ordering::Relaxed);
-        if self.session_spin.is_zero() || fd < 0 {
-            return;
-        }
-        self.spins[1] += 1;
-        let until = Instant::now() + self.session_spin;
-        loop {
-            if requests_waiting(fd) {
-                self.spins[0] += 1;
-                return;
-            }
-            if Instant::now() >= until {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-    }
-
-    fn on_worker(&mut self, job: impl FnOnce(&mut Client, &Shared) + Send + 'static) {
-        match &self.workers {
-            Some(workers) => {
-                self.served[1] += 1;
-                let shared = Arc::clone(&self.shared);
-                workers.send(Box::new(move |c: &mut Client| job(c, &shared)));
-            }
-            None => self.inline(job),
-        }
-    }
-
-    /// The open file of FUSE handle `fh`.
-    fn file<R: Answer>(&self, fh: u64, reply: R) -> Option<(Arc<FileRef>, R)> {
-        match self.shared.files().get(&fh) {
-            Some(f) => Some((Arc::clone(f), reply)),
-            None => {
-                reply.fail(libc::EBADF);
-                None
-            }
-        }
-    }
-
-    fn path<R: Answer>(&self, ino: u64, reply: R) -> Option<(String, R)> {
-        match self.shared.inodes().path(ino) {
-            Some(p) => Some((p, reply)),
-            None => {
-                reply.fail(libc::ENOENT);
-                None
-            }
-        }
-    }
-
-    /// Removes the entry `name` of `parent` with `remove` (unlink or rmdir)
-    /// and forgets its path.
-    fn remove_child(
-        &mut self,
-        parent: u64,
-        name: &OsStr,
-        reply: ReplyEmpty,
-        remove: fn(&mut Client, &str) -> Result<()>,
-    ) {
-        let Some((path, reply)) = self.child(parent, name, reply) else {
-            return;
-        };
-        self.serve(move |c, s| {
-            reply.answer(remove(c, &path), |reply, ()| {
-                s.inodes().unlinked(&path);
-                reply.ok();
-            });
-        });
-    }
-
-    fn child<R: Answer>(&self, parent: u64, name: &OsStr, reply: R) -> Option<(String, R)> {
-        match self.shared.inodes().child(parent, name) {
-            Ok(p) => Some((p, reply)),
-            Err(e) => {
-                reply.fail(e);
-                None
-            }
-        }
-    }
-
-    /// [`Self::child`] for an entry a request makes: never a hidden name.
-    fn new_child<R: Answer>(&self, parent: u64, name: &OsStr, reply: R) -> Option<(String, R)> {
-        let (path, reply) = self.child(parent, name, reply)?;
-        match refuse_hidden(&path) {
-            Ok(()) => Some((path, reply)),
-            Err(e) => {
-                reply.fail(e);
-                None
-            }
-        }
-    }
 }
 
 /// The flags a client handle keeps: access mode and synchronous writes.
@@ -239,31 +122,7 @@ impl Filesystem for BenchFs {
     }
 
     fn destroy(&mut self) {
-        crate::log_line!(
-            "benchfs mount: {} requests served on the session thread, {} by workers",
-            self.served[0],
-            self.served[1]
-        );
-        if self.spins[1] > 0 {
-            crate::log_line!(
-                "benchfs mount: {} of {} session spins found the next request",
-                self.spins[0],
-                self.spins[1]
-            );
-        }
-        if let Some(w) = self.workers.take() {
-            w.stop();
-        }
-        if let Some(mut c) = self.client.take() {
-            // Files still open at unmount were never released: remove
-            // the ones unlinked while open.
-            for hidden in self.shared.unlinked().drain() {
-                if let Err(e) = c.unlink(&hidden) {
-                    crate::log_line!("benchfs mount: {hidden} left behind: {e}");
-                }
-            }
-            c.disconnect();
-        }
+        self.unmounted();
     }
 
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
@@ -332,26 +191,10 @@ impl Filesystem for BenchFs {
             uid,
             gid,
             size,
-            atime_unix_ns: atime.map(unix_ns),
-            mtime_unix_ns: mtime.map(unix_ns),
+            atime_unix_ns: atime.map(attrs::unix_ns),
+            mtime_unix_ns: mtime.map(attrs::unix_ns),
         };
-        self.serve(move |c, s| {
-            // A size alone is a truncate, which every daemon supports;
-            // nothing to change is a stat.
-            let others = SetAttr { size: None, ..set };
-            let r = s.on_paths(c, ino, |c, path| {
-                match (set.size, others == SetAttr::default()) {
-                    (None, true) => c.stat(path),
-                    (Some(size), true) => c.truncate(path, size).and_then(|()| c.stat(path)),
-                    (_, false) => c.setattr(path, &set),
-                }
-            });
-            reply.answer(r, |reply, (path, a)| {
-                let mut attr = s.attr(&path, &a, false);
-                attr.ino = ino;
-                reply.attr(&s.attr_ttl, &attr);
-            });
-        });
+        self.serve(move |c, s| attrs::setattr(c, s, ino, set, reply));
     }
 
     fn mknod(
@@ -411,22 +254,7 @@ impl Filesystem for BenchFs {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
-        self.serve(move |c, s| {
-            let mut unlinked = s.unlinked();
-            let open = match s.open_only_name(c, &path) {
-                Ok(open) => open,
-                Err(e) => return reply.error(errno_of(&e)),
-            };
-            let r = match open {
-                // Already hidden and still open: NFS answers EBUSY too.
-                Some(ino) if unlinked.path(ino) == Some(path.as_str()) => {
-                    return reply.error(libc::EBUSY);
-                }
-                Some(ino) => s.hide(c, &mut unlinked, &path, ino),
-                None => c.unlink(&path).map(|()| s.inodes().unlinked(&path)),
-            };
-            reply.answer(r, |reply, ()| reply.ok());
-        });
+        self.serve(move |c, s| names::unlink(c, s, path, reply));
     }
 
     fn mkdir(
@@ -534,47 +362,7 @@ impl Filesystem for BenchFs {
         let Some((to, reply)) = self.new_child(newparent, newname, reply) else {
             return;
         };
-        self.serve(move |c, s| {
-            if flags & libc::RENAME_NOREPLACE != 0 {
-                match c.stat(&to) {
-                    Ok(_) => return reply.error(libc::EEXIST),
-                    Err(e) if e.errno() == Some(libc::ENOENT) => {}
-                    Err(e) => return reply.error(errno_of(&e)),
-                }
-            }
-            // A target open here is moved aside first (not atomic: for
-            // a moment `to` is absent, as with NFS).
-            let mut unlinked = s.unlinked();
-            let open = match s.open_only_name(c, &to) {
-                Ok(open) => open,
-                Err(e) if e.errno() == Some(libc::ENOENT) => None,
-                Err(e) => return reply.error(errno_of(&e)),
-            };
-            let hidden = match open {
-                Some(ino) if s.open_ino(&from) != Some(ino) => {
-                    if let Err(e) = s.hide(c, &mut unlinked, &to, ino) {
-                        return reply.error(errno_of(&e));
-                    }
-                    Some(ino)
-                }
-                _ => None,
-            };
-            match c.rename(&from, &to) {
-                Ok(()) => {
-                    s.inodes().renamed(&from, &to);
-                    if let Some(ino) = s.inodes().known(&to) {
-                        unlinked.moved(ino, &to);
-                    }
-                    reply.ok();
-                }
-                Err(e) => {
-                    if let Some(ino) = hidden {
-                        s.unhide(c, &mut unlinked, &to, ino);
-                    }
-                    reply.error(errno_of(&e));
-                }
-            }
-        });
+        self.serve(move |c, s| names::rename(c, s, from, to, flags, reply));
     }
 
     fn statfs(&mut self, _req: &Request<'_>, _ino: u64, reply: ReplyStatfs) {
@@ -802,21 +590,4 @@ impl Filesystem for BenchFs {
         self.shared.dirs().remove(&fh);
         reply.ok();
     }
-}
-
-/// Whether the kernel has a request waiting on `/dev/fuse` descriptor `fd`
-/// (none when it is not known yet).
-fn requests_waiting(fd: RawFd) -> bool {
-    fd >= 0 && crate::sys::readable_now(fd)
-}
-
-/// A time the kernel sets, in nanoseconds since the epoch ("now" is read
-/// here, on the mount's clock).
-fn unix_ns(t: TimeOrNow) -> u64 {
-    let at = match t {
-        TimeOrNow::SpecificTime(t) => t,
-        TimeOrNow::Now => std::time::SystemTime::now(),
-    };
-    at.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
