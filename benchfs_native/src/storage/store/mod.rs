@@ -22,7 +22,10 @@
 //! * `answer`: why a piece failed, and where a request started without
 //!   waiting is answered.
 //! * `batch`: the pieces of one call in flight.
+//! * `io`: blocking reads and writes, split into pieces of one buffer.
 //! * `ring_thread`: the driver thread, which owns the ring.
+//! * `ring_parts`: what the driver is made of, and the ring built from it
+//!   on the opening thread or on a driver thread.
 //! * `driven`: the ring turned by the thread that opened the store instead
 //!   ([`ChunkStore::open_driven`]: the daemon's event loop).
 //! * `submit`: requests started without waiting, answered on a channel
@@ -31,8 +34,10 @@
 mod answer;
 mod batch;
 mod driven;
+mod io;
 mod options;
 mod request;
+mod ring_parts;
 mod ring_thread;
 mod submit;
 
@@ -52,15 +57,15 @@ pub use self::options::{
     MAX_BUFFER, MAX_CHUNK, MAX_OFFSET, MAX_POOL_BYTES, MAX_READ, StoreOptions,
 };
 use self::request::{Done, Msg, ReqKind, Request};
-use self::ring_thread::RingThread;
+use self::ring_parts::RingParts;
 use super::buffer::BufferPool;
-use super::driver::{Driver, RingSetup, SetupError};
+use super::driver::RingSetup;
 use super::fd_cache::FdCache;
-use super::layout::{self, Piece};
+use super::layout;
 use super::stats::{Counters, StoreStats};
 use crate::error::{Error, Result};
 use crate::sys::{self, DioAlign, ParkWake};
-use crate::trace::{TraceBuffer, TraceFile};
+use crate::trace::TraceFile;
 
 /// A chunk store rooted at a local directory. See the module docs.
 pub struct ChunkStore {
@@ -309,145 +314,6 @@ impl ChunkStore {
         !self.buffered && self.dio.is_some_and(|a| a.allows(offset, len, addr))
     }
 
-    /// Writes `data` at `offset` of `path`; returns the bytes written.
-    /// An empty `data` creates the file if it does not exist. A write that
-    /// fails part way (ENOSPC) answers, as `write(2)` does, with the bytes
-    /// written from its start when there are any, and with the error only
-    /// when there are none.
-    pub fn write(&self, path: &str, offset: u64, data: &[u8]) -> Result<usize> {
-        let name: Arc<str> = layout::backing_name(path)?.into();
-        check_range(offset, data.len())?;
-        self.check_open()?;
-        let mut batch = Batch::new(self, name);
-        // The first byte of `data` not known to be written.
-        let mut end = data.len();
-        let mut on_done = |d: Done, batch_err: &mut Option<Error>| match d.result {
-            Ok(n) if (n as usize) < d.want => end = end.min(d.index + n as usize),
-            Ok(_) => {}
-            Err(f) => {
-                end = end.min(d.index);
-                note_failure(batch_err, f, "write", path);
-            }
-        };
-        if data.is_empty() {
-            let mut buf = batch.acquire(&mut on_done);
-            buf.set_len(0);
-            batch.submit(
-                0,
-                ReqKind::Write {
-                    offset,
-                    buf,
-                    direct: false,
-                },
-            )?;
-        }
-        let buf_size = self.pool.buf_size();
-        let mut submitted = 0;
-        for p in layout::pieces(offset, data.len(), self.chunk_size, buf_size) {
-            if batch.err.is_some() {
-                break;
-            }
-            batch.index = p.data_offset;
-            submitted = p.data_offset + p.len;
-            let mut buf = batch.acquire(&mut on_done);
-            buf.fill_from(&data[p.data_offset..p.data_offset + p.len]);
-            let direct = self.use_direct(p.file_offset, p.len, buf.addr());
-            batch.submit(
-                p.len,
-                ReqKind::Write {
-                    offset: p.file_offset,
-                    buf,
-                    direct,
-                },
-            )?;
-        }
-        let failed = batch.finish(&mut on_done).err();
-        let written = end.min(submitted);
-        match failed {
-            Some(e) if written == 0 => Err(e),
-            _ => Ok(written),
-        }
-    }
-
-    /// Reads up to `len` bytes at `offset` of `path`: shorter at the end
-    /// of the file, holes read as zeros.
-    pub fn read(&self, path: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.read_into(path, offset, len, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`ChunkStore::read`] into `out` (cleared first), reusing its
-    /// capacity: a caller that keeps its buffers allocates nothing.
-    pub fn read_into(&self, path: &str, offset: u64, len: usize, out: &mut Vec<u8>) -> Result<()> {
-        out.clear();
-        let name: Arc<str> = layout::backing_name(path)?.into();
-        if len > MAX_READ {
-            return Err(Error::invalid(
-                "length",
-                format!("must be at most {MAX_READ} bytes (1 GiB), got {len}"),
-            ));
-        }
-        check_range(offset, len)?;
-        self.check_open()?;
-        out.resize(len, 0);
-        let mut end = len;
-        let mut batch = Batch::new(self, name);
-        let mut on_done = |d: Done, batch_err: &mut Option<Error>| match d.result {
-            Ok(n) => {
-                let n = usize::try_from(n).unwrap_or(0).min(d.want);
-                if let Some(buf) = &d.buf {
-                    let src = &buf.as_slice()[..n.min(buf.len())];
-                    out[d.index..d.index + src.len()].copy_from_slice(src);
-                }
-                if n < d.want {
-                    end = end.min(d.index + n);
-                }
-            }
-            Err(f) => note_failure(batch_err, f, "read", path),
-        };
-        let buf_size = self.pool.buf_size();
-        let pieces = layout::pieces(offset, len, self.chunk_size, buf_size);
-        if len == 0 {
-            // Still report a missing file.
-            let buf = batch.acquire(&mut on_done);
-            batch.submit(
-                0,
-                ReqKind::Read {
-                    offset,
-                    buf,
-                    len: 0,
-                    direct: false,
-                },
-            )?;
-        }
-        for Piece {
-            file_offset,
-            data_offset,
-            len: plen,
-        } in pieces
-        {
-            if batch.err.is_some() {
-                break;
-            }
-            let buf = batch.acquire(&mut on_done);
-            let direct = self.use_direct(file_offset, plen, buf.addr());
-            batch.index = data_offset;
-            batch.submit(
-                plen,
-                ReqKind::Read {
-                    offset: file_offset,
-                    buf,
-                    len: plen,
-                    direct,
-                },
-            )?;
-        }
-        batch.finish(&mut on_done)?;
-        out.truncate(end);
-        Ok(())
-    }
-
     fn single(&self, op: &'static str, path: &str, kind: impl FnOnce() -> ReqKind) -> Result<u64> {
         let name: Arc<str> = layout::backing_name(path)?.into();
         self.check_open()?;
@@ -553,81 +419,6 @@ impl ChunkStore {
 impl Drop for ChunkStore {
     fn drop(&mut self) {
         let _ = self.close();
-    }
-}
-
-/// What the ring's driver is made of, before its ring exists.
-struct RingParts {
-    entries: u32,
-    pool: BufferPool,
-    counters: Arc<Counters>,
-    wake: Arc<ParkWake>,
-    fds: FdCache,
-    root_fd: Arc<OwnedFd>,
-    trace: Option<Arc<TraceFile>>,
-    rx: mpsc::Receiver<Msg>,
-}
-
-impl RingParts {
-    /// The driver, its ring built on the calling thread (single-issuer:
-    /// the thread that will submit). Driven (no thread of its own), the
-    /// kernel writes the wake eventfd on completions, for an owner asleep
-    /// in epoll; on a driver thread the ring polls that eventfd instead.
-    fn build(self, driven: bool) -> std::result::Result<RingThread, SetupError> {
-        let trace = self.trace.map(TraceBuffer::new);
-        let mut driver = Driver::new(
-            self.entries,
-            Some(&self.pool),
-            Arc::clone(&self.counters),
-            trace,
-        )?;
-        if driven {
-            driver
-                .register_eventfd(self.wake.raw())
-                .map_err(|source| SetupError {
-                    step: "register the store's eventfd with io_uring",
-                    source,
-                })?;
-        } else {
-            driver.set_wake_fd(self.wake.raw());
-        }
-        Ok(RingThread {
-            driver,
-            fds: self.fds,
-            root_fd: self.root_fd,
-            counters: self.counters,
-            wake: self.wake,
-            rx: self.rx,
-            done: Vec::new(),
-        })
-    }
-
-    /// Starts the driver thread.
-    fn spawn(self, root_str: &str) -> Result<(RingSetup, JoinHandle<()>)> {
-        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
-        let thread = std::thread::Builder::new()
-            .name("benchfs-store".into())
-            .spawn(move || match self.build(false) {
-                Ok(ring) => {
-                    let _ = ready_tx.send(Ok(ring.driver.setup()));
-                    ring.run();
-                }
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                }
-            })
-            .map_err(|e| Error::from_io(&e, "start driver thread", root_str))?;
-        match ready_rx.recv() {
-            Ok(Ok(setup)) => Ok((setup, thread)),
-            Ok(Err(e)) => {
-                let _ = thread.join();
-                Err(Error::from_io(&e.source, e.step, root_str))
-            }
-            Err(_) => {
-                let _ = thread.join();
-                Err(Error::os(libc::EIO, "set up io_uring", root_str))
-            }
-        }
     }
 }
 
