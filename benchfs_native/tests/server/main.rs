@@ -14,6 +14,7 @@ mod harness;
 
 mod in_loop;
 mod lifecycle;
+mod links_and_devices;
 mod live_fuzz;
 mod load;
 mod malformed;

@@ -8,6 +8,8 @@
 )]
 
 mod errors;
+mod layout;
+mod links;
 mod properties;
 mod session;
 mod strategies;
