@@ -24,4 +24,5 @@ mod rename_inserts;
 mod rendezvous;
 mod shared_attrs;
 mod trace;
+mod truncate_opens;
 mod trust;

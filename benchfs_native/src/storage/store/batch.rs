@@ -74,6 +74,7 @@ impl<'a> Batch<'a> {
             index: self.index,
             want,
             done_bytes: 0,
+            mtime_after: None,
         };
         let req = Request {
             name: Arc::clone(&self.name),

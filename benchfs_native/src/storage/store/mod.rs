@@ -336,13 +336,23 @@ impl ChunkStore {
 
     /// Sets the file's size (`ENOENT` when it does not exist).
     pub fn truncate(&self, path: &str, size: u64) -> Result<()> {
+        self.truncate_with(path, size, None)
+    }
+
+    /// [`ChunkStore::truncate`], then the file's modification time set to
+    /// `mtime_ns` (nanoseconds since the epoch) on the same descriptor.
+    pub fn truncate_stamped(&self, path: &str, size: u64, mtime_ns: u64) -> Result<()> {
+        self.truncate_with(path, size, Some(mtime_ns))
+    }
+
+    fn truncate_with(&self, path: &str, size: u64, mtime_ns: Option<u64>) -> Result<()> {
         check_range(size, 0).map_err(|_| {
             Error::invalid(
                 "size",
                 format!("must be between 0 and {MAX_OFFSET}, got {size}"),
             )
         })?;
-        self.single("truncate", path, || ReqKind::Truncate { size })
+        self.single("truncate", path, || ReqKind::Truncate { size, mtime_ns })
             .map(|_| ())
     }
 

@@ -31,6 +31,9 @@ pub(super) struct Reply {
     pub(super) index: usize,
     pub(super) want: usize,
     pub(super) done_bytes: u64,
+    /// The modification time (ns since the epoch) set on the descriptor
+    /// once a truncate succeeded.
+    pub(super) mtime_after: Option<u64>,
 }
 
 impl Reply {
@@ -88,6 +91,7 @@ pub(super) enum ReqKind {
     Fsync,
     Truncate {
         size: u64,
+        mtime_ns: Option<u64>,
     },
     Remove,
     Stat,
@@ -100,6 +104,10 @@ pub(super) struct Request {
     pub(super) queued_at: Instant,
 }
 
+#[allow(
+    clippy::large_enum_variant,
+    reason = "nearly every message is Io: boxing it would cost an allocation a piece to save nothing"
+)]
 pub(super) enum Msg {
     Io(Request),
     Shutdown,

@@ -161,7 +161,7 @@ impl RingThread {
         let Request {
             name,
             kind,
-            reply,
+            mut reply,
             queued_at,
         } = req;
         let errno = |e: &std::io::Error| Failure::Errno(e.raw_os_error().unwrap_or(libc::EIO));
@@ -225,7 +225,7 @@ impl RingThread {
                 };
                 Op::Fsync(Fsync { fd })
             }
-            ReqKind::Truncate { size } => {
+            ReqKind::Truncate { size, mtime_ns } => {
                 let mode = Mode {
                     access: Access::ReadWrite,
                     direct: false,
@@ -236,10 +236,12 @@ impl RingThread {
                 };
                 if !self.driver.supports_ftruncate() {
                     let r = sys::ftruncate(fd.as_fd(), size)
+                        .and_then(|()| stamp(&fd, mtime_ns))
                         .map(|()| 0)
                         .map_err(|e| errno(&e));
                     return reply.send(r, None);
                 }
+                reply.mtime_after = mtime_ns;
                 Op::Ftruncate(Ftruncate { fd, len: size })
             }
             ReqKind::Remove => {
@@ -311,7 +313,15 @@ impl RingThread {
                 None if s.is_link() => reply.send(Err(Failure::Errno(libc::ELOOP)), None),
                 None => reply.send(Ok(s.size()), None),
             },
-            Op::Fsync(_) | Op::Unlink(_) | Op::Ftruncate(_) => match failed {
+            Op::Ftruncate(t) => {
+                let stamped = match failed {
+                    Some(f) => Err(f),
+                    None => stamp(&t.fd, reply.mtime_after.take())
+                        .map_err(|e| Failure::Errno(e.raw_os_error().unwrap_or(libc::EIO))),
+                };
+                reply.send(stamped.map(|()| 0), None);
+            }
+            Op::Fsync(_) | Op::Unlink(_) => match failed {
                 Some(f) => reply.send(Err(f), None),
                 // An fsync after a write answers with the bytes written.
                 None => {
@@ -320,5 +330,14 @@ impl RingThread {
                 }
             },
         }
+    }
+}
+
+/// Sets the modification time of truncated file `fd` to `mtime_ns`, if
+/// given, on the descriptor that truncated it.
+fn stamp(fd: &OwnedFd, mtime_ns: Option<u64>) -> std::io::Result<()> {
+    match mtime_ns {
+        Some(ns) => sys::set_times(fd.as_fd(), None, Some(ns)),
+        None => Ok(()),
     }
 }

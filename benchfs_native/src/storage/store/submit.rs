@@ -200,6 +200,7 @@ impl ChunkStore {
                 index: 0,
                 want,
                 done_bytes: 0,
+                mtime_after: None,
             },
             queued_at: Instant::now(),
         }

@@ -265,14 +265,19 @@ impl Storage {
             RequestOf::Fsync { .. } => store.fsync(path).map(|()| Reply::Fsync).map_err(ef),
             RequestOf::Statfs => self.statfs(request),
             RequestOf::Truncate { size, .. } => {
-                match store.truncate(path, size) {
+                // The modification time is set to this daemon's clock, the
+                // one that stamps the records' ctimes: the kernel may stamp
+                // a change with a coarse clock, behind a record's stamp made
+                // a moment before, and a file's ctime (the latest of its
+                // record's and its data's) would then miss the truncate.
+                let now = unix_now_ns();
+                match store.truncate_stamped(path, size, now) {
                     Err(e) if errno_of(&e) == libc::ENOENT => {
                         store.write(path, 0, &[]).map_err(ef)?;
-                        store.truncate(path, size).map_err(ef)?;
+                        store.truncate_stamped(path, size, now).map_err(ef)?;
                     }
                     r => r.map_err(ef)?,
                 }
-                self.stamp_mtime(request)?;
                 Ok(Reply::Truncate)
             }
             // Answered by the event loop itself.
@@ -309,16 +314,6 @@ impl Storage {
         sys::set_times(file.as_fd(), atime, mtime).map_err(|e| io_fail(request, &e))?;
         let m = file.metadata().map_err(|e| io_fail(request, &e))?;
         Ok(Reply::Setattr(attr_of(&m)))
-    }
-
-    /// Sets the modification time of data object `path` to this daemon's
-    /// clock, the one that stamps the records' ctimes: the kernel may
-    /// stamp a change with a coarse clock, behind a record's stamp made a
-    /// moment before, and a file's ctime (the latest of its record's and
-    /// its data's) would then miss the truncate.
-    fn stamp_mtime(&self, request: &OwnedRequest) -> Result<(), Failure> {
-        let file: fs::File = self.open_data(request)?;
-        sys::set_times(file.as_fd(), None, Some(unix_now_ns())).map_err(|e| io_fail(request, &e))
     }
 
     fn statfs(&self, request: &OwnedRequest) -> Result<Reply<'static>, Failure> {
