@@ -152,7 +152,7 @@ def _record(report: DiagnoseReport, results_dir: Path, url: str | None, output: 
         results_dir,
         settings,
         lambda: diagnose_record(
-            report.to_dict(),
+            report.document(),
             cluster=cluster_name(settings),
             command=" ".join(["benchfs", *sys.argv[1:]]),
             results_dir=str(output.resolve()) if output is not None else "",

@@ -162,7 +162,7 @@ def cross_node_findings(
     return found
 
 
-def overall_status(assessments: Sequence[NodeAssessment]) -> str:
+def overall_status(assessments: Sequence[NodeAssessment]) -> NodeStatus:
     statuses = {assessment.status for assessment in assessments}
     if "error" in statuses:
         return "error"

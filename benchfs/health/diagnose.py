@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from analysis.diagnose import DiagnoseDocument, DiagnoseNode, DiagnosePolicy, NodeStatus
 from benchfs.cluster.hostfile import Host
 from benchfs.health.assess import assess_nodes, exit_code, metric_value, overall_status
 from benchfs.health.fanout import failed_node, run_on_nodes
 from benchfs.health.measure import measure_node
-from benchfs.health.model import DATA_VERSION, NodeAssessment, NodeMeasurement
+from benchfs.health.model import NodeAssessment, NodeMeasurement
 from benchfs.health.plan import Plan
 from benchfs.health.policy import PolicyMetric, PolicyResult, decide_exclusions
 from benchfs.health.preflight import NS_PER_MS, node_errors
@@ -52,36 +52,34 @@ class DiagnoseReport:
     finished_at: str
 
     @property
-    def status(self) -> str:
+    def status(self) -> NodeStatus:
         return overall_status(self.assessments)
 
     @property
     def exit_code(self) -> int:
         return exit_code(self.assessments)
 
-    def to_dict(self) -> dict[str, Any]:
+    def document(self) -> DiagnoseDocument:
         by_node = {assessment.node: assessment for assessment in self.assessments}
-        return {
-            "data_version": DATA_VERSION,
-            "kind": "benchfs-diagnose",
-            "status": self.status,
-            "exit_code": self.exit_code,
-            "directory": self.directory,
-            "quick": self.quick,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "thresholds": self.thresholds.to_dict(),
-            "nodes": [
-                {
-                    "node": node.node,
-                    "status": by_node[node.node].status,
-                    "findings": [finding.__dict__ for finding in by_node[node.node].findings],
-                    "measurement": node.to_dict(),
-                }
+        return DiagnoseDocument(
+            status=self.status,
+            exit_code=self.exit_code,
+            directory=self.directory,
+            quick=self.quick,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            thresholds=self.thresholds.to_dict(),
+            nodes=tuple(
+                DiagnoseNode(
+                    node=node.node,
+                    status=by_node[node.node].status,
+                    findings=by_node[node.node].findings,
+                    measurement=node,
+                )
                 for node in self.nodes
-            ],
-            "preflight_policy": self.policy.to_dict() if self.policy else None,
-        }
+            ),
+            preflight_policy=DiagnosePolicy(**self.policy.to_dict()) if self.policy else None,
+        )
 
 
 def build_report(

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+from analysis.diagnose import DiagnoseDocument
 from analysis.layout import STDERR_SUFFIX, node_file_name
 from analysis.loaders._jsontext import decode_embedded_object
 from benchfs.cluster.hostfile import Host
@@ -162,13 +163,13 @@ def _what_it_said(err: str) -> str:
 def _measurement(text: str, node: str) -> NodeMeasurement:
     source = f"diagnose worker output of {node}"
     try:
-        document = decode_embedded_object(text, source, "diagnose", ValueError)
+        decoded = decode_embedded_object(text, source, "diagnose", ValueError)
+        nodes = DiagnoseDocument.read(decoded, source).nodes
     except ValueError as exc:
         raise ToolError(str(exc)) from exc
-    nodes: Any = document.get("nodes")
-    if not isinstance(nodes, list) or len(nodes) != 1 or "measurement" not in nodes[0]:
-        raise ToolError(f"{source}: expected one node with a 'measurement'")
-    return NodeMeasurement.from_dict(nodes[0]["measurement"], source)
+    if len(nodes) != 1:
+        raise ToolError(f"{source}: expected one node, found {len(nodes)}")
+    return nodes[0].measurement
 
 
 def failed_node(node: str, error: str, directory: str = "") -> NodeMeasurement:

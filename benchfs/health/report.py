@@ -225,7 +225,9 @@ def write_reports(report: DiagnoseReport, directory: Path) -> tuple[Path, Path]:
 
 
 def to_json(report: DiagnoseReport) -> str:
-    return json.dumps(report.to_dict(), indent=2)
+    # json, not pydantic's writer, so that the document's text stays as it was
+    # (ASCII escapes, NaN where a figure is one).
+    return json.dumps(report.document().model_dump(), indent=2)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:

@@ -3,9 +3,9 @@ status, and every degraded finding with the figure and limit behind it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from dataclasses import asdict
 
+from analysis.diagnose import DiagnoseDocument, Finding, NodeMeasurement
 from benchfs import __version__
 from benchfs.history.model import NodeRow, RunRecord, RunRow, VerdictRow
 from benchfs.history.rows import finite_number, run_uid, unit_of
@@ -14,26 +14,20 @@ DIAGNOSE_LAYER = "storage (diagnose)"
 
 
 def diagnose_record(
-    document: Mapping[str, Any], *, cluster: str, command: str, results_dir: str = ""
+    document: DiagnoseDocument, *, cluster: str, command: str, results_dir: str = ""
 ) -> RunRecord:
-    """Rows of a ``benchfs-diagnose`` document (``DiagnoseReport.to_dict()``)."""
-    nodes = document.get("nodes") or []
-    names = [str(node["node"]) for node in nodes]
-    started = str(document["started_at"]).replace("+00:00", "Z")
+    """Rows of a ``benchfs-diagnose`` document."""
+    names = [node.node for node in document.nodes]
+    started = document.started_at.replace("+00:00", "Z")
     verdicts: list[VerdictRow] = []
     rows: list[NodeRow] = []
-    excluded = set((document.get("preflight_policy") or {}).get("excluded") or [])
-    for node in nodes:
-        name = str(node["node"])
-        status = str(node.get("status", "error"))
-        measurement = node.get("measurement") or {}
-        found = [
-            _verdict(name, finding)
-            for finding in node.get("findings") or []
-            if finding.get("level") == "degraded"
-        ]
-        if measurement.get("error"):
-            found.insert(0, _error_verdict(name, str(measurement["error"])))
+    excluded = set(document.preflight_policy.excluded if document.preflight_policy else ())
+    for node in document.nodes:
+        name, status, measurement = node.node, node.status, node.measurement
+        degraded = [finding for finding in node.findings if finding.level == "degraded"]
+        found = [_verdict(name, finding) for finding in degraded]
+        if measurement.error:
+            found.insert(0, _error_verdict(name, measurement.error))
         verdicts += found
         worst = found[0] if found else None
         rows.append(
@@ -54,37 +48,37 @@ def diagnose_record(
             )
         )
     run = RunRow(
-        uid=run_uid("diagnose", started, document.get("directory"), ",".join(names)),
+        uid=run_uid("diagnose", started, document.directory, ",".join(names)),
         kind="diagnose",
         cluster=cluster,
         label="diagnose",
         results_dir=results_dir,
         command=command,
         started_at=started,
-        ended_at=str(document.get("finished_at") or "").replace("+00:00", "Z") or None,
-        status="completed" if document.get("status") != "error" else "failed",
+        ended_at=document.finished_at.replace("+00:00", "Z") or None,
+        status="completed" if document.status != "error" else "failed",
         error=None,
-        workload_key=f"diagnose quick={bool(document.get('quick'))} nodes={len(names)}",
+        workload_key=f"diagnose quick={document.quick} nodes={len(names)}",
         node_count=len(names),
         benchfs_version=__version__,
-        details={"directory": document.get("directory"), "status": document.get("status")},
+        details={"directory": document.directory, "status": document.status},
     )
     return RunRecord(run=run, nodes=rows, verdicts=verdicts)
 
 
-def _verdict(node: str, finding: Mapping[str, Any]) -> VerdictRow:
-    metric = str(finding.get("metric") or finding.get("test") or "")
-    test = str(finding.get("test") or "")
+def _verdict(node: str, finding: Finding) -> VerdictRow:
+    metric = finding.metric or finding.test
+    test = finding.test
     return VerdictRow(
         node=node,
         source="diagnose",
         flagged=True,
         metric=f"{test} {metric}".strip() if test and test not in metric else metric,
         layer=DIAGNOSE_LAYER,
-        reason=f"diagnose: {finding.get('message', '')}",
-        value=finite_number(finding.get("value")),
+        reason=f"diagnose: {finding.message}",
+        value=finite_number(finding.value),
         unit=unit_of(metric),
-        evidence=dict(finding),
+        evidence=asdict(finding),
     )
 
 
@@ -99,8 +93,5 @@ def _error_verdict(node: str, error: str) -> VerdictRow:
     )
 
 
-def _metric(measurement: Mapping[str, Any], test: str, name: str) -> float | None:
-    for result in measurement.get("tests") or []:
-        if result.get("name") == test and not result.get("error"):
-            return finite_number((result.get("metrics") or {}).get(name))
-    return None
+def _metric(measurement: NodeMeasurement, test: str, name: str) -> float | None:
+    return finite_number(measurement.metric(test, name))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.bounded import load_json_bounded
+from analysis.diagnose import DiagnoseDocument, DiagnoseFormatError
 from analysis.layout import MANIFEST
 from benchfs.errors import BenchfsError, HistoryError
 from benchfs.history.diagnose_rows import diagnose_record
@@ -69,11 +70,13 @@ def _record(directory: Path) -> RunRecord:
     document = load_json_bounded(
         directory / DIAGNOSE_DOCUMENT, what="diagnose document", error=HistoryError
     )
-    if not isinstance(document, dict) or document.get("kind") != "benchfs-diagnose":
-        raise HistoryError(f"{directory / DIAGNOSE_DOCUMENT}: not a benchfs-diagnose document")
+    try:
+        report = DiagnoseDocument.read(document, str(directory / DIAGNOSE_DOCUMENT))
+    except DiagnoseFormatError as exc:
+        raise HistoryError(str(exc)) from exc
     return diagnose_record(
-        document,
-        cluster=str(document.get("cluster") or socket.gethostname()),
-        command=str(document.get("command") or "benchfs diagnose"),
+        report,
+        cluster=socket.gethostname(),
+        command="benchfs diagnose",
         results_dir=str(directory.resolve()),
     )
