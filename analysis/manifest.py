@@ -236,13 +236,26 @@ class MountOptions(_Record):
     session_spin_us: int
 
 
+class MountNode(_Record):
+    """One node's mount: where, and once it was live, what its mount program said of
+    it (``benchfs.mount.run_mount.MountReady``, in its order); a mount that never
+    went live has its mount point only."""
+
+    node: str | None = _absent
+    hostname: str | None = _absent
+    pid: int | None = _absent
+    mount_point: str
+    fs_type: str | None = _absent  # as the kernel lists it: fuse.benchfs
+    source: str | None = _absent
+
+
 class MountRecord(_Record):
     """The mounts of the run: their options, root, and per node the mount point and
     what the kernel lists; with BenchFS's own ranks, the file system they found."""
 
     options: MountOptions
     root: str
-    nodes: dict[str, dict[str, Any]]
+    nodes: dict[str, MountNode]
     file_systems: dict[str, Any] | None = _absent
 
 

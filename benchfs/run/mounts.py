@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.manifest import MountRecord
+from analysis.manifest import MountNode, MountRecord
 from benchfs.cluster.deadline import wait_until
 from benchfs.cluster.hostfile import Host
 from benchfs.cluster.lifecycle import Lifecycle
@@ -231,9 +231,9 @@ class MountGroup:
             options=self.settings,
             root=str(args.mount_root),
             nodes={
-                node: READY.dump_python(self.ready[node])
+                node: MountNode(**READY.dump_python(self.ready[node]))
                 if node in self.ready
-                else {"mount_point": str(self.mount_point(node))}
+                else MountNode(mount_point=str(self.mount_point(node)))
                 for node in self.nodes
             },
         )
