@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis.bounded import RESULTS_BYTES, read_bounded_text
 from analysis.errors import DataFormatError, UnreadableFileError
-from analysis.loaders._jsontext import json_object_lines
+from analysis.jsonlines import json_object_lines
 
 # The columns every line has (the figures beside them vary with the source).
 KEY_COLUMNS = ["phase", "repetition", "node", "start_s", "end_s", "judged_ms", "others_ms", "slow"]

@@ -24,7 +24,7 @@ from analysis import layout
 from analysis.bounded import RESULTS_BYTES, check_nesting, read_bounded_text
 from analysis.errors import DataFormatError, MissingDataError, UnreadableFileError
 from analysis.io500 import validity
-from analysis.loaders._jsontext import json_object_lines
+from analysis.jsonlines import read_json_lines
 from analysis.loaders.diagnose import is_diagnose_document, parse_diagnose_json
 from analysis.loaders.fio import parse_fio_json
 from analysis.loaders.ior import parse_ior_json
@@ -133,7 +133,7 @@ def load_run(path: Path | str, *, allow_partial: bool = False) -> RunData:
     if run.ranks is None:
         run.absent.append("workload per-rank rows")
     if paths.connects.is_file():
-        run.connects = pd.DataFrame(_json_lines(run.read(paths.connects)))
+        run.connects = pd.DataFrame(read_json_lines(run.read(paths.connects)))
     run.latencies = _latencies(run, paths.workload_dir)
     iostat_readers = [(_opens_with("sysstat"), _iostat_frame)]
     run.iostat = _tool_frames(paths.iostat_dir, iostat_readers, allow_partial, run)
@@ -288,7 +288,7 @@ def _ranks(run: RunData, directory: Path) -> pd.DataFrame | None:
             continue
         run.read(path)
         if path.suffix == ".jsonl":
-            return pd.DataFrame(_json_lines(path))
+            return pd.DataFrame(read_json_lines(path))
         try:
             if path.suffix == ".csv":
                 return pd.read_csv(path)
@@ -299,12 +299,6 @@ def _ranks(run: RunData, directory: Path) -> pd.DataFrame | None:
         except (ValueError, pd.errors.ParserError) as error:
             raise DataFormatError(path, "document", f"not a table of rank rows: {error}") from error
     return None
-
-
-def _json_lines(path: Path) -> list[dict[str, Any]]:
-    """One JSON object per line; an error names the line."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return [row for _, row in json_object_lines(text, str(path))]
 
 
 def _latencies(run: RunData, directory: Path) -> dict[tuple[str, int], npt.NDArray[np.uint64]]:

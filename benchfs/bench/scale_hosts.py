@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.jsonlines import read_json_lines
 from analysis.layout import RunLayout
 from benchfs.bench.scale import Growth, fit
 from benchfs.cluster.hostfile import Host, format_hostfile
@@ -87,16 +88,12 @@ class HostRow:
     seconds: dict[str, float]
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _rank_steps(layout: RunLayout) -> dict[str, float]:
     """From the ranks' own records: when the first began and the last ended
     connecting, and the slowest first open of the first phase (unix seconds
     and seconds)."""
-    connects = _jsonl(layout.connects)
-    rows = _jsonl(layout.ranks)
+    connects = read_json_lines(layout.connects)
+    rows = read_json_lines(layout.ranks)
     first = [r for r in rows if r["phase"] == rows[0]["phase"] and r["repetition"] == 0]
     return {
         "connect_start": min(r["start_unix_ns"] for r in connects) / 1e9,
