@@ -10,7 +10,6 @@ this machine is.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +18,8 @@ from fixtures.slowdisk import SlowDisk
 from live_run import benchfs_run, live_args, phase_end_s, verdicts
 from run_helpers import manifest, needs_fio_and_iostat, run_dirs, summary
 from throttle import Move, Throttler
+
+from analysis.jsonlines import read_json_lines
 
 MIB = 1 << 20
 LIMIT = 1 * MIB
@@ -80,8 +81,8 @@ def test_a_daemon_throttled_mid_phase_is_named_live_with_its_onset(
     for healthy in ("local0", "local1", "local2"):
         assert by_node[healthy]["status"] == "ok", by_node[healthy]
         assert by_node[healthy]["alerts"] == []
-    samples = (run_dir / "live" / "samples.jsonl").read_text().splitlines()
-    assert {json.loads(line)["node"] for line in samples} == set(by_node)
+    samples = read_json_lines(run_dir / "live" / "samples.jsonl")
+    assert {sample["node"] for sample in samples} == set(by_node)
 
 
 def test_a_throttle_on_off_and_on_again_is_intermittent_with_two_intervals(

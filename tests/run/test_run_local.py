@@ -22,6 +22,8 @@ from run_helpers import (
     wait_for,
 )
 
+from analysis.jsonlines import read_json_lines
+
 MiB = 1 << 20
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -116,7 +118,7 @@ def test_stonewall_with_wear_out(tmp_path: Path) -> None:
     (run_dir,) = run_dirs(tmp_path / "results")
     write, read = summary(run_dir)["phases"]
     assert write["stonewalled"]
-    rows = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    rows = read_json_lines(run_dir / "workload" / "ranks.jsonl")
     for phase in ("write", "read"):
         ops = {row["ops"] for row in rows if row["phase"] == phase}
         # Wear-out: every rank caught up with the one that got furthest.

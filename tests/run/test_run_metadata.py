@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 from run_helpers import benchfs_run, environment, run_dirs, small_args, summary
 
+from analysis.jsonlines import read_json_lines
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 RANKS = 4
@@ -80,7 +82,7 @@ def test_every_phase_with_a_directory_per_rank_and_one_shared(tmp_path: Path) ->
             assert row["rate_stddev_ops_s"] >= 0
             assert row["latency_ops"] == 2 * RANKS * ITEMS
             assert row["p50_us"] <= row["p99_us"] <= row["max_us"]
-        every = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+        every = read_json_lines(run_dir / "workload" / "ranks.jsonl")
         made = [r["ops"] for r in every if r["phase"] == "Tree creation"]
         # Two repetitions: every rank made its tree, or rank 0 the shared one.
         trees = RANKS if access == "unique-dir-per-rank" else 1
@@ -118,7 +120,7 @@ def test_stonewall_wears_out_and_later_phases_use_what_was_created(tmp_path: Pat
     create = item_rows(document)[0]
     assert create["stonewalled"] and create["stonewall_s"] == 0.3
     assert 0 < create["stonewall_items_min"] <= create["stonewall_items_max"] < 1_000_000
-    rows = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    rows = read_json_lines(run_dir / "workload" / "ranks.jsonl")
     most = max(r["stonewall_ops"] for r in rows if r["phase"] == "File creation")
     assert most == create["stonewall_items_max"]
     for name in NAMES:
@@ -180,7 +182,7 @@ def test_directory_phases_run_before_the_file_phases(tmp_path: Path) -> None:
             assert row["latency_ops"] == 2 * RANKS * ITEMS
             latency = np.load(run_dir / "workload" / f"latency-{name}-1.npy")
             assert latency.size == RANKS * ITEMS
-        ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+        ranks = read_json_lines(run_dir / "workload" / "ranks.jsonl")
         ranks = [r for r in ranks if r["phase"] not in TREE_NAMES]
         assert len(ranks) == 2 * len([*DIR_NAMES, *NAMES]) * RANKS
         assert all(r["ops"] == ITEMS for r in ranks)
@@ -209,7 +211,7 @@ def test_directory_creation_stonewall_wears_out(tmp_path: Path) -> None:
     rows = item_rows(summary(run_dir))
     assert rows[0]["stonewalled"] and rows[0]["stonewall_s"] == 0.3
     assert 0 < rows[0]["stonewall_items_min"] <= rows[0]["stonewall_items_max"] < 1_000_000
-    ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    ranks = read_json_lines(run_dir / "workload" / "ranks.jsonl")
     most = rows[0]["stonewall_items_max"]
     for name in DIR_NAMES:
         assert {r["ops"] for r in ranks if r["phase"] == name} == {most}, name

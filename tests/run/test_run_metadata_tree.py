@@ -7,11 +7,12 @@ checked before anything starts."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from run_helpers import benchfs_run, mount_missing, run_dirs, small_args, summary
+
+from analysis.jsonlines import read_json_lines
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -70,7 +71,7 @@ def test_tree_and_rename_on_each_target(tmp_path: Path, target: str) -> None:
         assert rename["rate_mean_ops_s"] is None and rename["latency_ops"] is None
     else:
         assert rename["unsupported"] is None and rename["latency_ops"] == 2 * RANKS * PER_RANK
-    ranks = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    ranks = read_json_lines(run_dir / "workload" / "ranks.jsonl")
     assert {r["ops"] for r in ranks if r["phase"].startswith("Tree")} == {TREE_DIRS}
     assert {r["ops"] for r in ranks if not r["phase"].startswith("Tree")} == {PER_RANK}
     report = (run_dir / "report.md").read_text()

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from run_helpers import assert_nothing_left, benchfs_run, manifest, mount_missing, small_args
 
+from analysis.jsonlines import read_json_lines
+
 MiB = 1 << 20
 HYDRA = shutil.which("mpiexec.hydra") or shutil.which("mpiexec.mpich")
 pytestmark = [
@@ -51,7 +53,7 @@ def test_run_through_hydra_writes_and_reads_verified(tmp_path: Path, interface: 
         assert phase["errors"] == 0
     assert read["verify_errors"] == 0
     run_dir = Path(document["results_dir"])
-    rows = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    rows = read_json_lines(run_dir / "workload" / "ranks.jsonl")
     # Two distinct ranks each wrote and read its MiB: mpi4py joined MPICH's job,
     # rather than each process running alone as rank 0 of 1.
     assert sorted((row["phase"], row["rank"], row["bytes"]) for row in rows) == [
@@ -82,7 +84,7 @@ def test_default_local_cluster_ranks_through_hydra(tmp_path: Path) -> None:
     assert write["bytes"] == read["bytes"] == 4 * MiB
     assert read["verify_errors"] == 0
     run_dir = Path(document["results_dir"])
-    rows = [json.loads(line) for line in (run_dir / "workload" / "ranks.jsonl").open()]
+    rows = read_json_lines(run_dir / "workload" / "ranks.jsonl")
     assert sorted((row["phase"], row["rank"]) for row in rows) == [
         (phase, rank) for phase in ("read", "write") for rank in range(4)
     ]

@@ -9,7 +9,6 @@ and removes their data on every host, and nothing is left after.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from launchers.netns_hosts import NamespaceHosts
 from run_helpers import ROOT_ENV, manifest, scratch_dirs, summary
 
+from analysis.jsonlines import read_json_lines
 from analysis.layout import RunLayout
 from benchfs.bench.scale_hosts import HOST_STEPS, run_hosts_scale_bench
 from benchfs.cluster.hostfile import format_hostfile
@@ -104,6 +104,6 @@ def test_the_hosts_scale_bench_times_every_step(
     assert [g.step for g in report.growth] == list(HOST_STEPS)
     # The ranks' connects come from every rank's own record.
     (run_dir,) = (tmp_path / "results-3").glob("*-run")
-    connects = RunLayout(run_dir).connects.read_text().splitlines()
-    assert sorted(json.loads(line)["rank"] for line in connects) == list(range(6))
+    connects = read_json_lines(RunLayout(run_dir).connects)
+    assert sorted(connect["rank"] for connect in connects) == list(range(6))
     assert scratch_dirs(tmp_path / "results-3") == []
