@@ -11,24 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.diagnose import (
-    DATA_VERSION as DATA_VERSION,
-)
-from analysis.diagnose import (
-    Finding as Finding,
-)
-from analysis.diagnose import (
-    Level as Level,
-)
-from analysis.diagnose import (
-    NodeMeasurement as NodeMeasurement,
-)
-from analysis.diagnose import (
-    NodeStatus as NodeStatus,
-)
-from analysis.diagnose import (
-    TestResult as TestResult,
-)
+from analysis.diagnose import DATA_VERSION, Finding, Level, NodeMeasurement, NodeStatus, TestResult
+
+__all__ = [
+    "DATA_VERSION",
+    "Finding",
+    "Level",
+    "NodeAssessment",
+    "NodeMeasurement",
+    "NodeStatus",
+    "TestResult",
+]
 
 
 @dataclass(frozen=True)
