@@ -114,3 +114,32 @@ def test_patterns_from_buckets_never_call_slow_to_the_end_passing() -> None:
     assert two.pattern == "intermittent" and len(two.intervals) == 2
     # One healthy bucket inside a slow stretch does not split it.
     assert bucket_pattern(starts, [False, True, False, True, True, True], 10.0).pattern == "onset"
+
+
+def test_a_short_phase_is_slow_as_a_whole_only_when_most_of_its_seconds_were() -> None:
+    # Two slow seconds of three: never three in a row, slow from the first to the end.
+    judge = PhaseJudge()
+    assert feed(judge, [False, True, True]) == []
+    assert judge.phase_spans("d", 134.0, 1.0) == [(2.0, None)]
+    # Slow, then healthy for its last second: the span ends with the slow ones.
+    judge = PhaseJudge()
+    feed(judge, [True, True, False])
+    assert judge.phase_spans("d", 134.0, 1.0) == [(1.0, 2.0)]
+
+
+def test_one_stalled_second_does_not_make_a_short_phase_slow() -> None:
+    # One request of 200 ms in the first second lifts the phase's mean past the
+    # rule, but the node was the others' for the rest of it.
+    judge = PhaseJudge()
+    feed(judge, [True, False, False])
+    assert judge.phase_spans("d", 67.0, 1.0) == []
+    # Nor is a phase slow as a whole when its figure is not.
+    judge = PhaseJudge()
+    feed(judge, [True, True, False])
+    assert judge.phase_spans("d", 3.0, 1.0) == []
+
+
+def test_a_phase_too_short_to_judge_is_slow_as_a_whole_by_its_figure() -> None:
+    judge = PhaseJudge()
+    assert judge.phase_spans("d", 200.0, 1.0) == [(0.0, None)]
+    assert judge.phase_spans("d", 1.1, 1.0) == []

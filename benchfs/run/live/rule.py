@@ -134,5 +134,25 @@ class PhaseJudge:
                 events.ended.append(track.open)
                 track.open, track.healthy = None, []
 
+    def phase_spans(
+        self, name: str, value: float | None, typical: float | None
+    ) -> list[tuple[float, float | None]]:
+        """For a node that raised no alert (the phase too short for ``intervals``
+        slow ones in a row): its slow span when the phase as a whole (``value``
+        against the others' ``typical``) is slow by the rule and so were most of
+        its judged intervals, from the first slow one (to the end when the last
+        judged one was slow); none when only a minority were, as one stalled
+        request can make a lone second's mean, and the phase's, far from the
+        others' (the lone slow second the rule ignores)."""
+        if value is None or typical is None or not self.rule.slow(value, typical):
+            return []
+        judged = [j for j in self.history.get(name, []) if j.slow is not None]
+        slow = [j for j in judged if j.slow]
+        if not judged:  # the phase ended before an interval could be judged
+            return [(0.0, None)]
+        if 2 * len(slow) <= len(judged):
+            return []
+        return [(slow[0].end_s, None if judged[-1].slow else slow[-1].end_s)]
+
     def open_spans(self) -> list[Span]:
         return [track.open for track in self._tracks.values() if track.open is not None]

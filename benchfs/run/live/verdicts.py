@@ -58,7 +58,6 @@ def phase_verdicts(
 ) -> list[NodeVerdict]:
     """Every node of ``run``, slow or ok."""
     whole = run.whole(spec)
-    rule = run.judge.rule
     found = []
     for node, mine in sorted(whole.items()):
         others = [figures for name, figures in whole.items() if name != node]
@@ -66,10 +65,8 @@ def phase_verdicts(
         spans = [(span.onset_s, span.ended_s) for span in run.judge.spans.get(node, [])]
         value = mine.judged_ms()
         typical = _median([o.judged_ms() for o in others])
-        if not spans and value is not None and typical is not None and rule.slow(value, typical):
-            # Never three slow intervals in a row (a short phase), slow over the phase.
-            slow = [j for j in history if j.slow]
-            spans = [(slow[0].end_s if slow else 0.0, None)]
+        if not spans:
+            spans = run.judge.phase_spans(node, value, typical)
         first_s = history[0].start_s if history else 0.0
         said = pattern_of(spans, first_s, interval_s)
         metric = quoted_metric(mine, others) if spans else (
