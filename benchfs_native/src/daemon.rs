@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::membership::{self, Record};
-use crate::rpc::server::{Durability, Server, ServerConfig, ServerStats, SignalGuard};
+use crate::rpc::server::{Durability, Server, ServerConfig, ServerStats, SignalGuard, fault};
 use crate::rpc::session_key;
 use crate::rpc::transport::{Transport, ucx_error};
 use crate::rpc::wire;
@@ -275,6 +275,11 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         bulk_spin: config.bulk_spin,
         trace: None,
         session_key: None,
+        // Read once, at the start: a fault point the job switches on for testing diagnosis.
+        queue_delay: fault::queue_delay(
+            std::env::var(fault::QUEUE_DELAY_VARIABLE).ok().as_deref(),
+            &config.node_name,
+        )?,
     };
     server_cfg.validate()?;
     let trace_cfg = match &config.trace_dir {

@@ -35,10 +35,13 @@ def live_args(
     ]  # fmt: skip
 
 
-def benchfs_run(args: list[str]) -> subprocess.CompletedProcess[str]:
+def benchfs_run(
+    args: list[str], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``env``: variables set for the run on top of the tests' environment."""
     return subprocess.run(
         [sys.executable, "-m", "benchfs", "run", *args],
-        capture_output=True, text=True, env=environment(), timeout=600,
+        capture_output=True, text=True, env={**environment(), **(env or {})}, timeout=600,
     )  # fmt: skip
 
 

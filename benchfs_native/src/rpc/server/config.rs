@@ -98,6 +98,9 @@ pub struct ServerConfig {
     pub trace: Option<Arc<TraceFile>>,
     /// The job's session key; without one every connect is refused.
     pub session_key: Option<SessionKey>,
+    /// Every request held this long in the queue before its dispatch: a
+    /// fault point for testing diagnosis ([`super::fault`]); zero: none.
+    pub queue_delay: Duration,
 }
 
 impl ServerConfig {
@@ -117,6 +120,7 @@ impl ServerConfig {
             bulk_spin: DEFAULT_BULK_SPIN,
             trace: None,
             session_key: None,
+            queue_delay: Duration::ZERO,
         }
     }
 

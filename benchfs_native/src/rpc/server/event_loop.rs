@@ -217,6 +217,11 @@ impl<'w> Server<'w> {
                 Some(d) => d.saturating_duration_since(Instant::now()),
                 None => IDLE_CHECK,
             };
+            // A request held in the queue wakes the loop when it is due.
+            let timeout = match self.router.held_for() {
+                Some(held) => timeout.min(held),
+                None => timeout,
+            };
             let woken = epoll.wait(&mut events, timeout).map_err(epoll_err)?;
             self.router.storage().unpark();
             if woken > 0 {

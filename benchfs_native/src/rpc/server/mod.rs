@@ -21,7 +21,8 @@
 //!   wake-up sockets, counted into `stats` and the event log;
 //! * `idle`: when the idle loop sleeps; `stats`: the loop's counters;
 //!   `log`: its log lines; `signals`: SIGTERM/SIGINT/SIGHUP as a
-//!   drain, `stop`: why and how it stops; `config`: its settings.
+//!   drain, `stop`: why and how it stops; `config`: its settings;
+//!   `fault`: the queue delay a job may set to test diagnosis.
 //!
 //! The parts import each other one way only (the engine's module rules
 //! test checks there is no cycle); only the loop knows them all.
@@ -32,6 +33,7 @@ mod clock;
 pub mod config;
 mod data_buf;
 pub mod event_loop;
+pub mod fault;
 mod idle;
 mod log;
 mod outsiders;

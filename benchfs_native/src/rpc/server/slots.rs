@@ -6,7 +6,7 @@
 //! flight and the buffer memory; the queue is bounded too (`max_queued`).
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use benchfs_ucx::{AmMessage, Request};
 
@@ -66,6 +66,8 @@ pub(super) struct Receiving {
 pub(super) struct Slots {
     queue: VecDeque<Queued>,
     max_queued: usize,
+    /// How long each request stays queued at least (a fault point; zero: none).
+    hold: Duration,
     table: Vec<Option<Meta>>,
     free: Vec<u32>,
     used: usize,
@@ -75,11 +77,13 @@ pub(super) struct Slots {
 }
 
 impl Slots {
-    /// `max` slots (and buffers), `max_queued` requests waiting.
-    pub(super) fn new(max: usize, max_queued: usize) -> Slots {
+    /// `max` slots (and buffers), `max_queued` requests waiting, each
+    /// for `hold` at least.
+    pub(super) fn new(max: usize, max_queued: usize, hold: Duration) -> Slots {
         Slots {
             queue: VecDeque::new(),
             max_queued,
+            hold,
             table: Vec::new(),
             free: Vec::new(),
             used: 0,
@@ -117,11 +121,29 @@ impl Slots {
         if self.used >= self.max {
             return None;
         }
-        let buf = self.bufs.take(self.queue.front()?.need)?;
+        let front = self.queue.front()?;
+        // Arrivals are in queue order: none behind the front is due sooner.
+        if now < front.meta.arrival + self.hold {
+            return None;
+        }
+        let buf = self.bufs.take(front.need)?;
         let mut q = self.queue.pop_front()?;
         q.meta.dispatched = now;
         q.job.token = self.insert(q.meta);
         Some((q, buf))
+    }
+
+    /// How long the loop may sleep at most while requests are held (the
+    /// fault point): until the oldest queued one is due, or one hold
+    /// with none queued (a request may wait unseen in the inbox).
+    pub(super) fn held_for(&self, now: Instant) -> Option<Duration> {
+        if self.hold.is_zero() {
+            return None;
+        }
+        Some(match self.queue.front() {
+            Some(q) => (q.meta.arrival + self.hold).saturating_duration_since(now),
+            None => self.hold,
+        })
     }
 
     fn insert(&mut self, meta: Meta) -> u32 {

@@ -17,7 +17,7 @@ mod gone;
 mod report;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use benchfs_ucx::{AmMessage, Request, Worker};
 
@@ -70,16 +70,24 @@ impl Router {
         let fsync_each = cfg.durability == Durability::FsyncEachWrite;
         let storage = StoragePool::start(store, cfg.max_concurrency, fsync_each, cfg.node_id)?;
         let intake = Intake::new(cfg.node_id, &cfg.node_name, chunk_size);
+        let log = Log::new(&cfg.node_name);
+        if !cfg.queue_delay.is_zero() {
+            log.line(&format!(
+                "fault point on: every request held {} us in the queue ({})",
+                cfg.queue_delay.as_micros(),
+                super::fault::QUEUE_DELAY_VARIABLE
+            ));
+        }
         Ok(Router {
             chunk_size,
             intake,
             sessions: Sessions::new(&cfg, chunk_size, address_header),
-            slots: Slots::new(cfg.max_concurrency, cfg.max_queued),
+            slots: Slots::new(cfg.max_concurrency, cfg.max_queued, cfg.queue_delay),
             storage,
             replies: Replies::new(cfg.node_id, cfg.trace.clone().map(TraceBuffer::new)),
             peers: Peers::new(cfg.channel_stall_reclaim),
             stats: ServerStats::new(),
-            log: Log::new(&cfg.node_name),
+            log,
             idle: IdlePolicy::new(cfg.bulk_spin),
             stop: Stopping::default(),
             outsiders: Outsiders::default(),
@@ -120,6 +128,11 @@ impl Router {
     /// The drain deadline, once stopping.
     pub(super) fn stop_deadline(&self) -> Option<Instant> {
         self.stop.deadline()
+    }
+
+    /// How long the loop may sleep while requests are held in the queue (the fault point).
+    pub(super) fn held_for(&self) -> Option<Duration> {
+        self.slots.held_for(Instant::now())
     }
 
     /// Requests waiting for a slot, and dispatched.
