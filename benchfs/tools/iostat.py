@@ -28,7 +28,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Self
 
 from analysis.loaders.iostat import IostatFormatError, IostatReport, parse_iostat_json
 from benchfs.cluster.hostfile import Host
@@ -36,6 +36,7 @@ from benchfs.cluster.processes import ManagedProcess, kill_group, start_process
 from benchfs.cluster.stuck import StuckOutput
 from benchfs.errors import BenchfsError, ToolError
 from benchfs.launchers.base import Launcher
+from benchfs.tools.iostat_stream import IostatStream, ReportLines
 
 _STOP_GRACE_S = 5.0
 _POLL_S = 0.05
@@ -92,8 +93,8 @@ class Iostat:
         self._process: ManagedProcess | None = None
         self._stdout: IO[bytes] | None = None
         self._stderr: IO[bytes] | None = None
-        # The output's size when last parsed while running, and what it parsed to.
-        self._so_far: tuple[int, IostatReport | None] | None = None
+        # The output read so far while running (``report_so_far``).
+        self._stream: IostatStream | None = None
 
     def start(self) -> Self:
         if self._process is not None:
@@ -102,6 +103,7 @@ class Iostat:
         # reports written so far can be counted. They live until stop().
         self._stdout = tempfile.TemporaryFile()  # noqa: SIM115
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self._stream = None
         try:
             self._process = start_process(
                 self.argv,
@@ -143,16 +145,16 @@ class Iostat:
             return None
         fd = self._stdout.fileno()
         size = os.fstat(fd).st_size
-        # Read each second by the live view: parsed again only once iostat wrote more.
-        if self._so_far is not None and self._so_far[0] == size:
-            return self._so_far[1]
-        text = os.pread(fd, size, 0).decode(errors="replace")
+        # Read each second by the live view: only what iostat wrote since is parsed.
+        stream = self._stream
+        if stream is None:
+            stream = self._stream = IostatStream(f"iostat on {self.where}")
         try:
-            report: IostatReport | None = parse_lenient(text, f"iostat on {self.where}")
+            if size > stream.offset:
+                stream.feed(os.pread(fd, size - stream.offset, stream.offset))
         except IostatFormatError:
-            report = None
-        self._so_far = (size, report)
-        return report
+            return None
+        return stream.report()
 
     def wait_for_reports(self, count: int, deadline_s: float) -> bool:
         """Wait until ``count`` reports are written; False if iostat exited,
@@ -370,28 +372,9 @@ def _parses(text: str) -> bool:
 
 
 def _complete_reports(text: str) -> str:
-    """Rebuild a document from the whole reports of a cut-off iostat JSON output.
-
-    iostat writes one disk per line and closes each report's disk list with a
-    line holding only ``]``; a report whose list never closed is dropped.
-    """
-    reports: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    nodename = ""
-    for raw in text.splitlines():
-        line = raw.strip().rstrip(",")
-        if line.startswith('"nodename"'):
-            nodename = line.split(":", 1)[1].strip().strip('"')
-        elif line.startswith('"timestamp"'):
-            current = {"timestamp": line.split(":", 1)[1].strip().strip('"'), "disk": []}
-        elif line.startswith('"disk": ['):
-            current = current if current is not None and not current["disk"] else {"disk": []}
-        elif line.startswith('{"disk_device"') and current is not None:
-            try:
-                current["disk"].append(json.loads(line))
-            except json.JSONDecodeError:
-                current = None  # the cut fell inside this line
-        elif line == "]" and current is not None:
-            reports.append(current)
-            current = None
-    return json.dumps({"sysstat": {"hosts": [{"nodename": nodename, "statistics": reports}]}})
+    """Rebuild a document from the whole reports of a cut-off iostat JSON output
+    (a report whose disk list never closed is dropped)."""
+    lines = ReportLines()
+    reports = [report for raw in text.splitlines() if (report := lines.line(raw)) is not None]
+    host = {"nodename": lines.nodename, "statistics": reports}
+    return json.dumps({"sysstat": {"hosts": [host]}})

@@ -100,7 +100,7 @@ ReportOf = Callable[[str | None], IostatReport | None]
 @dataclass
 class LiveDevices:
     """Each node's data device per live interval, from what the run's iostat
-    watches already write (parsed again only once iostat wrote more)."""
+    watches already write (only what iostat wrote since the last reading is parsed)."""
 
     report_of: ReportOf
 
