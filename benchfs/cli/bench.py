@@ -243,13 +243,28 @@ def metadata(
     mount: Annotated[
         bool, typer.Option(help="Also through BenchFS's FUSE mount (needs /dev/fuse).")
     ] = True,
+    mdtest: Annotated[
+        bool | None,
+        typer.Option(
+            "--mdtest/--no-mdtest",
+            help="Also the real mdtest through the mount (default: when mdtest is found).",
+            show_default=False,
+        ),
+    ] = None,
+    mdtest_path: Annotated[
+        str | None,
+        typer.Option(
+            help="The mdtest binary or its directory (default: PATH, $IOR_BIN_DIR, /opt/ior/bin)."
+        ),
+    ] = None,
     results_dir: ResultsDirOption = Path("results"),
     wide: WideOption = False,
     columns: ColumnsOption = None,
 ) -> None:
-    """The metadata workload on a local cluster (native client, the mount) and by
-    plain POSIX calls on its disk."""
+    """The metadata workload on a local cluster (native client, the mount, mdtest
+    on the mount) and by plain POSIX calls on its disk."""
     from benchfs.bench.metadata import MetadataBenchCase, run_metadata_bench
+    from benchfs.bench.metadata_mdtest import choose_mdtest
     from benchfs.workload.metadata_spec import ITEM_KINDS
 
     if kind not in ITEM_KINDS:
@@ -263,6 +278,7 @@ def metadata(
         write_bytes=_size(write_bytes, "--write-bytes"),
         read_bytes=_size(read_bytes, "--read-bytes"),
         mount=mount,
+        mdtest=choose_mdtest(mdtest, mdtest_path, mount=mount),
     )
     with err_console.status("starting") as progress:
         report = run_metadata_bench(
@@ -275,6 +291,8 @@ def metadata(
         typer.echo(json.dumps(report.to_json(), indent=2))
         return
     _print(metadata_bench_grid(report), View.of(wide, columns))
+    if case.mdtest.skipped is not None:
+        console.print(f"mdtest on the mount left out: {case.mdtest.skipped}", highlight=False)
     for side, run_dir in report.results_dirs.items():
         console.print(f"results ({side}): {run_dir}", highlight=False)
 

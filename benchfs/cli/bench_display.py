@@ -68,27 +68,29 @@ def _request_KiB(side: Side) -> str:
 
 
 def metadata_bench_grid(report: MetadataBenchReport) -> Grid:
-    """A row a phase: each side's rate and its ratio to plain POSIX calls."""
+    """A row a phase: each side's rate, its ratio to plain POSIX calls and,
+    with mdtest, the built-in ranks on the mount over mdtest on the mount."""
     case = report.case
-    headers = ["phase", "native (ops/s)", "mount (ops/s)", "POSIX (ops/s)",
-               "native / POSIX", "mount / POSIX"]  # fmt: skip
-    if report.mount is None:
-        headers = [h for h in headers if not h.startswith("mount")]
+    sides = [("native", "run_ops_s", True), ("mount", "mount_ops_s", report.mount is not None),
+             ("mdtest", "mdtest_ops_s", report.mdtest is not None),
+             ("POSIX", "posix_ops_s", True)]  # fmt: skip
+    ratios = [("native / POSIX", "ratio", True),
+              ("mount / POSIX", "mount_ratio", report.mount is not None),
+              ("mount / mdtest", "mount_mdtest_ratio", report.mdtest is not None)]  # fmt: skip
+    shown = [(f"{name} (ops/s)", key, "{:,.0f}") for name, key, ran in sides if ran]
+    shown += [(header, key, "{:.3f}") for header, key, ran in ratios if ran]
     grid = Grid.of(
-        f"benchfs run vs POSIX calls on {report.directory} ({case.ranks} ranks, "
+        f"benchfs run{' and mdtest' if report.mdtest is not None else ''} vs POSIX calls on "
+        f"{report.directory} ({case.ranks} ranks, "
         f"{case.items} {'items' if case.kind == 'both' else case.kind} each, "
         f"{case.write_bytes} bytes written)",
-        headers,
+        ["phase", *(header for header, _, _ in shown)],
         [],
     )
     for row in report.to_json()["phases"]:
-        cells = [row["mdtest_name"], f"{row['run_ops_s']:,.0f}"]
-        if report.mount is not None:
-            cells.append(f"{row['mount_ops_s']:,.0f}")
-        cells += [f"{row['posix_ops_s']:,.0f}", f"{row['ratio']:.3f}"]
-        if report.mount is not None:
-            cells.append(f"{row['mount_ratio']:.3f}")
-        grid.add_row(*cells)
+        grid.add_row(row["mdtest_name"], *(form.format(row[key]) for _, key, form in shown))
+    if report.mdtest is not None:
+        grid.caption = f"mdtest on the mount: mdtest {' '.join(report.mdtest_args)}"
     return grid
 
 

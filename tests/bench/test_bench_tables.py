@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from run_helpers import environment, needs_mount
+from run_helpers import IOR_SEARCH, environment, needs_mount
 from table_checks import assert_fits
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -88,6 +88,25 @@ def test_metadata(tmp_path: Path, width: int) -> None:
     rows = [line.split() for line in out.splitlines() if line.startswith(("Directory", "File"))]
     assert len(rows) == 7
     assert all(all(FIGURE.match(cell) for cell in row[2:]) for row in rows), rows
+    assert "mdtest on the mount left out: it runs through the mount" in out
+
+
+@needs_mount
+@pytest.mark.skipif(shutil.which("mdtest", path=IOR_SEARCH) is None,
+                    reason="mdtest not found (PATH, $IOR_BIN_DIR, /opt/ior/bin)")  # fmt: skip
+def test_metadata_with_mount_and_mdtest(tmp_path: Path) -> None:
+    (tmp_path / "disk").mkdir()
+    out = _bench(80, "metadata", "--dir", str(tmp_path / "disk"), "--items", "20", "--nodes",
+                 "1", "--mdtest", "--results-dir", str(tmp_path / "results"))  # fmt: skip
+    headers = ["phase", "native (ops/s)", "mount (ops/s)", "mdtest (ops/s)", "POSIX (ops/s)",
+               "native / POSIX", "mount / POSIX", "mount / mdtest"]  # fmt: skip
+    table = out.split("results (")[0]
+    assert_fits(table, 80, headers=headers)
+    rows = [line.split() for line in table.splitlines() if line.startswith(("Directory", "File"))]
+    # One table: every phase's row holds its seven figures.
+    assert len(rows) == 7 and all(len(row) == 9 for row in rows), table
+    assert all(all(FIGURE.match(cell) for cell in row[2:]) for row in rows), rows
+    assert "mdtest -n 20 -u -C -T -E -r" in table
 
 
 @needs_mount
