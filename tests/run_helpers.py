@@ -36,6 +36,10 @@ def tool_search(tool: str) -> str:
 
 
 IOR_SEARCH = tool_search("ior")
+needs_mdtest = pytest.mark.skipif(
+    shutil.which("mdtest", path=IOR_SEARCH) is None or shutil.which("iostat") is None,
+    reason="needs mdtest (PATH, $IOR_BIN_DIR, /opt/ior/bin) and iostat",
+)
 # IOR and mdtest at their smallest, each with a phase its summary must hold.
 small_ior_and_mdtest = pytest.mark.parametrize(
     ("tool", "args", "phase"),

@@ -14,6 +14,7 @@ from run_helpers import (
     SHM,
     manifest,
     needs_fio_and_iostat,
+    needs_mdtest,
     needs_mount,
     run_dirs,
     scratch_dirs,
@@ -111,6 +112,22 @@ def test_a_signal_mid_bench_metadata_stops_its_cluster_and_removes_its_files(
     # The sides' results stay, the last saying it was interrupted.
     statuses = [manifest(d)["status"] for d in run_dirs(results)]
     assert statuses == (["completed", "interrupted"] if moment == "mounted" else ["interrupted"])
+
+
+@needs_mount
+@needs_mdtest
+def test_sigterm_mid_mdtest_in_bench_metadata_stops_it_and_unmounts(tmp_path: Path) -> None:
+    disk, results = tmp_path / "disk", tmp_path / "results"
+    disk.mkdir()
+    args = ["bench", "metadata", "--dir", str(disk), "--results-dir", str(results),
+            "--nodes", "1", "--kind", "files", "--items", "5000", "--mdtest"]  # fmt: skip
+    stopped = interrupt(args, tmp_path, lambda pid: running(pid, "mdtest"), signal.SIGTERM)
+    assert_stopped_cleanly(stopped, signal.SIGTERM, tmp_path)
+    assert mounts_under(disk) == [] and list(disk.iterdir()) == []
+    # The built-in sides' results stay; mdtest's run says it was interrupted.
+    records = [manifest(d) for d in run_dirs(results)]
+    assert [r["status"] for r in records] == ["completed", "completed", "interrupted"]
+    assert records[-1]["tool"]["name"] == "mdtest"
 
 
 @pytest.mark.parametrize(

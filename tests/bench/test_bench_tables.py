@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from run_helpers import IOR_SEARCH, environment, needs_mount
+from run_helpers import environment, needs_mdtest, needs_mount
 from table_checks import assert_fits
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -92,8 +92,7 @@ def test_metadata(tmp_path: Path, width: int) -> None:
 
 
 @needs_mount
-@pytest.mark.skipif(shutil.which("mdtest", path=IOR_SEARCH) is None,
-                    reason="mdtest not found (PATH, $IOR_BIN_DIR, /opt/ior/bin)")  # fmt: skip
+@needs_mdtest
 def test_metadata_with_mount_and_mdtest(tmp_path: Path) -> None:
     (tmp_path / "disk").mkdir()
     out = _bench(80, "metadata", "--dir", str(tmp_path / "disk"), "--items", "20", "--nodes",

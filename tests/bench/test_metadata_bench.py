@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from run_helpers import IOR_SEARCH, environment, needs_mount
+from run_helpers import IOR_SEARCH, environment, needs_mdtest, needs_mount
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -108,10 +108,10 @@ def test_a_bad_kind_is_refused_naming_the_option(tmp_path: Path) -> None:
 
 
 @needs_mount
+@needs_mdtest
 def test_mdtest_through_the_mount_as_a_fourth_side(tmp_path: Path) -> None:
     binary = shutil.which("mdtest", path=IOR_SEARCH)
-    if binary is None or shutil.which("iostat") is None:
-        pytest.skip("mdtest or iostat not found (mdtest: PATH, $IOR_BIN_DIR, /opt/ior/bin)")
+    assert binary is not None
     directory = tmp_path / "disk"
     directory.mkdir()
     done = benchfs("bench", "metadata", "--dir", str(directory), "--nodes", "2", "--items", "50",
