@@ -124,17 +124,24 @@ def parse_iostat_json(text: str, source: str, *, first_is_since_boot: bool = Tru
     if not isinstance(statistics, list):
         raise IostatFormatError(f"{source}: iostat 'statistics' is not a list")
     kept = statistics[1:] if first_is_since_boot else statistics
-    samples: list[IostatSample] = []
-    for interval, report in enumerate(kept):
-        where = f"{source}: report #{interval + (1 if first_is_since_boot else 0)}"
-        if not isinstance(report, dict) or not isinstance(report.get("disk"), list):
-            raise IostatFormatError(f"{where}: no 'disk' list (was iostat run with -d -x?)")
-        timestamp = report.get("timestamp")
-        for disk in report["disk"]:
-            samples.append(_sample(disk, interval, timestamp, where))
+    first = 1 if first_is_since_boot else 0
+    samples = [
+        sample
+        for interval, report in enumerate(kept)
+        for sample in report_samples(report, interval, f"{source}: report #{interval + first}")
+    ]
     return IostatReport(
         source=source, nodename=str(host.get("nodename", "")), samples=tuple(samples)
     )
+
+
+def report_samples(report: Any, interval: int, where: str) -> list[IostatSample]:
+    """The samples of one iostat report (one element of ``statistics``), as
+    interval ``interval``; an error names ``where``."""
+    if not isinstance(report, dict) or not isinstance(report.get("disk"), list):
+        raise IostatFormatError(f"{where}: no 'disk' list (was iostat run with -d -x?)")
+    timestamp = report.get("timestamp")
+    return [_sample(disk, interval, timestamp, where) for disk in report["disk"]]
 
 
 def _sample(disk: Any, interval: int, timestamp: Any, where: str) -> IostatSample:

@@ -9,7 +9,6 @@ report whose list has not closed yet waits for its next bytes.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -17,7 +16,7 @@ from analysis.loaders.iostat import (
     IostatFormatError,
     IostatReport,
     IostatSample,
-    parse_iostat_json,
+    report_samples,
 )
 
 
@@ -77,7 +76,8 @@ class IostatStream:
             if index == 0:  # the first report covers the time since boot
                 continue
             try:
-                self._samples.extend(self._parsed(report, index - 1))
+                where = f"{self.source}: report #{index}"
+                self._samples.extend(report_samples(report, index - 1, where))
             except IostatFormatError as bad:
                 error = error or bad
         if error is not None:
@@ -88,9 +88,3 @@ class IostatStream:
         return IostatReport(
             source=self.source, nodename=self._lines.nodename, samples=tuple(self._samples)
         )
-
-    def _parsed(self, report: dict[str, Any], interval: int) -> list[IostatSample]:
-        host = {"nodename": self._lines.nodename, "statistics": [report]}
-        document = json.dumps({"sysstat": {"hosts": [host]}})
-        parsed = parse_iostat_json(document, self.source, first_is_since_boot=False)
-        return [dataclasses.replace(sample, interval=interval) for sample in parsed.samples]
