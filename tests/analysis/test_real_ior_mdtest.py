@@ -38,6 +38,10 @@ pytestmark = [
 ]
 
 
+FILES_PER_RANK = 2000
+FILES = 2 * FILES_PER_RANK  # on two ranks
+
+
 def _run(out: Path, name: str, tool: str | None, *args: str) -> Path:
     assert tool is not None and MPIRUN is not None
     command = [MPIRUN, "--oversubscribe", "-np", "2", tool, *args]
@@ -59,7 +63,10 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _run(out, "ior.txt", IOR, *ior, "-o", str(scratch / "t"))
     _run(out, "ior-json.stdout", IOR, *ior, "-o", str(scratch / "j"), "-O", "summaryFormat=JSON")
     _run(out, "ior.csv", IOR, *ior, "-o", str(scratch / "c"), "-O", "summaryFormat=CSV")
-    _run(out, "mdtest.txt", MDTEST, "-n", "50", "-F", "-i", "2", "-P", "--showRankStatistics",
+    # mdtest prints a phase's time with three decimals: 2,000 files a rank keep
+    # every phase well above a millisecond even at 300,000 creates a second.
+    _run(out, "mdtest.txt", MDTEST, "-n", str(FILES_PER_RANK), "-F", "-i", "2", "-P",
+         "--showRankStatistics",
          "--savePerOpDataCSV=fresh ops", "--saveRankPerformanceDetails=ranks.csv",
          "-d", str(scratch / "md"))  # fmt: skip
     return out
@@ -89,11 +96,11 @@ def test_mdtest_output_with_its_companion_files(outputs: Path) -> None:
     assert list(metadata.index) == ["File creation", "File stat", "File read", "File removal",
                                     "Tree creation", "Tree removal"]  # fmt: skip
     creation = metadata.loc["File creation"]
-    assert creation["items"] == 100 and creation["repetitions"] == 2 and creation["tasks"] == 2
+    assert creation["items"] == FILES and creation["repetitions"] == 2 and creation["tasks"] == 2
     assert creation["rate_min_ops_s"] <= creation["rate_mean_ops_s"] <= creation["rate_max_ops_s"]
     assert creation["time_max_s"] > 0 and creation["rank_rate_max_ops_s"] > 0
-    # per-op files: the last repetition, 50 files on each of 2 ranks
-    assert creation["latency_ops"] == 100 and creation["p50_us"] <= creation["p99_us"]
+    # per-op files: the last repetition, FILES_PER_RANK files on each of 2 ranks
+    assert creation["latency_ops"] == FILES and creation["p50_us"] <= creation["p99_us"]
     assert run.ranks is not None and set(run.ranks["repetition"]) == {0, 1}
     data = run.workload[run.workload["kind"] == "data"]
     assert sorted(set(data["source"])) == ["ior-json.stdout", "ior.csv", "ior.txt"]
@@ -103,5 +110,5 @@ def test_report_on_the_fresh_outputs(outputs: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(outputs)])
     assert result.exit_code == 0, result.output
     markdown = (outputs / "report.md").read_text()
-    assert "| File creation | mdtest | 1 | shared-dir | 2 | 2 | 100 |" in markdown
+    assert f"| File creation | mdtest | 1 | shared-dir | 2 | 2 | {FILES:,} |" in markdown
     assert "| fresh ops-File stat-00001.csv | mdtest per-op CSV |" in markdown
