@@ -52,15 +52,19 @@ def bench_phases(kind: str) -> list[tuple[str, str, str]]:
 class MetadataBenchCase:
     nodes: int = 4
     items: int = 2000  # files (and directories) per rank
+    ranks_per_node: int = 1
     kind: str = "both"  # metadata.kind: files, dirs or both
     write_bytes: int = 0
     read_bytes: int = 0
     mount: bool = True  # the third side, through the FUSE mount
     mdtest: MdtestChoice = NOT_ASKED  # the fourth side: mdtest through the mount
+    # The mount's attribute and entry caches (mount.attr_timeout_s and
+    # mount.entry_timeout_s) on the mount sides; 0: strict, the default.
+    mount_cache_s: float = 0.0
 
     @property
     def ranks(self) -> int:
-        return self.nodes
+        return self.nodes * self.ranks_per_node
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,7 @@ def _run_side(
     overrides = {
         "cluster.local_nodes": case.nodes,
         "cluster.data_dir": str(root / "data"),
-        "workload.tasks_per_node": 1,
+        "workload.tasks_per_node": case.ranks_per_node,
         "metadata.mode": "only",
         "metadata.items": case.items,
         "metadata.kind": case.kind,
@@ -177,12 +181,19 @@ def run_metadata_bench(
     run_dirs: dict[str, str] = {}
     with bench_scope(directory, "benchfs-bench-metadata-") as (_, root):
         sides: dict[str, Mapping[str, Any]] = {"native": {}}
+        cache = {
+            "mount.attr_timeout_s": case.mount_cache_s,
+            "mount.entry_timeout_s": case.mount_cache_s,
+        }
         if case.mount:
-            sides["mount"] = {"workload.interface": "mount"}
+            sides["mount"] = {"workload.interface": "mount", **cache}
         if case.mdtest.binary is not None:
-            sides["mdtest"] = mdtest_overrides(
-                case.mdtest.binary, case.items, case.kind, case.write_bytes, case.read_bytes
-            )
+            sides["mdtest"] = {
+                **mdtest_overrides(
+                    case.mdtest.binary, case.items, case.kind, case.write_bytes, case.read_bytes
+                ),
+                **cache,
+            }
         (root / "data").mkdir(mode=0o700)
         (root / "disk").mkdir(mode=0o700)
         sides["posix"] = {"workload.target": f"posix:{root / 'disk'}"}

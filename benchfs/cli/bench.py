@@ -239,10 +239,20 @@ def metadata(
     ] = "both",
     write_bytes: Annotated[str, typer.Option(help="Bytes written per file (mdtest -w).")] = "0",
     read_bytes: Annotated[str, typer.Option(help="Bytes read per file (mdtest -e).")] = "0",
-    nodes: Annotated[int, typer.Option(min=1, help="Local daemons (and ranks).")] = 4,
+    nodes: Annotated[int, typer.Option(min=1, help="Local daemons.")] = 4,
+    ranks_per_node: Annotated[int, typer.Option(min=1, help="Ranks beside each daemon.")] = 1,
     mount: Annotated[
         bool, typer.Option(help="Also through BenchFS's FUSE mount (needs /dev/fuse).")
     ] = True,
+    mount_cache: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=3600.0,
+            help="Seconds the kernel may keep the mount's attributes and names "
+            "(0: every stat asks the daemons; docs/MOUNT.md).",
+        ),
+    ] = 0.0,
     mdtest: Annotated[
         bool | None,
         typer.Option(
@@ -273,6 +283,8 @@ def metadata(
         )
     case = MetadataBenchCase(
         nodes=nodes,
+        ranks_per_node=ranks_per_node,
+        mount_cache_s=mount_cache,
         items=items,
         kind=kind,
         write_bytes=_size(write_bytes, "--write-bytes"),

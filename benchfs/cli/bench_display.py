@@ -81,9 +81,10 @@ def metadata_bench_grid(report: MetadataBenchReport) -> Grid:
     shown += [(header, key, "{:.3f}") for header, key, ran in ratios if ran]
     grid = Grid.of(
         f"benchfs run{' and mdtest' if report.mdtest is not None else ''} vs POSIX calls on "
-        f"{report.directory} ({case.ranks} ranks, "
+        f"{report.directory} ({case.nodes} daemons, {case.ranks} ranks, "
         f"{case.items} {'items' if case.kind == 'both' else case.kind} each, "
-        f"{case.write_bytes} bytes written)",
+        f"{case.write_bytes} bytes written"
+        f"{f', mount cache {case.mount_cache_s:g} s' if case.mount_cache_s else ''})",
         ["phase", *(header for header, _, _ in shown)],
         [],
     )

@@ -12,22 +12,14 @@ deleted through it.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from benchfs.mount.mountinfo import MOUNTINFO, MountEntry, find_mount, parse_mountinfo
+from benchfs.mount.mountinfo import MOUNTINFO, MountEntry, canonical, find_mount, parse_mountinfo
 
 FUSERMOUNT = "fusermount3"
 UNMOUNT_DEADLINE_S = 30.0
-
-
-def canonical(path: Path) -> Path:
-    """``path`` as mountinfo spells it (links resolved), without touching
-    ``path`` itself: a dead mount point fails every access."""
-    path = Path(os.path.abspath(path))
-    return Path(os.path.realpath(path.parent)) / path.name
 
 
 def benchfs_mounts(text: str | None = None) -> list[MountEntry]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import sys
 import threading
 from dataclasses import dataclass
@@ -38,6 +39,8 @@ from benchfs.mount.settings import MountSettings
 from benchfs.results.atomic import write_bytes_atomic
 
 POLL_S = 0.02
+# A stat through a live mount answers in milliseconds.
+PROBE_S = 5.0
 # Beyond the engine's own drain after SIGTERM (10 s).
 ORPHAN_GRACE_S = 15.0
 
@@ -66,15 +69,33 @@ def _announce_when_mounted(
         entry = find_mount(mount_point)
         if entry is None or not entry.is_benchfs:
             continue
-        try:
-            os.stat(mount_point)  # a request through the mount: it is served
-        except OSError:
+        if not _answers(mount_point):
             continue
         ready = MountReady(
             node, socket.gethostname(), os.getpid(), entry.mount_point, entry.fs_type, entry.source
         )
         write_bytes_atomic(ready_file, READY.dump_json(ready, indent=2))
         return
+
+
+def _answers(mount_point: Path) -> bool:
+    """Whether a ``stat`` through the mount is served, asked by a child
+    process: a request from this process, the one serving the mount, would
+    leave it unkillable if a SIGKILL landed between the request's read and
+    its answer (the thread waiting on it never wakes, so the FUSE device
+    is never closed)."""
+    try:
+        done = subprocess.run(
+            ["stat", "--", str(mount_point)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=PROBE_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def _exit_when_orphaned(node: str, mount_point: Path, stop: threading.Event) -> None:

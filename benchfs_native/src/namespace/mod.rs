@@ -16,12 +16,17 @@
 //! link count and one set of attributes (mode, owner, times), kept in
 //! [`Namespace::link_count`] by the daemon that handed out the id (its
 //! home, [`home_node`]).
+//!
+//! A file's data: the home also keeps which of its ids were written to
+//! ([`Namespace::mark_data`]), so that, while the file's record is still
+//! on its home, a stat or unlink of a never-written file (mdtest's empty
+//! files) needs no data daemon ([`Namespace::holds_no_data`]).
 
 mod counts;
 mod ids;
 mod record;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub use counts::{CountStep, Counted, LinkCounts, MAX_LINKS, SharedAttrs};
 pub use ids::{IdSource, home_node};
@@ -67,6 +72,9 @@ pub struct Removed {
     /// A name was there and went (a link's replacement; a symbolic
     /// link's has id 0, so only this tells it from no name at all).
     pub took_name: bool,
+    /// The removed file had no data ([`Namespace::holds_no_data`]):
+    /// nothing to remove on the data daemons.
+    pub no_data: bool,
 }
 
 impl Removed {
@@ -75,6 +83,7 @@ impl Removed {
             id: if r.linked { r.ino } else { r.data_id() },
             linked: r.linked,
             took_name: true,
+            no_data: false,
         }
     }
 }
@@ -117,6 +126,9 @@ pub struct Namespace {
     targets: HashMap<String, Box<str>>,
     /// Link counts of the ids handed out here.
     counts: LinkCounts,
+    /// The ids handed out here that data was written to (or truncated),
+    /// until their file's removal.
+    written: HashSet<u64>,
     root: Record,
     ids: IdSource,
 }
@@ -130,6 +142,7 @@ impl Namespace {
             children: HashMap::new(),
             targets: HashMap::new(),
             counts: LinkCounts::default(),
+            written: HashSet::new(),
             root: Record::root(now, uid, gid),
             ids,
         }
@@ -321,15 +334,50 @@ impl Namespace {
     /// Removes the file or symbolic link record `path` (only if its id is
     /// `ino`, unless 0); returns what to settle: the data to remove, or
     /// for a hard-linked name the count to drop. `ENOENT`, `EISDIR`.
+    ///
+    /// An unlink by id (a rename's removal of the old name, a create's
+    /// undo) moves or drops a name, not the file: what the home knows of
+    /// the file's data stays.
     pub fn unlink(&mut self, path: &str, ino: u64) -> Result<Removed, Errno> {
-        match self.get(path) {
-            None => Err(libc::ENOENT),
-            Some(r) if r.kind == Kind::Dir => Err(libc::EISDIR),
-            Some(r) if ino != 0 && r.ino != ino => Err(libc::ENOENT),
-            Some(_) => Ok(self
-                .remove(path)
-                .map_or_else(Removed::default, |r| Removed::of(&r))),
+        let no_data = match self.get(path) {
+            None => return Err(libc::ENOENT),
+            Some(r) if r.kind == Kind::Dir => return Err(libc::EISDIR),
+            Some(r) if ino != 0 && r.ino != ino => return Err(libc::ENOENT),
+            Some(r) => self.holds_no_data(r),
+        };
+        let Some(r) = self.remove(path) else {
+            return Ok(Removed::default());
+        };
+        if ino == 0 && !r.linked {
+            self.written.remove(&r.ino);
         }
+        Ok(Removed {
+            no_data,
+            ..Removed::of(&r)
+        })
+    }
+
+    /// Whether record `r` is a file known to hold no data: one name, an
+    /// id handed out here, and no write or truncate of it told
+    /// ([`Self::mark_data`]). A file renamed in from another daemon, or
+    /// given a second name, is not known here: its data is asked of every
+    /// daemon.
+    pub fn holds_no_data(&self, r: &Record) -> bool {
+        r.kind == Kind::File
+            && !r.linked
+            && self.ids.is_mine(r.ino)
+            && !self.written.contains(&r.ino)
+    }
+
+    /// Data is written to file `ino`, an id handed out here, from now on
+    /// (whichever daemon holds its record). `EINVAL` for another daemon's
+    /// id or the root.
+    pub fn mark_data(&mut self, ino: u64) -> Result<(), Errno> {
+        if ino == ROOT_INO || !self.ids.is_mine(ino) {
+            return Err(libc::EINVAL);
+        }
+        self.written.insert(ino);
+        Ok(())
     }
 
     /// Marks the file or symbolic link record `path` (if its id is `ino`)
@@ -435,6 +483,7 @@ impl Namespace {
                     id: r.ino,
                     linked: r.linked,
                     took_name: true,
+                    no_data: false,
                 });
             }
             Some(_) => self.remove(path),

@@ -12,6 +12,7 @@ fn plain(id: u64) -> Removed {
         id,
         linked: false,
         took_name: true,
+        no_data: false,
     }
 }
 
@@ -94,8 +95,47 @@ fn unlink_removes_files_only_and_checks_the_id() {
     n.mkdir("d", 0o755, ME, 1).unwrap();
     assert_eq!(n.unlink("d", 0), Err(libc::EISDIR));
     assert_eq!(n.unlink("f", f.ino + 1), Err(libc::ENOENT));
-    assert_eq!(n.unlink("f", f.ino), Ok(plain(f.ino)));
+    let never_written = Removed {
+        no_data: true,
+        ..plain(f.ino)
+    };
+    assert_eq!(n.unlink("f", f.ino), Ok(never_written));
     assert_eq!(n.unlink("f", 0), Err(libc::ENOENT));
+}
+
+#[test]
+fn the_home_knows_which_of_its_files_were_never_written() {
+    let mut n = ns();
+    let (f, _) = n.create("f", 0o644, ME, true, 1).unwrap();
+    let (g, _) = n.create("g", 0o644, ME, true, 1).unwrap();
+    assert!(n.holds_no_data(n.get("f").unwrap()));
+    n.mark_data(f.ino).unwrap();
+    assert!(!n.holds_no_data(n.get("f").unwrap()));
+    assert!(n.holds_no_data(n.get("g").unwrap()));
+    // Directories, links and other daemons' ids are never known empty,
+    // nor the root; a mark of another daemon's id is refused.
+    let d = n.mkdir("d", 0o755, ME, 1).unwrap();
+    assert!(!n.holds_no_data(&d));
+    let l = n.symlink("l", "t", ME, 1).unwrap();
+    assert!(!n.holds_no_data(&l));
+    let mut moved_in = *n.get("g").unwrap();
+    moved_in.ino = IdSource::new(1, 7).next_id();
+    n.link("h", moved_in, None, true, 2).unwrap();
+    assert!(!n.holds_no_data(n.get("h").unwrap()));
+    assert_eq!(n.mark_data(moved_in.ino), Err(libc::EINVAL));
+    assert_eq!(n.mark_data(ROOT_INO), Err(libc::EINVAL));
+    // A second name makes the file unknown (its names' counts decide).
+    n.mark_linked("g", g.ino).unwrap();
+    assert!(!n.holds_no_data(n.get("g").unwrap()));
+    // A rename moves the record (the old name's unlink by id) and keeps
+    // what the home knows; a removal forgets it with the file.
+    let rec = *n.get("f").unwrap();
+    n.link("f2", rec, None, false, 3).unwrap();
+    let moved = n.unlink("f", f.ino).unwrap();
+    assert!(!moved.no_data);
+    assert!(!n.holds_no_data(n.get("f2").unwrap()));
+    assert!(!n.unlink("f2", 0).unwrap().no_data);
+    assert!(!n.written.contains(&f.ino));
 }
 
 #[test]
@@ -481,6 +521,7 @@ fn a_hard_link_is_a_second_linked_record_of_the_same_id() {
         id: f.ino,
         linked: true,
         took_name: true,
+        no_data: false,
     };
     assert_eq!(n.link("g", second, None, false, 3), Ok(same));
     assert_eq!(n.get("g").map(|r| r.ctime), Some(2));
@@ -501,6 +542,7 @@ fn a_linked_symlink_names_its_id_though_it_has_no_data() {
         id: l.ino,
         linked: true,
         took_name: true,
+        no_data: false,
     };
     assert_eq!(n.unlink("l", 0), Ok(linked));
     assert_eq!(n.unlink("m", 0), Ok(linked));

@@ -105,6 +105,8 @@ fn transfers(
     let mut last_done = t_start;
     let mut op = spec.first_op;
     let mut stopped = false;
+    // Where `buf` holds the pattern of, for a write's next fill.
+    let mut filled_at = None;
     out.latency_ns.reserve(
         usize::try_from(end_op.saturating_sub(op))
             .unwrap_or(0)
@@ -119,7 +121,8 @@ fn transfers(
         if spec.write
             && let Some(p) = &pattern
         {
-            p.fill(buf, offset);
+            p.refill(buf, offset, filled_at);
+            filled_at = Some(offset);
         }
         let issued = Instant::now();
         let moved = if spec.write {

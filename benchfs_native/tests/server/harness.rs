@@ -458,7 +458,7 @@ pub fn attr(r: Reply<'_>) -> wire::Attr {
     match r {
         Reply::Create { attr: a, .. }
         | Reply::Open(a)
-        | Reply::Stat(a)
+        | Reply::Stat { attr: a, .. }
         | Reply::Mkdir(a)
         | Reply::Setattr(a)
         | Reply::Symlink(a) => a,

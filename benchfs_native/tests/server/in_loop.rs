@@ -51,6 +51,7 @@ fn namespace_requests_and_data_stats_run_in_the_loop() {
             path: "@0000000000000002",
             ino: 0,
             data: true,
+            parent_here: false,
         };
         c.call(&remove, Vec::new()).ok();
         assert_eq!(in_loop(&mut c) - before, 4, "none of them in the loop");
@@ -59,6 +60,7 @@ fn namespace_requests_and_data_stats_run_in_the_loop() {
             path: "f",
             ino: 0,
             data: false,
+            parent_here: false,
         };
         assert!(
             matches!(c.call(&unlink, Vec::new()).ok(), Reply::Unlink { ino, .. } if ino == made.ino)

@@ -113,9 +113,10 @@ fn symlinks() {
             path,
             ino,
             data: false,
+            parent_here: false,
         };
         match c.call(&unlink("l", l.ino), Vec::new()).ok() {
-            Reply::Unlink { ino, linked } => assert_eq!((ino, linked), (0, false)),
+            Reply::Unlink { ino, linked, .. } => assert_eq!((ino, linked), (0, false)),
             r => panic!("{r:?}"),
         }
         assert_eq!(c.call(&readlink("l"), Vec::new()).errno(), libc::ENOENT);
@@ -310,9 +311,10 @@ fn hard_link_steps() {
             path: "f",
             ino: 0,
             data: false,
+            parent_here: false,
         };
         match c.call(&unlink, Vec::new()).ok() {
-            Reply::Unlink { ino, linked } => assert_eq!((ino, linked), (f.ino, true)),
+            Reply::Unlink { ino, linked, .. } => assert_eq!((ino, linked), (f.ino, true)),
             r => panic!("{r:?}"),
         }
         assert_eq!(

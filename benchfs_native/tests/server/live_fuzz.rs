@@ -85,6 +85,7 @@ fn seed_requests() -> Vec<Request<'static>> {
             path: "f/a",
             ino: 0,
             data: false,
+            parent_here: false,
         },
         Request::Readdir {
             path: "f",

@@ -133,6 +133,7 @@ fn data_ops() {
             path,
             ino: 0,
             data: true,
+            parent_here: false,
         };
         c.call(&remove("@2"), Vec::new()).ok();
         assert_eq!(c.call(&remove("@2"), Vec::new()).errno(), libc::ENOENT);
@@ -265,6 +266,7 @@ fn every_op() {
             path: "d/inside",
             ino: 0,
             data: false,
+            parent_here: false,
         };
         c.call(&unlink_inside, Vec::new()).ok();
         // rmdir steps
@@ -318,13 +320,14 @@ fn every_op() {
             path,
             ino,
             data: false,
+            parent_here: false,
         };
         assert_eq!(
             c.call(&unlink("f2", a.ino + 1), Vec::new()).errno(),
             libc::ENOENT
         );
         match c.call(&unlink("f2", a.ino), Vec::new()).ok() {
-            Reply::Unlink { ino, linked } => assert_eq!((ino, linked), (a.ino, false)),
+            Reply::Unlink { ino, linked, .. } => assert_eq!((ino, linked), (a.ino, false)),
             r => panic!("{r:?}"),
         }
         assert_eq!(c.call(&unlink("f2", 0), Vec::new()).errno(), libc::ENOENT);

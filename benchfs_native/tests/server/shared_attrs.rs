@@ -128,6 +128,7 @@ fn a_link_whose_source_went_before_the_mark_leaves_no_entry() {
                 path,
                 ino: f.ino,
                 data: false,
+                parent_here: false,
             };
             c.call(&unlink, Vec::new()).ok();
             assert_eq!(

@@ -25,7 +25,7 @@ fn layout_is_pinned() {
     .unwrap();
     let want: Vec<u8> = [
         &b"BFSW"[..],
-        &[10, 0],                                          // version
+        &[11, 0],                                          // version
         &[5, 0],                                           // op write, reserved
         &[0x04, 0],                                        // flags: SYNC
         &[16, 0],                                          // fixed_len
@@ -69,7 +69,15 @@ fn reply_and_fixed_part_layouts_are_pinned() {
         ctime_unix_ns: 9,
     };
     let mut out = Vec::new();
-    encode_reply(&mut out, Route::new(1, 2), &Reply::Stat(attr)).unwrap();
+    encode_reply(
+        &mut out,
+        Route::new(1, 2),
+        &Reply::Stat {
+            attr,
+            no_data: false,
+        },
+    )
+    .unwrap();
     let le = |v: u64, n: usize| v.to_le_bytes()[..n].to_vec();
     let want: Vec<u8> = [
         le(0x0102, 8),

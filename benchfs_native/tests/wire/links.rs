@@ -116,6 +116,8 @@ fn link_count_steps_are_checked_both_ways() {
         count("", 5, wire::CountStep::Drop, 0, some),
         count("", 5, wire::CountStep::Undo, 0, some),
         count("f", 5, wire::CountStep::Undo, 0, plain),
+        count("f", 5, wire::CountStep::Data, 0, plain),
+        count("", 5, wire::CountStep::Data, 0, some),
     ] {
         assert!(encode_request(&mut out, route, &bad).is_err(), "{bad:?}");
     }
@@ -129,7 +131,7 @@ fn link_count_steps_are_checked_both_ways() {
     let step_at = HEADER_LEN + 8;
     let mask_at = HEADER_LEN + 12;
     let attr_at = HEADER_LEN + 16;
-    for code in [0u32, 7, u32::MAX] {
+    for code in [0u32, 8, u32::MAX] {
         let mut b = out.clone();
         b[step_at..step_at + 4].copy_from_slice(&code.to_le_bytes());
         assert_eq!((err(&b).offset, err(&b).field), (step_at, "step"));
@@ -252,6 +254,7 @@ fn a_link_reply_names_a_replaced_name_by_its_flag() {
     let unlink = Reply::Unlink {
         ino: 0,
         linked: false,
+        no_data: false,
     };
     encode_reply(&mut out, route, &unlink).unwrap();
     out[8..10].copy_from_slice(&(FLAG_REPLY | wire::FLAG_REPLACED).to_le_bytes());

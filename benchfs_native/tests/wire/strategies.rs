@@ -105,7 +105,7 @@ pub enum Req {
     Read(String, u64, u64, u64),
     Fsync(String, bool),
     Truncate(String, u64),
-    Unlink(String, u64, bool),
+    Unlink(String, u64, bool, bool),
     Readdir(String, u64, u32),
     Stats,
     Shutdown(bool),
@@ -165,10 +165,11 @@ impl Req {
                 path: p,
                 size: *size,
             },
-            Req::Unlink(p, ino, data) => Request::Unlink {
+            Req::Unlink(p, ino, data, here) => Request::Unlink {
                 path: p,
                 ino: *ino,
                 data: *data,
+                parent_here: *here,
             },
             Req::Readdir(p, cursor, max_entries) => Request::Readdir {
                 path: p,
@@ -256,7 +257,8 @@ pub fn request() -> impl Strategy<Value = Req> {
         (path(), any::<u64>(), off, len).prop_map(|(p, c, o, l)| Req::Read(p, c, o, l)),
         (path(), any::<bool>()).prop_map(|(p, d)| Req::Fsync(p, d)),
         (path(), any::<u64>()).prop_map(|(p, s)| Req::Truncate(p, s)),
-        (path(), any::<u64>(), any::<bool>()).prop_map(|(p, i, d)| Req::Unlink(p, i, d)),
+        (path(), any::<u64>(), any::<bool>(), any::<bool>())
+            .prop_map(|(p, i, d, h)| Req::Unlink(p, i, d, h)),
         (dir_path(), any::<u64>(), 0..=65_536u32).prop_map(|(p, c, m)| Req::Readdir(p, c, m)),
         Just(Req::Stats),
         any::<bool>().prop_map(Req::Shutdown),
@@ -324,7 +326,12 @@ pub fn link_count() -> impl Strategy<Value = Req> {
     prop_oneof![
         (
             1..=u64::MAX,
-            prop::sample::select(vec![CountStep::Get, CountStep::Drop, CountStep::Undo])
+            prop::sample::select(vec![
+                CountStep::Get,
+                CountStep::Drop,
+                CountStep::Undo,
+                CountStep::Data
+            ])
         )
             .prop_map(move |(i, s)| Req::LinkCount(String::new(), i, s, 0, plain)),
         (1..=u64::MAX, shared_attr()).prop_map(|(i, a)| Req::LinkCount(
@@ -385,8 +392,13 @@ pub fn reply() -> impl Strategy<Value = Rep> {
             .prop_map(|(attr, created)| Rep::Plain(Reply::Create { attr, created })),
         attr().prop_map(|a| Rep::Plain(Reply::Mkdir(a))),
         attr().prop_map(|a| Rep::Plain(Reply::Setattr(a))),
-        (any::<u64>(), any::<bool>())
-            .prop_map(|(ino, linked)| Rep::Plain(Reply::Unlink { ino, linked })),
+        (any::<u64>(), any::<bool>(), any::<bool>()).prop_map(|(ino, linked, no_data)| {
+            Rep::Plain(Reply::Unlink {
+                ino,
+                linked,
+                no_data,
+            })
+        }),
         // A replaced id or linked name always replaced a name.
         (
             prop_oneof![Just(0u64), any::<u64>()],
@@ -417,7 +429,8 @@ pub fn reply() -> impl Strategy<Value = Rep> {
             }))
         }),
         attr().prop_map(|a| Rep::Plain(Reply::Open(a))),
-        attr().prop_map(|a| Rep::Plain(Reply::Stat(a))),
+        (attr(), any::<bool>())
+            .prop_map(|(attr, no_data)| Rep::Plain(Reply::Stat { attr, no_data })),
         any::<u64>().prop_map(|w| Rep::Plain(Reply::Write { written: w })),
         len.clone().prop_map(|l| Rep::Plain(Reply::Read { len: l })),
         Just(Rep::Plain(Reply::Fsync)),

@@ -99,12 +99,14 @@ impl Client {
             path: to,
             ino: src.ino,
             data: false,
+            parent_here: false,
         };
         self.check_parent_or_undo(to_owner, to, &undo)
     }
 
-    /// The daemon holding the link count of `ino`.
-    fn home(&self, ino: u64, label: &str) -> Result<u32> {
+    /// The daemon holding the link count of `ino` (the daemon that
+    /// handed out the id).
+    pub(super) fn home(&self, ino: u64, label: &str) -> Result<u32> {
         match home_node(ino) {
             Some(n) if n < self.placement.nodes() => Ok(n),
             _ => Err(Error::os(

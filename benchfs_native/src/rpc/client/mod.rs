@@ -144,6 +144,8 @@ pub struct Client {
     /// The last read's buffer, reused by the next (no allocation and
     /// zeroing per read).
     read_buf: Option<SharedBuf>,
+    /// The files whose homes this client told of their data.
+    data_marks: ops::DataMarks,
 }
 
 /// A trace node name from a client name: `[A-Za-z0-9._-]`, at most 64.
@@ -220,6 +222,7 @@ impl Client {
             fsync_on_close: options.fsync_on_close,
             creator: (crate::sys::effective_uid(), crate::sys::effective_gid()),
             read_buf: None,
+            data_marks: ops::DataMarks::default(),
             options,
         })
     }

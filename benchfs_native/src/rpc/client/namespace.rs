@@ -168,6 +168,7 @@ impl Client {
             path,
             ino: attr.ino,
             data: false,
+            parent_here: false,
         };
         self.check_parent_or_undo(owner, path, &undo)?;
         Ok(attr)
@@ -255,6 +256,7 @@ impl Client {
                 path: to,
                 ino: src.ino,
                 data: false,
+                parent_here: false,
             };
             self.check_parent_or_undo(to_owner, to, &undo)?;
         } else if !self.parent_here(to) {
@@ -265,6 +267,7 @@ impl Client {
             path: from,
             ino: src.ino,
             data: false,
+            parent_here: false,
         };
         match self.call_one(from_owner, &unlink) {
             // Gone already: another client renamed or removed it meanwhile.

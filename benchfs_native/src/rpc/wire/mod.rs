@@ -56,7 +56,9 @@ pub const MAGIC: [u8; 4] = *b"BFSW";
 /// step). 7: link_count's undo step (a link's add taken back when its
 /// source was gone at the mark). 8: statfs's `fs_id` (each file system
 /// counted once by the client).
-pub const VERSION: u16 = 10;
+/// 11: a file's data known absent (`NO_DATA` on the stat and unlink
+/// replies, link_count's data step).
+pub const VERSION: u16 = 11;
 /// Length of the fixed [`Header`].
 pub const HEADER_LEN: usize = 48;
 /// Length of an encoded [`Attr`].
@@ -114,6 +116,11 @@ pub const FLAG_SUBDIR: u16 = 1 << 12;
 /// Flag (check_parent request): an entry went or was replaced; the
 /// directory's times are stamped without checking that it takes entries.
 pub const FLAG_STAMP_ONLY: u16 = 1 << 13;
+/// Flag (stat, unlink reply of a file's record): no data was ever written
+/// to the file (its home daemon, which holds the record, was never told
+/// of a write or a truncate), so its size is 0 and no daemon holds any of
+/// it: the client asks no data daemon.
+pub const FLAG_NO_DATA: u16 = 1 << 14;
 
 /// Bits of a [`Request::Setattr`]'s `mask`: which fields to set.
 pub const SET_MODE: u32 = 1 << 0;

@@ -7,8 +7,8 @@ use crate::code_enum::code_enum;
 
 use super::{
     ATTR_LEN, FLAG_CREATED, FLAG_DATA, FLAG_DATASYNC, FLAG_ECHO, FLAG_EOF, FLAG_EXCL, FLAG_FORCE,
-    FLAG_LINKED, FLAG_PARENT_HERE, FLAG_REPLACED, FLAG_STAMP_ONLY, FLAG_SUBDIR, FLAG_SYNC,
-    STATFS_LEN,
+    FLAG_LINKED, FLAG_NO_DATA, FLAG_PARENT_HERE, FLAG_REPLACED, FLAG_STAMP_ONLY, FLAG_SUBDIR,
+    FLAG_SYNC, STATFS_LEN,
 };
 
 code_enum! {
@@ -74,7 +74,8 @@ impl Op {
             Op::Fsync => FLAG_DATASYNC,
             Op::Shutdown => FLAG_FORCE,
             Op::Ping => FLAG_ECHO,
-            Op::Stat | Op::Unlink | Op::Setattr => FLAG_DATA,
+            Op::Unlink => FLAG_DATA | FLAG_PARENT_HERE,
+            Op::Stat | Op::Setattr => FLAG_DATA,
             _ => 0,
         }
     }
@@ -84,7 +85,8 @@ impl Op {
         match self {
             Op::Readdir => FLAG_EOF,
             Op::Create => FLAG_CREATED,
-            Op::Unlink => FLAG_LINKED,
+            Op::Stat => FLAG_NO_DATA,
+            Op::Unlink => FLAG_LINKED | FLAG_NO_DATA,
             Op::Link => FLAG_LINKED | FLAG_REPLACED,
             Op::LinkCount => FLAG_LINKED,
             _ => 0,

@@ -9,8 +9,8 @@ use super::op::Op;
 use super::request::{check_target_payload, target_len_ok};
 use super::shared::{SharedAttr, put_shared, read_shared};
 use super::{
-    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_LINKED, FLAG_REPLACED, FLAG_REPLY, HEADER_LEN, Limits,
-    MAX_ERRNO, MAX_PATH, MAX_TARGET,
+    FIXED_MAX, FLAG_CREATED, FLAG_EOF, FLAG_LINKED, FLAG_NO_DATA, FLAG_REPLACED, FLAG_REPLY,
+    HEADER_LEN, Limits, MAX_ERRNO, MAX_PATH, MAX_TARGET,
 };
 use crate::error::{Error, Result};
 
@@ -35,7 +35,13 @@ pub enum Reply<'a> {
     /// Opened.
     Open(Attr),
     /// Attributes.
-    Stat(Attr),
+    Stat {
+        /// The record's (or a data object's) attributes.
+        attr: Attr,
+        /// A file's record whose data was never written (`FLAG_NO_DATA`):
+        /// its size is 0, and no daemon holds any of it.
+        no_data: bool,
+    },
     /// Written.
     Write {
         /// Bytes written.
@@ -57,6 +63,9 @@ pub enum Reply<'a> {
         ino: u64,
         /// The name was one of several: drop the count, not the data.
         linked: bool,
+        /// The file's data was never written (`FLAG_NO_DATA`): no daemon
+        /// has any to remove.
+        no_data: bool,
     },
     /// Directory entries: `count` entries, `entries_len` payload bytes
     /// (see [`encode_dir_entries`](super::encode_dir_entries)).
@@ -135,7 +144,7 @@ impl Reply<'_> {
             Reply::Ping { .. } => Op::Ping,
             Reply::Create { .. } => Op::Create,
             Reply::Open(_) => Op::Open,
-            Reply::Stat(_) => Op::Stat,
+            Reply::Stat { .. } => Op::Stat,
             Reply::Write { .. } => Op::Write,
             Reply::Read { .. } => Op::Read,
             Reply::Fsync => Op::Fsync,
@@ -224,8 +233,11 @@ fn write_fixed<const N: usize>(reply: &Reply<'_>, w: &mut Writer<N>) -> u16 {
             put_attr(w, &attr);
             flag(created, FLAG_CREATED)
         }
+        Reply::Stat { attr, no_data } => {
+            put_attr(w, &attr);
+            flag(no_data, FLAG_NO_DATA)
+        }
         Reply::Open(a)
-        | Reply::Stat(a)
         | Reply::Mkdir(a)
         | Reply::Setattr(a)
         | Reply::Symlink(a)
@@ -237,9 +249,13 @@ fn write_fixed<const N: usize>(reply: &Reply<'_>, w: &mut Writer<N>) -> u16 {
             w.u64(written);
             0
         }
-        Reply::Unlink { ino, linked } => {
+        Reply::Unlink {
+            ino,
+            linked,
+            no_data,
+        } => {
             w.u64(ino);
-            flag(linked, FLAG_LINKED)
+            flag(linked, FLAG_LINKED) | flag(no_data, FLAG_NO_DATA)
         }
         Reply::Readdir {
             count,
@@ -355,7 +371,10 @@ pub fn decode_reply_body<'a>(
             created: h.flags & FLAG_CREATED != 0,
         },
         Op::Open => Reply::Open(read_attr(&mut r)?),
-        Op::Stat => Reply::Stat(read_attr(&mut r)?),
+        Op::Stat => Reply::Stat {
+            attr: read_attr(&mut r)?,
+            no_data: h.flags & FLAG_NO_DATA != 0,
+        },
         Op::Write => Reply::Write {
             written: r.u64("written")?,
         },
@@ -365,6 +384,7 @@ pub fn decode_reply_body<'a>(
         Op::Unlink => Reply::Unlink {
             ino: r.u64("ino")?,
             linked: h.flags & FLAG_LINKED != 0,
+            no_data: h.flags & FLAG_NO_DATA != 0,
         },
         Op::LinkCount => {
             let count = r.u64("count")?;

@@ -154,6 +154,9 @@ pub struct Entry {
 pub enum Answer {
     /// open / stat / mkdir / setattr / symlink.
     Attr(Attr),
+    /// stat of a file's record whose data was never written (its size 0,
+    /// no daemon holding any).
+    NoData(Attr),
     /// readlink: the link's attributes and target.
     Link(Attr, String),
     /// create: the record, and whether this call made it.
@@ -166,6 +169,8 @@ pub enum Answer {
         id: u64,
         /// One of several names.
         linked: bool,
+        /// The file's data was never written: none to remove.
+        no_data: bool,
     },
     /// link: what the inserted record replaced, as [`Answer::Id`], and
     /// whether a name was there at all (a replaced symbolic link has id

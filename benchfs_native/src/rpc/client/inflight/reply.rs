@@ -97,15 +97,30 @@ impl Window {
                 return self.finish(conn, p, Ok(Answer::Created(attr, created)), now);
             }
             Reply::Readlink { attr, len } => (Got::Link(attr), len),
+            Reply::Stat {
+                attr,
+                no_data: true,
+            } => {
+                return self.finish(conn, p, Ok(Answer::NoData(attr)), now);
+            }
             Reply::Open(a)
-            | Reply::Stat(a)
+            | Reply::Stat { attr: a, .. }
             | Reply::Mkdir(a)
             | Reply::Setattr(a)
             | Reply::Symlink(a) => {
                 return self.finish(conn, p, Ok(Answer::Attr(a)), now);
             }
-            Reply::Unlink { ino: id, linked } => {
-                return self.finish(conn, p, Ok(Answer::Id { id, linked }), now);
+            Reply::Unlink {
+                ino: id,
+                linked,
+                no_data,
+            } => {
+                let answer = Answer::Id {
+                    id,
+                    linked,
+                    no_data,
+                };
+                return self.finish(conn, p, Ok(answer), now);
             }
             Reply::Link {
                 replaced: id,

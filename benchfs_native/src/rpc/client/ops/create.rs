@@ -58,6 +58,7 @@ impl Client {
                 path,
                 ino: attr.ino,
                 data: false,
+                parent_here: false,
             };
             self.check_parent_or_undo(owner, path, &undo)?;
         }

@@ -24,10 +24,17 @@ const BESIDE_TAG: u64 = u64::MAX;
 impl Client {
     /// The record of `path` ("" = the root) from its metadata owner.
     pub(in crate::rpc::client) fn record(&mut self, path: &str) -> Result<Attr> {
+        self.record_knowing_data(path).map(|(a, _)| a)
+    }
+
+    /// [`Self::record`], and whether its owner knows the file holds no
+    /// data (`NO_DATA`).
+    fn record_knowing_data(&mut self, path: &str) -> Result<(Attr, bool)> {
         check_path("stat", path, true)?;
         let owner = self.placement.metadata_owner(path);
         match self.call_one(owner, &Request::Stat { path, data: false })? {
-            Answer::Attr(a) => Ok(a),
+            Answer::Attr(a) => Ok((a, false)),
+            Answer::NoData(a) => Ok((a, true)),
             a => Err(unexpected("stat", &a)),
         }
     }
@@ -56,12 +63,12 @@ impl Client {
     /// file's home daemon); for a file, its size (the largest of the
     /// daemons' backing files), blocks (their sum) and modification time
     /// (the latest of them, the record's when no daemon holds data) from
-    /// every daemon.
+    /// every daemon, unless the owner knows it was never written.
     pub fn stat(&mut self, path: &str) -> Result<Attr> {
         self.check_connected("stat")?;
-        let record = self.record(path)?;
+        let (record, no_data) = self.record_knowing_data(path)?;
         let mut attr = self.with_shared(record, path)?;
-        if attr.kind == FileKind::File {
+        if attr.kind == FileKind::File && !no_data {
             self.fill_data_attr(&mut attr, path)?;
         }
         Ok(attr)
@@ -86,27 +93,44 @@ impl Client {
     /// Removes file or symbolic link `path`: its record on the metadata
     /// owner, then a file's data from every daemon (for one of several
     /// names: one name less on the file's home daemon, and the data only
-    /// with the last). `EISDIR` for a directory.
+    /// with the last; none for a file the owner knows was never written).
+    /// `EISDIR` for a directory.
     pub fn unlink(&mut self, path: &str) -> Result<()> {
         self.check_connected("unlink")?;
         check_path("unlink", path, false)?;
         let owner = self.placement.metadata_owner(path);
+        // The owner of the parent too: it stamps the parent's times itself.
+        let parent_here = self.parent_here(path);
         let req = Request::Unlink {
             path,
             ino: 0,
             data: false,
+            parent_here,
         };
-        match self.call_one(owner, &req)? {
-            // A symbolic link has no data (the owner reports id 0), a name
-            // of several drops its file's count (the data goes with the
-            // last).
-            Answer::Id { id, linked } if id != 0 && !linked => self.remove_data_stamping(id, path),
-            Answer::Id { id, linked } => {
+        let (id, linked, no_data) = match self.call_one(owner, &req)? {
+            Answer::Id {
+                id,
+                linked,
+                no_data,
+            } => (id, linked, no_data),
+            a => return Err(unexpected("unlink", &a)),
+        };
+        if no_data {
+            if !parent_here {
                 self.parent_changed(path, false);
-                self.settle_removed(id, linked, path)
             }
-            a => Err(unexpected("unlink", &a)),
+            return Ok(());
         }
+        if parent_here {
+            return self.settle_removed(id, linked, path);
+        }
+        // A symbolic link has no data (the owner reports id 0), a name of
+        // several drops its file's count (the data goes with the last).
+        if id != 0 && !linked {
+            return self.remove_data_stamping(id, path);
+        }
+        self.parent_changed(path, false);
+        self.settle_removed(id, linked, path)
     }
 
     /// Removes the data of file `ino` from every daemon.
@@ -115,6 +139,7 @@ impl Client {
             path: p,
             ino: 0,
             data: true,
+            parent_here: false,
         })
         .map(drop)
     }
@@ -142,6 +167,7 @@ impl Client {
                 path: p,
                 ino: 0,
                 data: true,
+                parent_here: false,
             },
             Some(stamp),
         )
@@ -171,6 +197,8 @@ impl Client {
         size: u64,
         file: &str,
     ) -> Result<()> {
+        // A truncate makes data (a size) on a file that had none.
+        self.tell_data(ino, file)?;
         self.fan_out_data(ino, file, |p| Request::Truncate { path: p, size })
             .map(drop)
     }

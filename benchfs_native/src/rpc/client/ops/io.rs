@@ -58,7 +58,15 @@ impl Client {
             ));
         }
         let sync = f.flags & (libc::O_SYNC | libc::O_DSYNC) != 0;
-        let mut calls = Vec::new();
+        // The home hears of the data in the same round: a stat after this
+        // write returns asks the data daemons.
+        let mark = if len == 0 {
+            None
+        } else {
+            self.data_mark(f.ino, &f.path)?
+        };
+        let marking = mark.is_some();
+        let mut calls: Vec<Call> = mark.into_iter().collect();
         let pieces: Vec<_> = split(offset, len, self.conn.chunk_size).collect();
         for (i, p) in pieces.iter().enumerate() {
             let node = self.placement.chunk_owner_from(f.start, p.chunk);
@@ -74,6 +82,9 @@ impl Client {
             calls.push(call.with_payload(piece));
         }
         let out = self.window.run_all(&self.conn, calls, |_| false)?;
+        if marking {
+            self.data_marked(f.ino);
+        }
         // Bytes each piece wrote, or why it wrote none.
         let mut done: Vec<Result<u64>> = pieces.iter().map(|_| Ok(0)).collect();
         for o in out {

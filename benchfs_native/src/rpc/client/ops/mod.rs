@@ -12,12 +12,14 @@
 //! * `parent`: the parent's check after an insert, its stamp after a removal.
 //! * `io`: write, read, fsync, close and detached files.
 //! * `data`: a file's data on every daemon: stat, unlink, truncate.
+//! * `data_marks`: the news of a file's data, told to its home.
 //! * `readdir`: a directory's entries over every daemon.
 //! * `daemons`: ping, stats and shutdown of the daemons themselves.
 
 mod create;
 mod daemons;
 mod data;
+mod data_marks;
 mod io;
 mod parent;
 mod readdir;
@@ -26,6 +28,7 @@ use super::inflight::{Answer, Call, Outcome};
 use super::{Client, OpenFile};
 use crate::error::{Error, Result};
 use crate::rpc::wire::Request;
+pub(super) use data_marks::DataMarks;
 
 /// Largest single read or write (the wire's payload limit).
 pub const MAX_IO: usize = 1 << 30;

@@ -110,6 +110,12 @@ impl Client {
         }
         let handle = self.open(&path, flags, 0o644)?;
         let file = self.file(handle, "phase")?;
+        if spec.write
+            && let Err(e) = self.tell_data(file.ino, &path)
+        {
+            self.files.remove(&handle);
+            return Err(e);
+        }
         let t_open = Instant::now();
         let mut result = PhaseResult {
             path: path.clone(),
@@ -215,7 +221,11 @@ impl Client {
         let in_flight = usize::try_from(end_op - spec.first_op)
             .unwrap_or(usize::MAX)
             .min(self.window.max_in_flight());
-        let mut pool = SharedBuf::transfer_set(in_flight, ts);
+        // Each with where it holds the pattern of, for a write's next fill.
+        let mut pool: Vec<(SharedBuf, Option<u64>)> = SharedBuf::transfer_set(in_flight, ts)
+            .into_iter()
+            .map(|b| (b, None))
+            .collect();
         let t_start = Instant::now();
         let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t_start + d);
         let mut last_done = t_start;
@@ -241,12 +251,13 @@ impl Client {
                     break;
                 };
                 if first {
-                    let mut buf = pool.pop().unwrap_or_else(|| SharedBuf::zeroed(ts));
+                    let (mut buf, filled_at) =
+                        pool.pop().unwrap_or_else(|| (SharedBuf::zeroed(ts), None));
                     let offset = spec.offset(op);
                     if spec.write
                         && let (Some(p), Some(b)) = (&pattern, buf.bytes_mut())
                     {
-                        p.fill(b, offset);
+                        p.refill(b, offset, filled_at);
                     }
                     xfers[slot] = Some(Xfer {
                         offset,
@@ -345,7 +356,7 @@ impl Client {
                 }
             }
             if x.buf.is_exclusive() {
-                pool.push(x.buf);
+                pool.push((x.buf, spec.write.then_some(x.offset)));
             }
         }
         out.ops_reached = sched.reached();

@@ -224,12 +224,16 @@ impl Storage {
         let path = request.path();
         let ef = |e: Error| engine_fail(request, &e);
         match *request {
-            RequestOf::Stat { data: true, .. } => self.data_attr(request).map(Reply::Stat),
+            RequestOf::Stat { data: true, .. } => self.data_attr(request).map(|attr| Reply::Stat {
+                attr,
+                no_data: false,
+            }),
             RequestOf::Unlink { data: true, .. } => store
                 .remove(path)
                 .map(|()| Reply::Unlink {
                     ino: 0,
                     linked: false,
+                    no_data: false,
                 })
                 .map_err(ef),
             RequestOf::Setattr {

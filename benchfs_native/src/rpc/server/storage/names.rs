@@ -217,6 +217,17 @@ impl Names {
             // Checked just above, under the same lock: it is there.
             let _ = ns.dir_changed(split_parent(path).0, subdirs, now);
         }
+        if let (
+            RequestOf::Unlink {
+                parent_here: true, ..
+            },
+            Reply::Unlink { .. },
+        ) = (request, &reply)
+        {
+            // An entry went: the parent's stamp, as a check_parent's
+            // (best effort there too: a parent gone meanwhile is fine).
+            let _ = ns.dir_changed(split_parent(path).0, 0, now);
+        }
         drop(names);
         Ok(reply)
     }
@@ -265,13 +276,17 @@ impl Names {
             }
             RequestOf::Stat { .. } => ns
                 .get(path)
-                .map(|r| Reply::Stat(record_attr(r)))
+                .map(|r| Reply::Stat {
+                    attr: record_attr(r),
+                    no_data: ns.holds_no_data(r),
+                })
                 .ok_or_else(|| no(libc::ENOENT)),
             RequestOf::Unlink { ino, .. } => ns
                 .unlink(path, ino)
                 .map(|r| Reply::Unlink {
                     ino: r.id,
                     linked: r.linked,
+                    no_data: r.no_data,
                 })
                 .map_err(no),
             RequestOf::Mkdir { mode, uid, gid, .. } => ns
@@ -351,6 +366,15 @@ impl Names {
                 ..
             } => {
                 let step = match step {
+                    wire::CountStep::Data => {
+                        return ns
+                            .mark_data(ino)
+                            .map(|()| Reply::LinkCount {
+                                count: 0,
+                                attr: None,
+                            })
+                            .map_err(no);
+                    }
                     wire::CountStep::Mark => {
                         return ns
                             .mark_linked(path, ino)

@@ -131,6 +131,7 @@ pub fn decode_request_body<'a>(
             path,
             ino: r.u64("ino")?,
             data: has(FLAG_DATA),
+            parent_here: has(FLAG_PARENT_HERE),
         },
         Op::Readdir => {
             let cursor = r.u64("cursor")?;

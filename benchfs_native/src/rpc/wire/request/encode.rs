@@ -91,9 +91,14 @@ fn write_fixed<const N: usize>(request: &Request<'_>, w: &mut Writer<N>) -> u16 
             w.u64(size);
             0
         }
-        Request::Unlink { ino, data, .. } => {
+        Request::Unlink {
+            ino,
+            data,
+            parent_here,
+            ..
+        } => {
             w.u64(ino);
-            flag(data, FLAG_DATA)
+            flag(data, FLAG_DATA) | flag(parent_here, FLAG_PARENT_HERE)
         }
         Request::Readdir {
             cursor,

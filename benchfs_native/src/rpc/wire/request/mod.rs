@@ -122,6 +122,9 @@ pub enum RequestOf<P> {
         ino: u64,
         /// `path` names a data object.
         data: bool,
+        /// The receiving daemon also owns the parent's record: it stamps
+        /// the parent's times with the removal (`FLAG_PARENT_HERE`).
+        parent_here: bool,
     },
     /// List directory `path` (empty: the root) from `cursor` (0: the start).
     Readdir {
@@ -235,8 +238,9 @@ pub enum RequestOf<P> {
         path: P,
     },
     /// A step on the link count and shared attributes of file `ino` on
-    /// its home daemon (`path` empty), or [`CountStep::Mark`] of the
-    /// record `path` with id `ino`.
+    /// its home daemon (`path` empty), the news that its data is written
+    /// ([`CountStep::Data`], to its home too), or [`CountStep::Mark`] of
+    /// the record `path` with id `ino`.
     LinkCount {
         /// Empty, or the name to mark.
         path: P,
@@ -272,6 +276,10 @@ code_enum! {
         /// one name less; the count after (0: remove the data), and no
         /// attributes when the entry went with it (no name was ever marked).
         Undo = 6,
+        /// Data is written to the file from now on (a write's or a
+        /// truncate's, sent beside it): its home answers stats and unlinks
+        /// of the file's record without `NO_DATA`. The count is 0.
+        Data = 7,
     }
 }
 
@@ -410,7 +418,7 @@ impl Request<'_> {
             Read { chunk, offset, len },
             Fsync { datasync },
             Truncate { size },
-            Unlink { ino, data },
+            Unlink { ino, data, parent_here },
             Readdir { cursor, max_entries },
             Mkdir { mode, uid, gid, parent_here },
             Rmdir { step, ino },
