@@ -13,6 +13,8 @@ const LOCAL_MASK: u64 = (1 << LOCAL_BITS) - 1;
 #[derive(Debug, Clone)]
 pub struct IdSource {
     node_part: u64,
+    /// The local part before the first id of this start.
+    start: u64,
     next: u64,
 }
 
@@ -21,15 +23,25 @@ impl IdSource {
     pub fn new(node_id: u32, seed: u64) -> IdSource {
         // The upper 11 of the 43 local bits are random: 2^32 ids per run
         // before two runs of one daemon can meet.
+        let start = (seed << 32) & LOCAL_MASK;
         IdSource {
             node_part: (u64::from(node_id) + 1) << LOCAL_BITS,
-            next: (seed << 32) & LOCAL_MASK,
+            start,
+            next: start,
         }
     }
 
     /// Whether this source handed out `ino` (the file's home is here).
     pub fn is_mine(&self, ino: u64) -> bool {
         ino & !LOCAL_MASK == self.node_part
+    }
+
+    /// Whether this source handed out `ino` since it started (not an
+    /// earlier start of the same daemon, whose ids share its node part).
+    pub fn handed_out(&self, ino: u64) -> bool {
+        let local = ino & LOCAL_MASK;
+        let since = |x: u64| x.wrapping_sub(self.start) & LOCAL_MASK;
+        self.is_mine(ino) && since(local) != 0 && since(local) <= since(self.next)
     }
 
     /// The next id.

@@ -358,14 +358,14 @@ impl Namespace {
     }
 
     /// Whether record `r` is a file known to hold no data: one name, an
-    /// id handed out here, and no write or truncate of it told
-    /// ([`Self::mark_data`]). A file renamed in from another daemon, or
-    /// given a second name, is not known here: its data is asked of every
-    /// daemon.
+    /// id handed out here since this daemon started, and no write or
+    /// truncate of it told ([`Self::mark_data`]). A file renamed in from
+    /// another daemon (or from this one before a restart), or given a
+    /// second name, is not known here: its data is asked of every daemon.
     pub fn holds_no_data(&self, r: &Record) -> bool {
         r.kind == Kind::File
             && !r.linked
-            && self.ids.is_mine(r.ino)
+            && self.ids.handed_out(r.ino)
             && !self.written.contains(&r.ino)
     }
 

@@ -123,6 +123,11 @@ fn the_home_knows_which_of_its_files_were_never_written() {
     n.link("h", moved_in, None, true, 2).unwrap();
     assert!(!n.holds_no_data(n.get("h").unwrap()));
     assert_eq!(n.mark_data(moved_in.ino), Err(libc::EINVAL));
+    // Nor one of this daemon's ids from before its restart (another start).
+    let mut before_restart = *n.get("g").unwrap();
+    before_restart.ino = IdSource::new(0, 8).next_id();
+    n.link("k", before_restart, None, true, 2).unwrap();
+    assert!(!n.holds_no_data(n.get("k").unwrap()));
     assert_eq!(n.mark_data(ROOT_INO), Err(libc::EINVAL));
     // A second name makes the file unknown (its names' counts decide).
     n.mark_linked("g", g.ino).unwrap();
@@ -630,4 +635,26 @@ fn device_nodes_keep_their_number_through_a_rename() {
     assert_eq!((d.kind, d.target_len), (Kind::BlockDev, 0x0102));
     let gone = n.unlink("d", 0).unwrap();
     assert_eq!((gone.id, gone.took_name), (0, true));
+}
+
+#[test]
+fn an_id_source_knows_the_ids_of_its_own_start() {
+    let mut ids = IdSource::new(3, u64::MAX);
+    let before = ids.clone();
+    let first = ids.next_id();
+    let second = ids.next_id();
+    assert!(!before.handed_out(first), "not yet handed out");
+    assert!(ids.handed_out(first) && ids.handed_out(second));
+    assert!(
+        !ids.handed_out(ids.clone().next_id()),
+        "the next one is not out yet"
+    );
+    assert!(
+        !ids.handed_out(IdSource::new(3, 5).next_id()),
+        "another start's"
+    );
+    assert!(
+        !ids.handed_out(IdSource::new(4, u64::MAX).next_id()),
+        "another daemon's"
+    );
 }
