@@ -33,6 +33,22 @@ def read_file(c: bn.Client, path: str) -> bytes:
         c.close(h)
 
 
+def owned_by(prefix: str, node: int, nodes: int, stem: str = "n") -> str:
+    """The first name ``{prefix}/{stem}{i}`` whose record daemon ``node`` holds."""
+    return next(
+        p for i in range(1000) if bn.metadata_owner(p := f"{prefix}/{stem}{i}", nodes) == node
+    )
+
+
+#: Bits of a file id below its home daemon's part (namespace/ids.rs).
+ID_LOCAL_BITS = 43
+
+
+def home(ino: int) -> int:
+    """The daemon that handed out ``ino`` and keeps its link count."""
+    return (ino >> ID_LOCAL_BITS) - 1
+
+
 def backing_files(cluster: Cluster, ino: int) -> list[Path]:
     """The backing files of the file with id ``ino`` over the daemons' data dirs."""
     name = f"@{ino:016x}"

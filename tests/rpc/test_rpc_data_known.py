@@ -10,23 +10,11 @@ from collections.abc import Callable
 
 import pytest
 from conftest import CHUNK, NODES, Cluster
-from namespace_files import backing_files, payload, read_file, write_file
+from namespace_files import backing_files, home, owned_by, payload, read_file, write_file
 
 import benchfs_native as bn
 
 pytestmark = pytest.mark.timeout(180)
-
-#: Bits of a file id below its home daemon's part (namespace/ids.rs).
-LOCAL_BITS = 43
-
-
-def home(ino: int) -> int:
-    return (ino >> LOCAL_BITS) - 1
-
-
-def owned_by(prefix: str, node: int) -> str:
-    """A name under ``prefix`` whose record daemon ``node`` holds."""
-    return next(p for i in range(1000) if bn.metadata_owner(p := f"{prefix}/n{i}", NODES) == node)
 
 
 def rpcs_of(c: bn.Client, op: Callable[[str], object], path: str) -> int:
@@ -49,11 +37,8 @@ def test_a_never_written_file_costs_one_daemon(cluster: Cluster) -> None:
         # parent; no data daemon.
         parent_owner = bn.metadata_owner(top, NODES)
         for same in (True, False):
-            name = next(
-                p
-                for i in range(1000)
-                if (bn.metadata_owner(p := f"{top}/e{i}", NODES) == parent_owner) == same
-            )
+            owner = parent_owner if same else (parent_owner + 1) % NODES
+            name = owned_by(top, owner, NODES, stem="e")
             c.close(c.create(name))
             mtime = c.stat(top)["mtime_unix_ns"]
             assert rpcs_of(c, c.unlink, name) == (1 if same else 2)
@@ -117,14 +102,14 @@ def test_renames_away_from_the_home_and_back_keep_the_size(
     data = payload(2, 2 * CHUNK + 3)
     with cluster.client() as c:
         c.mkdir(top)
-        first = owned_by(top, 0)
+        first = owned_by(top, 0, NODES)
         c.close(c.create(first))
         ino = c.stat(first)["ino"]
         assert home(ino) == 0
         h = c.open(first)
         if write_when == "before":
             c.write(h, 0, data)
-        away = owned_by(top, 1)
+        away = owned_by(top, 1, NODES)
         c.rename(first, away)
         if write_when == "after":
             # The open handle writes after the name moved off the home.
@@ -132,11 +117,7 @@ def test_renames_away_from_the_home_and_back_keep_the_size(
         c.close(h)
         assert c.stat(away)["size"] == len(data)
         # Back on a name the home holds: the home still knows of the data.
-        back = next(
-            p
-            for i in range(1000)
-            if bn.metadata_owner(p := f"{top}/back{i}", NODES) == 0 and p != first
-        )
+        back = owned_by(top, 0, NODES, stem="back")
         c.rename(away, back)
         assert rpcs_of(c, c.stat, back) == 1 + NODES
         assert c.stat(back)["size"] == len(data)

@@ -10,21 +10,19 @@ import threading
 
 import pytest
 from conftest import CHUNK, Cluster
-from namespace_files import backing_files, names, payload, read_file, write_file
+from namespace_files import (
+    backing_files,
+    home,
+    names,
+    owned_by,
+    payload,
+    read_file,
+    write_file,
+)
 
 import benchfs_native as bn
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def owned_by(prefix: str, node: int, nodes: int) -> str:
-    """A name under ``prefix`` whose record the daemon ``node`` holds."""
-    return next(p for i in range(1000) if bn.metadata_owner(p := f"{prefix}/n{i}", nodes) == node)
-
-
-def home(ino: int) -> int:
-    """The daemon that handed out ``ino`` and keeps its link count."""
-    return (ino >> 43) - 1
 
 
 def test_names_share_the_data_and_the_last_one_takes_it(cluster: Cluster) -> None:

@@ -12,7 +12,7 @@ import time
 
 import pytest
 from conftest import CHUNK, Cluster
-from namespace_files import backing_files, names, payload, read_file, write_file
+from namespace_files import backing_files, names, owned_by, payload, read_file, write_file
 
 import benchfs_native as bn
 
@@ -413,11 +413,6 @@ def test_open_creat_trunc_of_a_new_file_touches_no_data(cluster: Cluster) -> Non
         assert read_file(c, f"{top}/old") == b""
 
 
-def owned_by(prefix: str, node: int, nodes: int) -> str:
-    """A name under ``prefix`` whose record the daemon ``node`` holds."""
-    return next(p for i in range(1000) if bn.metadata_owner(p := f"{prefix}/l{i}", nodes) == node)
-
-
 def test_symbolic_links_are_records_with_targets(cluster: Cluster) -> None:
     top = f"links-{cluster.transport}"
     nodes = len(cluster.names)
@@ -427,7 +422,7 @@ def test_symbolic_links_are_records_with_targets(cluster: Cluster) -> None:
         file_owner = bn.metadata_owner(f"{top}/file", nodes)
         # A link on every daemon, to a file whose record another one holds.
         for node in range(nodes):
-            path = owned_by(top, node, nodes)
+            path = owned_by(top, node, nodes, stem="l")
             a = c.symlink("file", path)
             assert (a["kind"], a["size"], a["nlink"]) == ("symlink", 4, 1)
             assert stat.S_ISLNK(a["mode"]) and stat.S_IMODE(a["mode"]) == 0o777

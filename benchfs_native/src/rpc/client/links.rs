@@ -151,7 +151,7 @@ impl Client {
     }
 
     /// A step without attributes: the count after it.
-    fn count_step(&mut self, ino: u64, step: CountStep, label: &str) -> Result<u64> {
+    pub(super) fn count_step(&mut self, ino: u64, step: CountStep, label: &str) -> Result<u64> {
         let (n, _) = self.home_step(ino, step, 0, SharedAttr::default(), label)?;
         Ok(n)
     }

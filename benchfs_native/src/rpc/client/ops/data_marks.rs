@@ -17,7 +17,7 @@ const KEPT: usize = 1 << 16;
 
 /// The tag of a data mark sent beside the calls of a write (whose tags
 /// are the pieces' indices).
-pub(in crate::rpc::client) const MARK_TAG: u64 = u64::MAX - 1;
+const MARK_TAG: u64 = u64::MAX - 1;
 
 /// The files whose homes this client told of their data.
 #[derive(Debug, Default)]
@@ -60,10 +60,10 @@ impl Client {
     }
 
     /// Tells the home of file `ino` its data is written, on its own
-    /// (before a truncate, or a phase's transfers).
+    /// (before a truncate, or a phase's transfers): a link_count step.
     pub(in crate::rpc::client) fn tell_data(&mut self, ino: u64, label: &str) -> Result<()> {
-        if let Some(call) = self.data_mark(ino, label)? {
-            self.window.run_all(&self.conn, vec![call], |_| false)?;
+        if !self.data_marks.told.contains(&ino) {
+            self.count_step(ino, CountStep::Data, label)?;
             self.data_marked(ino);
         }
         Ok(())
