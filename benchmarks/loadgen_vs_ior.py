@@ -15,6 +15,17 @@ IOR ratios per direction, with their range (1.00: the loop costs nothing
 IOR does not; the target is >= 0.95). Each run's results directory is
 removed once read; ``--json`` keeps every figure.
 
+A virtual machine whose balloon reports free pages (``virtio_balloon`` with
+free page reporting, ``/sys/module/page_reporting``) hands the memory a run
+frees back to its host within seconds, and the next run's writes fault it in
+again from the host: there every run's first write moved 540-1,040 MiB/s,
+whichever tool, against 5,900-10,500 once the guest kept its pages
+(docs/perf-log/cluster.md). So, as root where the parameter exists, the
+benchmark pauses the reporting while it runs (``page_reporting_order`` above
+the largest order the buddy allocator has) and puts it back after; each
+case starts with one untimed built-in run that gives the guest the memory
+the case needs. What was done is in the output (``free_page_reporting``).
+
 Needs IOR (PATH, ``$IOR_BIN_DIR`` or ``/opt/ior/bin``) and mpirun.
 
 Usage:
@@ -41,6 +52,7 @@ from typing import Any
 
 PHASES = ("write", "read")
 MIB = 1 << 20
+REPORTING_ORDER = Path("/sys/module/page_reporting/parameters/page_reporting_order")
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,33 @@ def neighbour(busy: bool) -> Iterator[None]:
         spinner.join()
 
 
+def _orders() -> int:
+    """How many orders the buddy allocator has: the counts in a line of
+    ``/proc/buddyinfo`` (one per order, 0 upwards, after the zone's name)."""
+    first = Path("/proc/buddyinfo").read_text().splitlines()[0]
+    return sum(field.isdigit() for field in first.split(",", 1)[1].split())
+
+
+@contextmanager
+def free_page_reporting_paused() -> Iterator[str]:
+    """Stop the guest reporting free pages to its host while the block runs,
+    where it does and may be stopped; yields what was done."""
+    try:
+        before = REPORTING_ORDER.read_text().strip()
+    except OSError:
+        yield "absent"
+        return
+    try:
+        REPORTING_ORDER.write_text(str(_orders()))
+    except OSError as error:
+        yield f"on (could not pause it: {error.strerror})"
+        return
+    try:
+        yield f"paused (page_reporting_order {before} -> {_orders()}, restored after)"
+    finally:
+        REPORTING_ORDER.write_text(before)
+
+
 def one_run(case: Case, tool: bool, parent: Path) -> dict[str, float]:
     """One ``benchfs run`` of ``case``, built-in or IOR: MiB/s per phase."""
     target = Path(tempfile.mkdtemp(prefix="loadgen-", dir=parent))
@@ -113,7 +152,10 @@ def one_run(case: Case, tool: bool, parent: Path) -> dict[str, float]:
 
 def run_case(case: Case, rounds: int, disk_dir: Path) -> dict[str, Any]:
     parent = Path("/dev/shm") if case.tmpfs else disk_dir
-    rows = []
+    warm_up = one_run(case, False, parent)
+    print(f"{case.name}, warm-up (untimed): {warm_up['write']:,.0f} / {warm_up['read']:,.0f} "
+          "MiB/s write / read", file=sys.stderr)  # fmt: skip
+    rows: list[dict[str, Any]] = []
     for index in range(rounds):
         order = (False, True) if index % 2 == 0 else (True, False)
         load = os.getloadavg()[0]
@@ -135,6 +177,7 @@ def run_case(case: Case, rounds: int, disk_dir: Path) -> dict[str, Any]:
         "block_mib": case.block_mib,
         "target": "tmpfs" if case.tmpfs else f"page cache ({disk_dir})",
         "busy_neighbour": case.busy,
+        "warm_up": warm_up,
         "rounds": rows,
         "ratio": {
             phase: {"median": statistics.median(r), "min": min(r), "max": max(r)}
@@ -150,10 +193,13 @@ def main() -> None:
                         help="where the page-cache cases write (a disk, not tmpfs)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="every round's figures on stdout")
     options = parser.parse_args()
-    found = [run_case(case, options.rounds, options.disk_dir) for case in CASES]
+    with free_page_reporting_paused() as reporting:
+        found = [run_case(case, options.rounds, options.disk_dir) for case in CASES]
     if options.json:
-        print(json.dumps({"rounds": options.rounds, "cases": found}, indent=2))
+        out = {"rounds": options.rounds, "free_page_reporting": reporting, "cases": found}
+        print(json.dumps(out, indent=2))
         return
+    print(f"free page reporting: {reporting}")
     print("| case | write, built-in / IOR | read, built-in / IOR |\n|---|---|---|")
     for result in found:
         cells = [
