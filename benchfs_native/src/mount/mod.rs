@@ -11,6 +11,8 @@
 //! * [`inodes`]: node ids to paths, with the kernel's lookup counts.
 //! * [`unlinked`]: open files unlinked or renamed over, kept under hidden
 //!   names until their last release.
+//! * [`walk`]: each thread's last lookup, answering the getattr its path
+//!   walk sends next.
 //! * [`readahead`]: the kernel's readahead on the mount, raised to 1 MiB.
 //! * [`attr`], [`errno`]: engine attributes and errors to the kernel's.
 
@@ -23,6 +25,7 @@ pub mod readahead;
 mod reply;
 mod shared;
 pub mod unlinked;
+pub mod walk;
 pub mod workers;
 
 use std::os::fd::{AsFd, AsRawFd};

@@ -26,6 +26,7 @@ use super::attr::{Owner, engine_ino, file_attr, file_type, root_attr};
 use super::errno::errno_of;
 use super::inodes::{Inodes, ROOT, join};
 use super::unlinked::{Unlinked, hidden_name, is_hidden};
+use super::walk::Walks;
 use crate::error::{Error, Result};
 use crate::rpc::client::{Attr, Client, Entry, FileKind, FileRef};
 
@@ -54,6 +55,8 @@ pub(super) struct Shared {
     owner: Owner,
     pub(super) attr_ttl: Duration,
     pub(super) entry_ttl: Duration,
+    /// Each thread's last lookup, for its walk's next getattr.
+    pub(super) walks: Walks,
 }
 
 impl Shared {
@@ -68,6 +71,7 @@ impl Shared {
             owner,
             attr_ttl,
             entry_ttl,
+            walks: Walks::default(),
         }
     }
 

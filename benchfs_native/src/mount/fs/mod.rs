@@ -125,12 +125,17 @@ impl Filesystem for BenchFs {
         self.unmounted();
     }
 
-    fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
+    fn lookup(&mut self, req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
+        let thread = req.pid();
         self.serve(move |c, s| {
+            let generation = s.walks.generation();
             reply.answer(s.stat(c, &path, true), |r, attr| {
+                if s.attr_ttl.is_zero() && !is_hidden(&path) {
+                    s.walks.looked_up(thread, attr, generation);
+                }
                 r.entry(&s.entry_ttl, &attr, 0)
             });
         });
@@ -147,7 +152,12 @@ impl Filesystem for BenchFs {
         }
     }
 
-    fn getattr(&mut self, _req: &Request<'_>, ino: u64, _fh: Option<u64>, reply: ReplyAttr) {
+    fn getattr(&mut self, req: &Request<'_>, ino: u64, fh: Option<u64>, reply: ReplyAttr) {
+        let walked = self.shared.walks.getattr(req.pid(), ino);
+        if let Some(attr) = walked.filter(|_| fh.is_none()) {
+            reply.attr(&self.shared.attr_ttl, &attr);
+            return;
+        }
         let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
@@ -183,6 +193,7 @@ impl Filesystem for BenchFs {
         _flags: Option<u32>,
         reply: ReplyAttr,
     ) {
+        self.shared.walks.changed();
         let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
@@ -207,6 +218,7 @@ impl Filesystem for BenchFs {
         rdev: u32,
         reply: ReplyEntry,
     ) {
+        self.shared.walks.changed();
         // Files, FIFOs, sockets and device nodes. The kernel has checked
         // CAP_MKNOD for a device before this call, and the mount is
         // `nodev`: it refuses to open one.
@@ -251,6 +263,7 @@ impl Filesystem for BenchFs {
     }
 
     fn unlink(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
+        self.shared.walks.changed();
         let Some((path, reply)) = self.child(parent, name, reply) else {
             return;
         };
@@ -266,6 +279,7 @@ impl Filesystem for BenchFs {
         umask: u32,
         reply: ReplyEntry,
     ) {
+        self.shared.walks.changed();
         let Some((path, reply)) = self.new_child(parent, name, reply) else {
             return;
         };
@@ -279,6 +293,7 @@ impl Filesystem for BenchFs {
     }
 
     fn rmdir(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
+        self.shared.walks.changed();
         self.remove_child(parent, name, reply, Client::rmdir);
     }
 
@@ -290,6 +305,7 @@ impl Filesystem for BenchFs {
         target: &Path,
         reply: ReplyEntry,
     ) {
+        self.shared.walks.changed();
         // Targets are kept as UTF-8 text, like names.
         let Some(target) = target.to_str().map(str::to_owned) else {
             reply.error(libc::EINVAL);
@@ -325,6 +341,7 @@ impl Filesystem for BenchFs {
         newname: &OsStr,
         reply: ReplyEntry,
     ) {
+        self.shared.walks.changed();
         let Some((to, reply)) = self.new_child(newparent, newname, reply) else {
             return;
         };
@@ -351,6 +368,7 @@ impl Filesystem for BenchFs {
         flags: u32,
         reply: ReplyEmpty,
     ) {
+        self.shared.walks.changed();
         // RENAME_EXCHANGE and RENAME_WHITEOUT have no engine operation.
         if flags & !libc::RENAME_NOREPLACE != 0 {
             reply.error(libc::EINVAL);
@@ -384,6 +402,7 @@ impl Filesystem for BenchFs {
     }
 
     fn open(&mut self, _req: &Request<'_>, ino: u64, flags: i32, reply: ReplyOpen) {
+        self.shared.walks.changed();
         let Some((_, reply)) = self.path(ino, reply) else {
             return;
         };
@@ -406,6 +425,7 @@ impl Filesystem for BenchFs {
         flags: i32,
         reply: ReplyCreate,
     ) {
+        self.shared.walks.changed();
         let Some((path, reply)) = self.new_child(parent, name, reply) else {
             return;
         };
@@ -470,6 +490,7 @@ impl Filesystem for BenchFs {
         _lock_owner: Option<u64>,
         reply: ReplyWrite,
     ) {
+        self.shared.walks.changed();
         let Some((f, reply)) = self.file(fh, reply) else {
             return;
         };
@@ -496,6 +517,7 @@ impl Filesystem for BenchFs {
         _lock_owner: u64,
         reply: ReplyEmpty,
     ) {
+        self.shared.walks.changed();
         // Writes reach the daemons before they are acknowledged: nothing
         // is buffered here.
         reply.ok();
@@ -511,6 +533,7 @@ impl Filesystem for BenchFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
+        self.shared.walks.changed();
         // The kernel sends no request on a handle after its release; jobs
         // already queued hold their own reference.
         let Some(f) = self.shared.files().remove(&fh) else {
@@ -531,6 +554,7 @@ impl Filesystem for BenchFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
+        self.shared.walks.changed();
         let Some((f, reply)) = self.file(fh, reply) else {
             return;
         };
