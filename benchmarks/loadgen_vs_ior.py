@@ -50,9 +50,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from guest_memory import free_page_reporting_paused
+
 PHASES = ("write", "read")
 MIB = 1 << 20
-REPORTING_ORDER = Path("/sys/module/page_reporting/parameters/page_reporting_order")
 
 
 @dataclass(frozen=True)
@@ -90,33 +91,6 @@ def neighbour(busy: bool) -> Iterator[None]:
     finally:
         spinner.kill()
         spinner.join()
-
-
-def _orders() -> int:
-    """How many orders the buddy allocator has: the counts in a line of
-    ``/proc/buddyinfo`` (one per order, 0 upwards, after the zone's name)."""
-    first = Path("/proc/buddyinfo").read_text().splitlines()[0]
-    return sum(field.isdigit() for field in first.split(",", 1)[1].split())
-
-
-@contextmanager
-def free_page_reporting_paused() -> Iterator[str]:
-    """Stop the guest reporting free pages to its host while the block runs,
-    where it does and may be stopped; yields what was done."""
-    try:
-        before = REPORTING_ORDER.read_text().strip()
-    except OSError:
-        yield "absent"
-        return
-    try:
-        REPORTING_ORDER.write_text(str(_orders()))
-    except OSError as error:
-        yield f"on (could not pause it: {error.strerror})"
-        return
-    try:
-        yield f"paused (page_reporting_order {before} -> {_orders()}, restored after)"
-    finally:
-        REPORTING_ORDER.write_text(before)
 
 
 def one_run(case: Case, tool: bool, parent: Path) -> dict[str, float]:

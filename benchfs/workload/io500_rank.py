@@ -27,6 +27,7 @@ refuses a file in a missing one). The ior files are removed at the end.
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -45,6 +46,7 @@ IOR_HARD_FILE = f"{ROOT}/ior-hard/file"
 MDTEST_EASY = f"{ROOT}/mdtest-easy"
 MDTEST_HARD = f"{ROOT}/mdtest-hard"
 FIND_NAME = "*01*"
+_find_name = re.compile(fnmatch.translate(FIND_NAME)).match
 FIND_SIZE = MDTEST_HARD_BYTES
 REPETITION = 0  # the suite runs once
 
@@ -109,15 +111,13 @@ def scan_level(
     below: list[str] = []
     scanned = found = 0
     for directory in directories:
-        for entry in target.list_dir(directory):
-            path = f"{directory}/{entry.name}"
-            if entry.is_dir:
-                below.append(path)
-                continue
-            scanned += 1
-            if fnmatch.fnmatchcase(entry.name, FIND_NAME):
-                size, mtime_ns = target.attributes(path)
-                found += size == FIND_SIZE and mtime_ns > newer_than_ns
+        dirs, files = target.scan(directory)
+        below += [f"{directory}/{name}" for name in dirs]
+        scanned += len(files)
+        # Only a name that matches is stat'ed, as pfind.
+        for name in filter(_find_name, files):
+            size, mtime_ns = target.attributes(f"{directory}/{name}")
+            found += size == FIND_SIZE and mtime_ns > newer_than_ns
     return below, scanned, found
 
 

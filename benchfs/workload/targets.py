@@ -12,17 +12,8 @@ import contextlib
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One directory entry, as find sees it."""
-
-    name: str
-    is_dir: bool
 
 
 class EngineTarget:
@@ -47,8 +38,13 @@ class EngineTarget:
             with contextlib.suppress(FileExistsError):
                 mkdir(path)
 
-    def list_dir(self, path: str) -> list[Entry]:
-        return [Entry(e["name"], stat.S_ISDIR(e["mode"])) for e in self.client.readdir(path)]
+    def scan(self, path: str) -> tuple[list[str], list[str]]:
+        """The names in a directory, as find sees them: (its directories, the rest)."""
+        dirs: list[str] = []
+        rest: list[str] = []
+        for e in self.client.readdir(path):
+            (dirs if stat.S_ISDIR(e["mode"]) else rest).append(e["name"])
+        return dirs, rest
 
     def attributes(self, path: str) -> tuple[int, int]:
         """(size, mtime in ns) of a file."""
@@ -99,9 +95,15 @@ class PosixTarget:
     def make_dir(self, path: str) -> None:
         (self.directory / path).mkdir(mode=0o700, exist_ok=True)
 
-    def list_dir(self, path: str) -> list[Entry]:
+    def scan(self, path: str) -> tuple[list[str], list[str]]:
+        """The names in a directory, as find sees them: (its directories, the rest).
+        The entry's type from the listing (no stat), as pfind."""
+        dirs: list[str] = []
+        rest: list[str] = []
         with os.scandir(self.directory / path) as entries:
-            return [Entry(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+            for e in entries:
+                (dirs if e.is_dir(follow_symlinks=False) else rest).append(e.name)
+        return dirs, rest
 
     def attributes(self, path: str) -> tuple[int, int]:
         found = os.lstat(self.directory / path)
