@@ -15,16 +15,12 @@ IOR ratios per direction, with their range (1.00: the loop costs nothing
 IOR does not; the target is >= 0.95). Each run's results directory is
 removed once read; ``--json`` keeps every figure.
 
-A virtual machine whose balloon reports free pages (``virtio_balloon`` with
-free page reporting, ``/sys/module/page_reporting``) hands the memory a run
-frees back to its host within seconds, and the next run's writes fault it in
-again from the host: there every run's first write moved 540-1,040 MiB/s,
-whichever tool, against 5,900-10,500 once the guest kept its pages
-(docs/perf-log/cluster.md). So, as root where the parameter exists, the
-benchmark pauses the reporting while it runs (``page_reporting_order`` above
-the largest order the buddy allocator has) and puts it back after; each
-case starts with one untimed built-in run that gives the guest the memory
-the case needs. What was done is in the output (``free_page_reporting``).
+As root where the guest reports free pages to its host, the reporting is
+paused while the cases run (``guest_memory``: there every run's first write
+moved 540-1,040 MiB/s, whichever tool, against 5,900-10,500 once the guest
+kept its pages), and each case starts with one untimed built-in run that
+gives the guest the memory the case needs. What was done is in the output
+(``free_page_reporting``).
 
 Needs IOR (PATH, ``$IOR_BIN_DIR`` or ``/opt/ior/bin``) and mpirun.
 
