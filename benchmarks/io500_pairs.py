@@ -30,22 +30,20 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchfs_runs import finished_run, workload_summary
 from guest_memory import free_page_reporting_paused
 
 
 def one_run(options: argparse.Namespace, reference: bool) -> dict[str, Any]:
     """One suite run: each phase's IO500 rate, and the score."""
     target = Path(tempfile.mkdtemp(prefix="io500-pairs-", dir=options.dir))
-    results = Path(tempfile.mkdtemp(prefix="benchfs-io500-pairs-results-"))
-    argv = [
-        sys.executable, "-m", "benchfs", "run", "--suite", "io500-quick",
-        "--results-dir", str(results),
+    args = [
+        "--suite", "io500-quick",
         "--set", "cluster.local_nodes=1",
         "--set", f"workload.target=posix:{target}",
         "--set", f"workload.tasks_per_node={options.ranks}",
@@ -58,22 +56,17 @@ def one_run(options: argparse.Namespace, reference: bool) -> dict[str, Any]:
         "--set", f"suite.mdtest_hard_files={options.hard_files}",
     ]  # fmt: skip
     if reference:
-        argv += ["--set", "suite.tool=io500"]
+        args += ["--set", "suite.tool=io500"]
+    what = f"io500-quick ({'reference' if reference else 'built-in'})"
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            tail = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
-            side = "reference" if reference else "built-in"
-            raise SystemExit(f"io500-quick ({side}) failed:\n{tail}")
-        (run_dir,) = [p for p in results.iterdir() if p.is_dir() and not p.name.startswith(".")]
-        summary = json.loads((run_dir / "workload" / "summary.json").read_text())
-        rates = {p["phase"]: float(p["io500_rate"]) for p in summary["phases"]}
-        # The phase's time where the summary has it (IOR's MeanTime).
-        seconds = {p["phase"]: p.get("MeanTime") for p in summary["phases"]}
-        return {"rates": rates, "seconds": seconds, "score": float(summary["score"])}
+        with finished_run(args, what, "benchfs-io500-pairs-results-") as run_dir:
+            summary = workload_summary(run_dir)
     finally:
-        shutil.rmtree(results, ignore_errors=True)
         shutil.rmtree(target, ignore_errors=True)
+    rates = {p["phase"]: float(p["io500_rate"]) for p in summary["phases"]}
+    # The phase's time where the summary has it (IOR's MeanTime).
+    seconds = {p["phase"]: p.get("MeanTime") for p in summary["phases"]}
+    return {"rates": rates, "seconds": seconds, "score": float(summary["score"])}
 
 
 def spread(values: list[float]) -> dict[str, float]:

@@ -25,13 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
+
+from benchfs_runs import finished_run, workload_summary
 
 PHASES = ("write", "read")
 
@@ -39,18 +37,10 @@ PHASES = ("write", "read")
 def one_run(live: bool, extra: list[str]) -> dict[str, Any]:
     """One ``benchfs run``, live view on or off: its figures."""
     load = os.getloadavg()[0]
-    results = Path(tempfile.mkdtemp(prefix="benchfs-live-view-"))
-    try:
-        argv = [
-            sys.executable, "-m", "benchfs", "run", "--results-dir", str(results),
-            "--set", f"live.interval_s={1.0 if live else 0.0}", *extra,
-        ]  # fmt: skip
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            tail = "\n".join(done.stderr.splitlines()[-20:])
-            raise SystemExit(f"benchfs run (live {'on' if live else 'off'}) failed:\n{tail}")
-        (run_dir,) = [p for p in results.iterdir() if p.is_dir() and not p.name.startswith(".")]
-        summary = json.loads((run_dir / "workload" / "summary.json").read_text())
+    args = ["--set", f"live.interval_s={1.0 if live else 0.0}", *extra]
+    what = f"benchfs run (live {'on' if live else 'off'})"
+    with finished_run(args, what, "benchfs-live-view-") as run_dir:
+        summary = workload_summary(run_dir)
         manifest = json.loads((run_dir / "manifest.json").read_text())
         bandwidth = {p["phase"]: p["bwMeanMIB"] for p in summary["phases"] if p["phase"] in PHASES}
         alerts = (manifest.get("live") or {}).get("alerts") or []
@@ -59,17 +49,15 @@ def one_run(live: bool, extra: list[str]) -> dict[str, Any]:
         verdicts = (
             json.loads(verdicts_file.read_text())["verdicts"] if verdicts_file.exists() else []
         )
-        flagged = sorted({v["node"] for v in verdicts if v["status"] != "ok"})
-        return {
-            "live": live,
-            "load_1min": load,
-            "bandwidth_mib_s": bandwidth,
-            "alerts": [f"{a['node']} {a['phase']}: {a.get('message', '')}" for a in alerts],
-            "flagged": flagged,
-            "verdicts": [v["verdict"] for v in verdicts if v["status"] != "ok"],
-        }
-    finally:
-        shutil.rmtree(results, ignore_errors=True)
+    flagged = sorted({v["node"] for v in verdicts if v["status"] != "ok"})
+    return {
+        "live": live,
+        "load_1min": load,
+        "bandwidth_mib_s": bandwidth,
+        "alerts": [f"{a['node']} {a['phase']}: {a.get('message', '')}" for a in alerts],
+        "flagged": flagged,
+        "verdicts": [v["verdict"] for v in verdicts if v["status"] != "ok"],
+    }
 
 
 def ratio_line(pairs: list[tuple[dict[str, Any], dict[str, Any]]], phase: str) -> str:

@@ -37,7 +37,6 @@ import multiprocessing
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -46,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchfs_runs import finished_run, workload_summary
 from guest_memory import free_page_reporting_paused
 
 PHASES = ("write", "read")
@@ -92,10 +92,8 @@ def neighbour(busy: bool) -> Iterator[None]:
 def one_run(case: Case, tool: bool, parent: Path) -> dict[str, float]:
     """One ``benchfs run`` of ``case``, built-in or IOR: MiB/s per phase."""
     target = Path(tempfile.mkdtemp(prefix="loadgen-", dir=parent))
-    results = Path(tempfile.mkdtemp(prefix="benchfs-loadgen-results-"))
     size = f"{case.block_mib}m"
-    argv = [
-        sys.executable, "-m", "benchfs", "run", "--results-dir", str(results),
+    args = [
         "--set", "cluster.local_nodes=1",
         "--set", f"workload.target=posix:{target}",
         "--set", f"workload.tasks_per_node={case.ranks}",
@@ -105,18 +103,14 @@ def one_run(case: Case, tool: bool, parent: Path) -> dict[str, float]:
         "--transfer-size", "1m", "--block-size", size,
     ]  # fmt: skip
     if tool:
-        args = ["-a", "POSIX", "-w", "-r", "-F", "-C", "-t", "1m", "-b", size]
-        argv += ["--set", "workload.tool=ior", "--set", f"workload.tool_args={','.join(args)}"]
+        ior = ["-a", "POSIX", "-w", "-r", "-F", "-C", "-t", "1m", "-b", size]
+        args += ["--set", "workload.tool=ior", "--set", f"workload.tool_args={','.join(ior)}"]
+    what = f"{case.name} ({'IOR' if tool else 'built-in'})"
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            tail = "\n".join(done.stderr.splitlines()[-20:])
-            raise SystemExit(f"{case.name} ({'IOR' if tool else 'built-in'}) failed:\n{tail}")
-        (run_dir,) = [p for p in results.iterdir() if p.is_dir() and not p.name.startswith(".")]
-        summary = json.loads((run_dir / "workload" / "summary.json").read_text())
+        with finished_run(args, what, "benchfs-loadgen-results-") as run_dir:
+            summary = workload_summary(run_dir)
         return {p["phase"]: p["bwMeanMIB"] for p in summary["phases"] if p["phase"] in PHASES}
     finally:
-        shutil.rmtree(results, ignore_errors=True)
         shutil.rmtree(target, ignore_errors=True)
 
 
