@@ -81,26 +81,13 @@ impl Walks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fuser::FileType;
-    use std::time::SystemTime;
+    use crate::mount::attr::{Owner, root_attr};
 
+    /// A directory's attributes as node `ino`.
     fn attr(ino: u64) -> FileAttr {
         FileAttr {
             ino,
-            size: 0,
-            blocks: 0,
-            atime: SystemTime::UNIX_EPOCH,
-            mtime: SystemTime::UNIX_EPOCH,
-            ctime: SystemTime::UNIX_EPOCH,
-            crtime: SystemTime::UNIX_EPOCH,
-            kind: FileType::Directory,
-            perm: 0o755,
-            nlink: 2,
-            uid: 0,
-            gid: 0,
-            rdev: 0,
-            blksize: 4096,
-            flags: 0,
+            ..root_attr(Owner { uid: 0, gid: 0 })
         }
     }
 
