@@ -21,11 +21,16 @@
 //! * each gets `SO_PASSCRED`, so every datagram carries its sender's
 //!   uid and pid;
 //! * before the worker arms, and after it wakes, [`SignalSockets::drain`]
-//!   reads every queued datagram itself: one from the worker's own uid is
-//!   a peer's wake-up (read and dropped, as UCX would); one from another
-//!   uid is counted as foreign and dropped. A wake-up that brought only
-//!   foreign datagrams sends the worker straight back to sleep instead of
-//!   into its spin.
+//!   looks at the queued datagrams in order: one from another uid is
+//!   counted as foreign and dropped; one from the worker's own uid is a
+//!   peer's wake-up and stays queued for UCX. UCX reads it when it arms
+//!   the interface, and for an interface it has set aside (no endpoint of
+//!   the worker uses it, so it is neither progressed nor armed with the
+//!   worker) its async thread must see it queued: that is what puts the
+//!   interface back into progress. A wake-up taken here instead left the
+//!   peer's message unread in the FIFO until the wait's deadline. A
+//!   wake-up that brought only foreign datagrams sends the worker straight
+//!   back to sleep instead of into its spin.
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -96,25 +101,33 @@ impl SignalSockets {
         &self.fds
     }
 
-    /// Reads every datagram queued on the sockets, counting those of other
-    /// uids. `woke`: the worker just woke from its event fd (a wake-up
-    /// with only foreign datagrams is counted as theirs).
+    /// Drops the foreign datagrams at the head of each socket's queue, up
+    /// to the first from the worker's own uid, which stays queued for UCX
+    /// (counted in `own`). `woke`: the worker just woke from its event fd
+    /// (a wake-up with only foreign datagrams is counted as theirs).
     pub(crate) fn drain(&self, woke: bool) -> Drained {
         let mut d = Drained::default();
         let mut seen = self.seen.get();
         for &fd in &self.fds {
-            while let Some(sender) = recv_one(fd) {
+            // The worker's thread is the only reader of the socket (UCX
+            // reads it when arming, from the same thread), so the head
+            // peeked is the head dropped.
+            while let Some(sender) = peek_sender(fd) {
                 match sender {
-                    Some((uid, _)) if uid == self.uid => d.own += 1,
+                    Some((uid, _)) if uid == self.uid => {
+                        d.own += 1;
+                        break;
+                    }
                     Some((uid, pid)) => {
-                        d.foreign += 1;
                         seen.last_uid = uid;
                         seen.last_pid = pid;
                     }
                     // No credentials (cannot happen with SO_PASSCRED):
                     // not provably the job's.
-                    None => d.foreign += 1,
+                    None => {}
                 }
+                d.foreign += 1;
+                drop_head(fd);
             }
         }
         seen.datagrams += d.foreign;
@@ -188,13 +201,14 @@ fn pass_credentials(fd: RawFd) -> bool {
     }
 }
 
-/// One queued datagram of `fd`, read without waiting: `Some(sender)` (its
-/// uid and pid, when it carried credentials), `None` when none is queued.
+/// The sender of the datagram at the head of `fd`'s queue, which stays
+/// queued: `Some(sender)` (its uid and pid, when it carried credentials),
+/// `None` when none is queued.
 #[allow(
     clippy::option_option,
     reason = "a datagram without credentials differs from no datagram"
 )]
-fn recv_one(fd: RawFd) -> Option<Option<(u32, i32)>> {
+fn peek_sender(fd: RawFd) -> Option<Option<(u32, i32)>> {
     let mut byte = [0u8; 64];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
@@ -210,7 +224,7 @@ fn recv_one(fd: RawFd) -> Option<Option<(u32, i32)>> {
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = size_of_val(&control);
     // Safety: `msg` points at live buffers of the lengths it gives.
-    let n = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_DONTWAIT | libc::MSG_TRUNC) };
+    let n = unsafe { libc::recvmsg(fd, &raw mut msg, libc::MSG_DONTWAIT | libc::MSG_PEEK) };
     if n < 0 {
         return None;
     }
@@ -234,6 +248,14 @@ fn recv_one(fd: RawFd) -> Option<Option<(u32, i32)>> {
     Some(None)
 }
 
+/// Drops the datagram at the head of `fd`'s queue, without waiting.
+fn drop_head(fd: RawFd) {
+    let mut byte = [0u8; 1];
+    // Safety: a live one-byte buffer; the rest of the datagram is dropped
+    // with it.
+    unsafe { libc::recv(fd, byte.as_mut_ptr().cast(), 1, libc::MSG_DONTWAIT) };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,29 +276,86 @@ mod tests {
         let found = SignalSockets::created_since(&before);
         drop(guard);
         assert_eq!(found.fds(), [fd]);
-        // A datagram of our own uid is a peer's wake-up, not foreign.
         // Safety: sockaddr_un is plain data; all-zero is a valid value.
         let mut name: libc::sockaddr_un = unsafe { std::mem::zeroed() };
         let mut nlen = size_of::<libc::sockaddr_un>() as libc::socklen_t;
         // Safety: `name` is writable for `nlen` bytes.
         let named = unsafe { libc::getsockname(fd, (&raw mut name).cast(), &raw mut nlen) };
         assert_eq!(named, 0);
-        // Safety: one byte from a live buffer to the address just read.
-        let sent = unsafe {
-            libc::sendto(
-                fd,
-                [0u8].as_ptr().cast(),
-                1,
-                0,
-                (&raw const name).cast(),
-                nlen,
-            )
-        };
-        assert_eq!(sent, 1);
+        let send = |uid: Option<u32>| send_as(fd, &name, nlen, uid);
+        // A datagram of our own uid is a peer's wake-up: it stays queued
+        // for UCX, however often the worker looks.
+        assert_eq!(send(None), 1);
         assert_eq!(found.drain(true), Drained { own: 1, foreign: 0 });
-        assert_eq!(found.drain(false), Drained::default());
+        assert_eq!(found.drain(false), Drained { own: 1, foreign: 0 });
         assert_eq!(found.seen(), ForeignSignals::default());
+        drop_head(fd);
+        assert_eq!(found.drain(false), Drained::default());
+        // Safety: no arguments; cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            // Only root may send another uid's credentials.
+            assert_eq!(send(Some(65534)), -1);
+        } else {
+            // Two outsiders, a peer's wake-up, another outsider: those
+            // ahead of the wake-up are dropped, the one behind it waits
+            // until UCX has read it.
+            for uid in [Some(65534), Some(65534), None, Some(65533)] {
+                assert_eq!(send(uid), 1);
+            }
+            assert_eq!(found.drain(true), Drained { own: 1, foreign: 2 });
+            assert_eq!(found.seen().last_uid, 65534);
+            drop_head(fd);
+            assert_eq!(found.drain(true), Drained { own: 0, foreign: 1 });
+            let seen = found.seen();
+            assert_eq!((seen.datagrams, seen.wakeups), (3, 1));
+            assert_eq!(seen.last_uid, 65533);
+            assert_eq!(found.drain(false), Drained::default());
+        }
         // Safety: our own descriptor, closed once.
         unsafe { libc::close(fd) };
+    }
+
+    /// Sends one byte from `fd` to `name`, with the credentials of `uid`
+    /// (the process's own with `None`).
+    fn send_as(
+        fd: RawFd,
+        name: &libc::sockaddr_un,
+        nlen: libc::socklen_t,
+        uid: Option<u32>,
+    ) -> isize {
+        let mut byte = [0u8];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut control = [0u64; 8];
+        // Safety: msghdr is plain data; all-zero is a valid value.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_name = (name as *const libc::sockaddr_un).cast_mut().cast();
+        msg.msg_namelen = nlen;
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        if let Some(uid) = uid {
+            let cred = libc::ucred {
+                // Safety: no arguments; cannot fail.
+                pid: unsafe { libc::getpid() },
+                uid,
+                gid: uid,
+            };
+            msg.msg_control = control.as_mut_ptr().cast();
+            // Safety: CMSG_SPACE / CMSG_LEN only compute sizes.
+            msg.msg_controllen = unsafe { libc::CMSG_SPACE(size_of_val(&cred) as u32) } as usize;
+            // Safety: the control buffer holds one ucred message, and the
+            // header and data written lie inside it.
+            unsafe {
+                let c = libc::CMSG_FIRSTHDR(&raw const msg);
+                (*c).cmsg_level = libc::SOL_SOCKET;
+                (*c).cmsg_type = libc::SCM_CREDENTIALS;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of_val(&cred) as u32) as usize;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c).cast(), cred);
+            }
+        }
+        // Safety: `msg` points at live buffers of the lengths it gives.
+        unsafe { libc::sendmsg(fd, &raw const msg, 0) }
     }
 }
