@@ -342,8 +342,11 @@ pub fn serve(config: &DaemonConfig) -> Result<DaemonSummary> {
         start_time_unix_ns: Record::now_unix_ns(),
         protocol_version: wire::VERSION,
     };
-    membership::register(&config.registry_dir, &record)?;
+    // The members file goes before the record appears, never after: the
+    // orchestrator publishes once it sees every record, so a removal after
+    // this daemon's record could take away the file just published for it.
     membership::discard_members(&config.registry_dir)?;
+    membership::register(&config.registry_dir, &record)?;
     let registered_after = t0.elapsed();
     crate::log_line!(
         "benchfs daemon {} (node {}) registered in {} ms",

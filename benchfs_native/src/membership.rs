@@ -15,8 +15,10 @@
 //! * `members.json` ([`MEMBERS_FILE`]) beside the records is not a record:
 //!   it is the consolidated list the orchestrator writes once every daemon
 //!   registered (`rpc::members`), so a client opens one file, not N. A
-//!   daemon that registers removes it ([`discard_members`]): the list no
-//!   longer holds once a member's address may have changed.
+//!   daemon removes it just before it registers ([`discard_members`]):
+//!   the list no longer holds once a member's address may have changed,
+//!   and a removal after the record could take away the file the
+//!   orchestrator published on seeing that record.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -303,8 +305,8 @@ fn is_record_name(name: &str) -> bool {
         && name != MEMBERS_FILE
 }
 
-/// Removes the members file of `dir` (a registering daemon's first act
-/// after its record: the consolidated list is stale from then on). A file
+/// Removes the members file of `dir` (a daemon's last act before it
+/// writes its record: the consolidated list is stale from then on). A file
 /// that is not there is not an error.
 pub fn discard_members(dir: &Path) -> Result<()> {
     let p = dir.join(MEMBERS_FILE);
