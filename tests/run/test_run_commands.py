@@ -24,7 +24,8 @@ from benchfs.run.daemons import (
     ranks_named,
     write_daemon_configs,
 )
-from benchfs.run.workloads.rank_job import rank_failure
+from benchfs.run.observer import RunObserver
+from benchfs.run.workloads.rank_job import ProgressWatch, rank_failure
 from benchfs.workload.spec import WorkloadSpec, workload_spec
 
 PY = "/venv/bin/python"
@@ -227,6 +228,40 @@ def test_a_rank_killed_by_a_signal_is_named_before_the_errors_it_caused(tmp_path
         "workload rank 0 on a failed: "
         "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD"
     )
+
+
+def test_a_start_is_late_only_when_no_further_rank_begins(tmp_path: Path) -> None:
+    run = config()
+    spec = workload_spec(
+        run, hosts=["a", "b"], node_names=["a", "b"], registry_dir=tmp_path,
+        workload_dir=tmp_path / "w", state_dir=tmp_path / "state", trace_dir=None,
+    )  # fmt: skip
+    (tmp_path / "w").mkdir()
+    log = tmp_path / "workload.log"
+    log.write_text("")
+    watch = ProgressWatch(spec, run.cluster.deadlines, RunObserver(), log)
+    watch.start()
+    window = 10 * 365 * 86400.0  # further back than any start window
+
+    def waited_past_the_window() -> None:
+        watch.started -= window
+        watch.poll()
+
+    watch.poll()  # nothing yet, the window has just begun
+    spec.rank_file(0).parent.mkdir(parents=True)
+    spec.rank_file(0).write_text("{}")
+    waited_past_the_window()  # a rank began: the window restarts
+    assert watch.ranks_started == 1
+    late = rf"nothing moved for .* with 1 of {spec.ranks} ranks begun"
+    with pytest.raises(LaunchError, match=late):
+        waited_past_the_window()
+    for rank in range(1, spec.ranks):
+        spec.rank_file(rank).write_text("{}")
+    waited_past_the_window()
+    Path(spec.connect_file).write_text("")
+    waited_past_the_window()  # every rank connected is one more step
+    with pytest.raises(LaunchError, match=f"{spec.ranks} of {spec.ranks} ranks begun"):
+        waited_past_the_window()
 
 
 def test_log_tails_skip_backtraces(tmp_path: Path) -> None:

@@ -58,6 +58,17 @@ def test_sixteen_namespace_hosts_four_ranks_each_over_tcp(
 
     assert point.status == "completed"
     ranks = len(hosts) * RANKS_PER_HOST
+    # Every rank moved its block in both phases (a short one named, not summed away).
+    rows = read_json_lines(RunLayout(point.run_dir).ranks)
+    short = [
+        (row["phase"], row["rank"], row["host"], row["bytes"], row["errors"])
+        for row in rows
+        if row["bytes"] != 128 * KiB
+    ]
+    assert short == [], short
+    assert sorted((row["phase"], row["rank"]) for row in rows) == sorted(
+        (phase, rank) for phase in ("read", "write") for rank in range(ranks)
+    )
     write, read = summary(point.run_dir)["phases"]
     assert write["bytes"] == read["bytes"] == ranks * 128 * KiB
     assert write["numTasks"] == ranks

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import subprocess
 import time
@@ -66,35 +67,55 @@ def rank_failure(spec: WorkloadSpec, log: Path, code: int) -> str:
 
 class ProgressWatch:
     """The ranks' live progress (``benchfs.workload.progress``), shown as it
-    goes: ranks that never start a phase, or a phase past its deadline
-    (``cluster.deadlines``), end the point."""
+    goes: ranks that stop getting closer to a phase, or a phase past its
+    deadline (``cluster.deadlines``), end the point."""
 
     def __init__(
         self, spec: WorkloadSpec, deadlines: Deadlines, observer: RunObserver, log: Path
     ) -> None:
         self.spec, self.deadlines, self.observer, self.log = spec, deadlines, observer, log
         self.started = time.monotonic()
+        self.ranks_started = 0
         self.notes: list[str] = []
 
     def start(self) -> None:
         self.started = time.monotonic()
+        self.ranks_started = 0
 
     def stop(self) -> None:
         pass
+
+    def _starting(self) -> int:
+        """How many ranks have begun (their rank file), and their connect
+        recorded as one more step; the clock restarts on every new one."""
+        spec = self.spec
+        try:
+            # One directory read, not a stat per rank (thousands of ranks).
+            names = os.listdir(spec.rank_file(0).parent)
+        except OSError:
+            names = []
+        begun = sum(name.endswith(".json") for name in names)
+        return begun + Path(spec.connect_file).exists()
 
     def poll(self) -> None:
         deadlines = self.deadlines
         status = read_status(self.spec.phase_file)
         if status is None:
-            # Starting the ranks and their connects grow with the hosts, daemons and ranks.
+            # A start is late only when it stops moving: on a loaded machine
+            # MPI start-up and the ranks' connects grow with the hosts, daemons
+            # and ranks, so the window restarts each time another rank begins.
             spec = self.spec
             start_s = deadlines.rpc_s + deadlines.grown(
                 deadlines.connect_s(len(spec.node_names), spec.ranks), len(spec.hosts)
             )
-            if time.monotonic() - self.started > start_s:
+            starting = self._starting()
+            if starting > self.ranks_started:
+                self.ranks_started, self.started = starting, time.monotonic()
+            elif time.monotonic() - self.started > start_s:
+                begun = min(starting, spec.ranks)
                 raise LaunchError(
-                    f"workload ranks did not start a phase within {start_s:g} s: "
-                    f"{log_tail(self.log)}"
+                    f"workload ranks did not start a phase: nothing moved for {start_s:g} s "
+                    f"with {begun} of {spec.ranks} ranks begun: {log_tail(self.log)}"
                 )
             return
         progress = current_progress(self.spec)
