@@ -37,7 +37,9 @@ fn record(name: &str, id: u32) -> Record {
         node_name: name.to_owned(),
         node_id: id,
         daemon_index: 0,
-        pid: 4242 + id,
+        // Above the kernel's pid_max (at most 2^22): never a live process of
+        // this machine, so re-registering a name is never refused as held.
+        pid: 4_000_000_000 + id,
         host: format!("host-{name}"),
         worker_address: vec![0, 1, 0xab, 0xff, id as u8],
         data_dir: format!("/local/benchfs/{name}"),
