@@ -19,6 +19,8 @@ use crate::sys::AnonMapping;
 /// The smallest set of transfer buffers cut from huge pages: below it,
 /// rounding up to a whole huge page would cost more memory than the set.
 const HUGE_SET_MIN: usize = 1 << 20;
+/// The smallest page: one write in each faults a whole buffer in.
+const BASE_PAGE: usize = 4096;
 
 struct Alloc {
     ptr: *mut u8,
@@ -79,7 +81,23 @@ impl SharedBuf {
     /// huge pages): a rendezvous receiver pins the sender's pages for every
     /// copy, and pins a huge page as one where it pins 512 base pages.
     /// Where no such mapping can be made the buffers come from the heap.
+    /// Every page is faulted in here, before a caller starts its clock:
+    /// IOR and fio fill their buffers before they time, and a first
+    /// touch that zeroes the page (on a virtual machine, faults it in
+    /// from the host too) is not the file system's time.
     pub fn transfer_set(count: usize, len: usize) -> Vec<SharedBuf> {
+        let mut set = SharedBuf::untouched_set(count, len);
+        for buf in &mut set {
+            if let Some(bytes) = buf.bytes_mut() {
+                for at in (0..bytes.len()).step_by(BASE_PAGE) {
+                    bytes[at] = 0;
+                }
+            }
+        }
+        set
+    }
+
+    fn untouched_set(count: usize, len: usize) -> Vec<SharedBuf> {
         let total = count.saturating_mul(len);
         let mapping = (total >= HUGE_SET_MIN)
             .then(|| AnonMapping::huge(total).ok())

@@ -87,6 +87,23 @@ struct Xfer {
     error: Option<Error>,
 }
 
+/// The transfer after the last one this call moves (`max_ops` caps it).
+fn end_op(spec: &PhaseSpec, total: u64) -> u64 {
+    if spec.max_ops > 0 {
+        spec.max_ops.min(total)
+    } else {
+        total
+    }
+}
+
+/// Buffers for the transfers the window can hold at once, up front: one
+/// huge-page set rather than one allocation each.
+fn in_flight(spec: &PhaseSpec, total: u64, window: usize) -> usize {
+    usize::try_from(end_op(spec, total).saturating_sub(spec.first_op))
+        .unwrap_or(usize::MAX)
+        .min(window)
+}
+
 impl Client {
     /// Runs one rank's phase (see [`PhaseSpec`]): open (creating for a
     /// write), the transfers, fsync if asked, close.
@@ -94,6 +111,11 @@ impl Client {
         let total = spec.check()?;
         let path = spec.path();
         let counters0 = self.window.counters();
+        // The buffers before the clock, as IOR and fio make theirs.
+        let buffers = SharedBuf::transfer_set(
+            in_flight(spec, total, self.window.max_in_flight()),
+            spec.transfer_size as usize,
+        );
         let start_unix_ns = Record::now_unix_ns();
         let t0 = Instant::now();
         let flags = if spec.write {
@@ -127,7 +149,7 @@ impl Client {
         if spec.transfer_size >= LARGE_TRANSFER {
             self.set_wait_spin(LARGE_TRANSFER_SPIN.min(spin));
         }
-        let io = self.phase_io(spec, &file, total, &mut result);
+        let io = self.phase_io(spec, &file, total, buffers, &mut result);
         self.set_wait_spin(spin);
         if let Err(e) = io {
             self.window.abandon();
@@ -196,15 +218,12 @@ impl Client {
         spec: &PhaseSpec,
         file: &OpenFile,
         total: u64,
+        buffers: Vec<SharedBuf>,
         out: &mut PhaseResult,
     ) -> Result<()> {
         let ts = spec.transfer_size as usize;
         let chunk = self.conn.chunk_size;
-        let end_op = if spec.max_ops > 0 {
-            spec.max_ops.min(total)
-        } else {
-            total
-        };
+        let end_op = end_op(spec, total);
         let pattern =
             (spec.write || spec.verify).then(|| Pattern::new(spec.data_rank(), spec.seed));
         let progress = spec
@@ -216,16 +235,9 @@ impl Client {
         let mut sched = Scheduler::new(self.window.max_in_flight(), spec.first_op, end_op);
         let mut xfers: Vec<Option<Xfer>> =
             (0..=self.window.max_in_flight()).map(|_| None).collect();
-        // Buffers for the transfers the window can hold at once, up front:
-        // one huge-page set rather than one allocation each.
-        let in_flight = usize::try_from(end_op - spec.first_op)
-            .unwrap_or(usize::MAX)
-            .min(self.window.max_in_flight());
         // Each with where it holds the pattern of, for a write's next fill.
-        let mut pool: Vec<(SharedBuf, Option<u64>)> = SharedBuf::transfer_set(in_flight, ts)
-            .into_iter()
-            .map(|b| (b, None))
-            .collect();
+        let mut pool: Vec<(SharedBuf, Option<u64>)> =
+            buffers.into_iter().map(|b| (b, None)).collect();
         let t_start = Instant::now();
         let stonewall_at = spec.stonewall.filter(|d| !d.is_zero()).map(|d| t_start + d);
         let mut last_done = t_start;
