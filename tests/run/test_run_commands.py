@@ -251,7 +251,7 @@ def test_a_start_is_late_only_when_no_further_rank_begins(tmp_path: Path) -> Non
     spec.rank_file(0).parent.mkdir(parents=True)
     spec.rank_file(0).write_text("{}")
     waited_past_the_window()  # a rank began: the window restarts
-    assert watch.ranks_started == 1
+    assert watch.start_steps == 1
     late = rf"nothing moved for .* with 1 of {spec.ranks} ranks begun"
     with pytest.raises(LaunchError, match=late):
         waited_past_the_window()

@@ -75,19 +75,19 @@ class ProgressWatch:
     ) -> None:
         self.spec, self.deadlines, self.observer, self.log = spec, deadlines, observer, log
         self.started = time.monotonic()
-        self.ranks_started = 0
+        self.start_steps = 0
         self.notes: list[str] = []
 
     def start(self) -> None:
         self.started = time.monotonic()
-        self.ranks_started = 0
+        self.start_steps = 0
 
     def stop(self) -> None:
         pass
 
-    def _starting(self) -> int:
-        """How many ranks have begun (their rank file), and their connect
-        recorded as one more step; the clock restarts on every new one."""
+    def _start_steps(self) -> int:
+        """Steps of the ranks' start seen so far: each rank begun (its rank
+        file), and their connect recorded; the clock restarts on each new one."""
         spec = self.spec
         try:
             # One directory read, not a stat per rank (thousands of ranks).
@@ -108,9 +108,9 @@ class ProgressWatch:
             start_s = deadlines.rpc_s + deadlines.grown(
                 deadlines.connect_s(len(spec.node_names), spec.ranks), len(spec.hosts)
             )
-            starting = self._starting()
-            if starting > self.ranks_started:
-                self.ranks_started, self.started = starting, time.monotonic()
+            starting = self._start_steps()
+            if starting > self.start_steps:
+                self.start_steps, self.started = starting, time.monotonic()
             elif time.monotonic() - self.started > start_s:
                 begun = min(starting, spec.ranks)
                 raise LaunchError(

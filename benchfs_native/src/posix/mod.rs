@@ -83,11 +83,7 @@ fn transfers(
 ) -> Result<()> {
     let ts = usize::try_from(spec.transfer_size)
         .map_err(|_| Error::invalid("transfer_size", "does not fit in memory"))?;
-    let end_op = if spec.max_ops > 0 {
-        spec.max_ops.min(total)
-    } else {
-        total
-    };
+    let end_op = spec.end_op(total);
     let pattern = (spec.write || spec.verify).then(|| Pattern::new(spec.data_rank(), spec.seed));
     // One aligned buffer for every transfer (O_DIRECT needs the alignment).
     let mut raw = vec![0u8; ts + ALIGN];

@@ -87,19 +87,10 @@ struct Xfer {
     error: Option<Error>,
 }
 
-/// The transfer after the last one this call moves (`max_ops` caps it).
-fn end_op(spec: &PhaseSpec, total: u64) -> u64 {
-    if spec.max_ops > 0 {
-        spec.max_ops.min(total)
-    } else {
-        total
-    }
-}
-
-/// Buffers for the transfers the window can hold at once, up front: one
-/// huge-page set rather than one allocation each.
+/// How many transfer buffers a call needs up front: as many transfers as
+/// the window holds at once, one huge-page set rather than one each.
 fn in_flight(spec: &PhaseSpec, total: u64, window: usize) -> usize {
-    usize::try_from(end_op(spec, total).saturating_sub(spec.first_op))
+    usize::try_from(spec.end_op(total).saturating_sub(spec.first_op))
         .unwrap_or(usize::MAX)
         .min(window)
 }
@@ -223,7 +214,7 @@ impl Client {
     ) -> Result<()> {
         let ts = spec.transfer_size as usize;
         let chunk = self.conn.chunk_size;
-        let end_op = end_op(spec, total);
+        let end_op = spec.end_op(total);
         let pattern =
             (spec.write || spec.verify).then(|| Pattern::new(spec.data_rank(), spec.seed));
         let progress = spec

@@ -161,6 +161,16 @@ impl PhaseSpec {
         Ok(total)
     }
 
+    /// The transfer after the last one a call moves, of `total` (what
+    /// [`check`](Self::check) returned): `max_ops` caps it.
+    pub fn end_op(&self, total: u64) -> u64 {
+        if self.max_ops > 0 {
+            self.max_ops.min(total)
+        } else {
+            total
+        }
+    }
+
     /// The rank whose data this rank writes or reads.
     pub fn data_rank(&self) -> u32 {
         if self.write {
