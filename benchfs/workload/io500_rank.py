@@ -26,8 +26,6 @@ refuses a file in a missing one). The ior files are removed at the end.
 
 from __future__ import annotations
 
-import fnmatch
-import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -46,7 +44,6 @@ IOR_HARD_FILE = f"{ROOT}/ior-hard/file"
 MDTEST_EASY = f"{ROOT}/mdtest-easy"
 MDTEST_HARD = f"{ROOT}/mdtest-hard"
 FIND_NAME = "*01*"
-_find_name = re.compile(fnmatch.translate(FIND_NAME)).match
 FIND_SIZE = MDTEST_HARD_BYTES
 REPETITION = 0  # the suite runs once
 
@@ -108,17 +105,8 @@ def scan_level(
 ) -> tuple[list[str], int, int]:
     """find over some directories of one level: (the directories below them,
     files scanned, files matching IO500's criteria)."""
-    below: list[str] = []
-    scanned = found = 0
-    for directory in directories:
-        dirs, files = target.scan(directory)
-        below += [f"{directory}/{name}" for name in dirs]
-        scanned += len(files)
-        # Only a name that matches is stat'ed, as pfind.
-        for name in filter(_find_name, files):
-            size, mtime_ns = target.attributes(f"{directory}/{name}")
-            found += size == FIND_SIZE and mtime_ns > newer_than_ns
-    return below, scanned, found
+    below, scanned, found = target.find_level(directories, FIND_NAME, FIND_SIZE, newer_than_ns)
+    return below, int(scanned), int(found)
 
 
 class SuiteRank:

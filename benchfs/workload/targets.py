@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,13 +39,27 @@ class EngineTarget:
             with contextlib.suppress(FileExistsError):
                 mkdir(path)
 
-    def scan(self, path: str) -> tuple[list[str], list[str]]:
-        """The names in a directory, as find sees them: (its directories, the rest)."""
-        dirs: list[str] = []
-        rest: list[str] = []
-        for e in self.client.readdir(path):
-            (dirs if stat.S_ISDIR(e["mode"]) else rest).append(e["name"])
-        return dirs, rest
+    def find_level(
+        self, directories: list[str], name: str, size: int, newer_than_ns: int
+    ) -> tuple[list[str], int, int]:
+        """IO500's find over some directories of one level: (the directories
+        below them, the other entries scanned, the files whose name matches
+        ``name`` as pfind reads ``-name`` (``*`` any run, ``.`` itself, found
+        anywhere in the name), of ``size`` bytes, modified after
+        ``newer_than_ns``). Only a matching name is stat'ed, as pfind."""
+        matches = re.compile(name.replace('"', "").replace(".", "[.]").replace("*", ".*")).search
+        below: list[str] = []
+        scanned = found = 0
+        for directory in directories:
+            for e in self.client.readdir(directory):
+                if stat.S_ISDIR(e["mode"]):
+                    below.append(f"{directory}/{e['name']}")
+                    continue
+                scanned += 1
+                if matches(e["name"]):
+                    attr = self.client.stat(f"{directory}/{e['name']}")
+                    found += attr["size"] == size and attr["mtime_unix_ns"] > newer_than_ns
+        return below, scanned, found
 
     def attributes(self, path: str) -> tuple[int, int]:
         """(size, mtime in ns) of a file."""
@@ -95,15 +110,18 @@ class PosixTarget:
     def make_dir(self, path: str) -> None:
         (self.directory / path).mkdir(mode=0o700, exist_ok=True)
 
-    def scan(self, path: str) -> tuple[list[str], list[str]]:
-        """The names in a directory, as find sees them: (its directories, the rest).
-        The entry's type from the listing (no stat), as pfind."""
-        dirs: list[str] = []
-        rest: list[str] = []
-        with os.scandir(self.directory / path) as entries:
-            for e in entries:
-                (dirs if e.is_dir(follow_symlinks=False) else rest).append(e.name)
-        return dirs, rest
+    def find_level(
+        self, directories: list[str], name: str, size: int, newer_than_ns: int
+    ) -> tuple[list[str], int, int]:
+        """``EngineTarget.find_level`` in the engine's loop, as pfind scans: the
+        entry's type from the listing, every name matched with pfind's regular
+        expression (the C library's), only a matching name ``lstat``'ed."""
+        import benchfs_native
+
+        return benchfs_native.find_posix_level(
+            directory=str(self.directory), directories=directories, name=name,
+            size=size, newer_than_ns=newer_than_ns,
+        )  # fmt: skip
 
     def attributes(self, path: str) -> tuple[int, int]:
         found = os.lstat(self.directory / path)

@@ -34,6 +34,7 @@ __all__ = [
     "build_info",
     "chunk_loads",
     "ensure_session_key",
+    "find_posix_level",
     "metadata_owner",
     "placement_owner",
     "read_registry",
@@ -427,6 +428,26 @@ def run_posix_phase(
     POSIX backend), ``O_DIRECT`` with ``direct``. Same layout, pattern,
     stonewall, wear-out, progress record and result; ``path`` is relative
     to ``directory``, ``rpcs`` and ``retries`` are 0.
+    """
+
+def find_posix_level(
+    *,
+    directory: str,
+    directories: list[str],
+    name: str,
+    size: int,
+    newer_than_ns: int,
+) -> tuple[list[str], int, int]:
+    """IO500's find over ``directories`` (relative to ``directory``), as
+    pfind scans: each directory listed once, an entry's type from the
+    listing, every name matched with pfind's reading of ``-name`` (``*`` as
+    ``.*``, ``.`` as itself, a POSIX basic expression found anywhere in the
+    name, the C library's ``regexec`` in the "C" locale), only a match
+    ``lstat``'ed. Returns the directories below (relative paths, to scan
+    next), the other entries scanned, and the matching files of ``size``
+    bytes modified after ``newer_than_ns``. A directory that cannot be
+    listed raises ``OSError`` naming it; a pattern that does not compile
+    raises ``ValueError`` naming it.
     """
 
 def run_posix_metadata_phase(

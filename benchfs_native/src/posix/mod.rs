@@ -10,9 +10,12 @@
 //!
 //! * `metadata`: the mdtest-style metadata phase with plain POSIX calls
 //!   ([`run_metadata_phase`]).
+//! * `find`: one level of IO500's find ([`find_level`]).
 
+mod find;
 mod metadata;
 
+pub use self::find::{FindCriteria, LevelFound, find_level};
 pub use self::metadata::run_metadata_phase;
 
 use std::fs::{File, OpenOptions};

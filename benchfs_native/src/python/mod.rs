@@ -57,6 +57,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::write_members, m)?)?;
     m.add_function(wrap_pyfunction!(posix::run_posix_phase, m)?)?;
     m.add_function(wrap_pyfunction!(posix::run_posix_metadata_phase, m)?)?;
+    m.add_function(wrap_pyfunction!(posix::find_posix_level, m)?)?;
     m.add_function(wrap_pyfunction!(mount::serve_mount, m)?)?;
     Ok(())
 }

@@ -23,6 +23,7 @@
 //! * [`lock`]: `flock`, the data directory's one-daemon lock.
 //! * [`poll`]: whether a descriptor has input now.
 //! * [`run_queue`]: whether a thread waits for a CPU (`/proc/loadavg`).
+//! * [`regex`]: a POSIX basic regular expression (`regcomp`/`regexec`).
 
 pub mod beneath;
 pub mod epoll;
@@ -37,6 +38,7 @@ pub mod mount;
 pub mod park_wake;
 pub mod poll;
 pub mod random;
+pub mod regex;
 pub mod run_queue;
 pub mod signals;
 
@@ -53,5 +55,6 @@ pub use mmap::AnonMapping;
 pub use park_wake::ParkWake;
 pub use poll::readable_now;
 pub use random::{effective_gid, effective_uid, fill_random, random_u64};
+pub use regex::Regex;
 pub use run_queue::RunQueue;
 pub use signals::{SavedAction, SavedMask, preserving_errno, set_handler, unblock};
